@@ -1,0 +1,35 @@
+#include "engine/allocator.h"
+
+#include <stdexcept>
+
+namespace tidepool {
+
+// Each policy lives in allocators/<name>.cpp and exposes one factory.
+std::unique_ptr<Allocator> make_best_fit_allocator(std::size_t pool_bytes);
+
+namespace {
+struct Policy {
+  const char* name;
+  std::unique_ptr<Allocator> (*make)(std::size_t);
+};
+constexpr Policy kPolicies[] = {
+    {"best-fit", make_best_fit_allocator},
+};
+}  // namespace
+
+std::vector<std::string> allocator_names() {
+  std::vector<std::string> names;
+  for (const auto& p : kPolicies) names.emplace_back(p.name);
+  return names;
+}
+
+std::unique_ptr<Allocator> make_allocator(std::string_view name, std::size_t pool_bytes) {
+  for (const auto& p : kPolicies)
+    if (name == p.name) return p.make(pool_bytes);
+  std::string valid;
+  for (const auto& p : kPolicies) valid += (valid.empty() ? "" : ", ") + std::string(p.name);
+  throw std::invalid_argument("unknown allocator heuristic '" + std::string(name) +
+                              "' (valid: " + valid + ")");
+}
+
+}  // namespace tidepool

@@ -1,0 +1,95 @@
+// The executor runs a schedule on a device. It is the only code that touches
+// streams and events: compute steps are submitted to the compute stream,
+// transfers to the offload/prefetch streams, and every byte comes from the
+// allocator's offsets in the arena. At the end of an iteration it waits for
+// the device, reads the event times and reports spans, allocations and load
+// samples to the sink.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "engine/allocator.h"
+#include "engine/device.h"
+#include "engine/events.h"
+#include "engine/network.h"
+#include "engine/schedule.h"
+
+namespace tidepool {
+
+struct SgdOptions {
+  float lr = 0.1f;
+  float momentum = 0.9f;
+  float weight_decay = 5e-4f;
+};
+
+// Where each tensor of a schedule is: its arena offset while it is placed
+// and, for tensors that come from or go to host memory, a host address.
+struct Placement {
+  std::vector<std::size_t> offset;
+  std::vector<bool> placed;
+  std::vector<void*> host;
+  void resize(std::size_t tensors) {
+    if (offset.size() < tensors) {
+      offset.resize(tensors, 0);
+      placed.resize(tensors, false);
+      host.resize(tensors, nullptr);
+    }
+  }
+};
+
+struct IterationInputs {
+  std::int64_t iteration = 0;
+  const float* images = nullptr;         // host memory, the schedule's data shape
+  const std::int32_t* labels = nullptr;  // host memory, [batch]
+  std::uint64_t seed = 0;                // dropout masks derive from it
+  SgdOptions sgd;
+};
+
+struct IterationResult {
+  float loss = 0;
+  std::int64_t correct = 0;
+  PoolStats pool;                      // the allocator's state after the iteration
+  std::size_t peak_load_bytes = 0;     // highest memory load seen during this iteration
+  std::size_t footprint_bytes = 0;     // highest pool extent seen during this iteration
+  double start_us = 0, end_us = 0;
+};
+
+class Executor {
+ public:
+  // `arena` is what device.reserve_arena() returned, at least as large as the
+  // allocator's pool. The sink may be null.
+  Executor(Device& device, std::byte* arena, const Network& network, Allocator& allocator,
+           EventSink* sink);
+
+  // Places the schedule's persistent tensors (parameters, gradients,
+  // momenta). Call once, before the first run; throws DeviceError when the
+  // pool cannot hold them.
+  void place_persistent(const Schedule& schedule, Placement& placement);
+
+  // Runs one iteration and waits for it to finish.
+  IterationResult run(const Schedule& schedule, Placement& placement, const IterationInputs& inputs);
+
+  std::byte* device_address(const Placement& p, int tensor) const;
+
+ private:
+  struct Pending;  // events of one iteration, resolved when it ends
+  std::size_t place(const Schedule& s, Placement& p, int tensor, int step, Pending& pending);
+  void release(const Schedule& s, Placement& p, int tensor, int step, Pending& pending);
+  void compute(const Schedule& s, Placement& p, const Step& st, int step,
+               const IterationInputs& in, Pending& pending);
+  void update(const Schedule& s, const Placement& p, const SgdOptions& sgd, int step, Pending& pending);
+  void transfer(const Schedule& s, Placement& p, const Step& st, int step, Pending& pending);
+  void wait_transfer(const Schedule& s, const Step& st, int step, Pending& pending);
+  void report(const Schedule& s, std::int64_t iteration, Pending& pending, IterationResult& result);
+
+  Device& device_;
+  const Network& network_;
+  Allocator& allocator_;
+  EventSink* sink_;
+  std::byte* arena_;
+};
+
+}  // namespace tidepool

@@ -1,0 +1,303 @@
+#include "engine/planner.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "engine/allocator.h"
+
+namespace tidepool {
+namespace {
+
+// Builds one schedule. Kept as a class so the steps read like the
+// description in planner.h.
+class Planner {
+ public:
+  Planner(const Network& net, std::int64_t batch, const PlanSettings& settings, Kernels& k)
+      : net_(net), k_(k), shapes_(net.shapes(batch)) {
+    s_.batch = batch;
+    s_.settings = settings;
+    s_.nodes.resize(net.nodes().size());
+  }
+
+  Schedule build() {
+    add_persistent();
+    add_transient_tensors();
+    if (s_.settings.phase == Phase::train) {
+      find_backward_nodes();
+      plan_forward();
+      plan_backward();
+      step(StepKind::update);
+    } else {
+      plan_forward();
+    }
+    emit_free(s_.loss);
+    predict_load();
+    return std::move(s_);
+  }
+
+ private:
+  const std::vector<Node>& nodes() const { return net_.nodes(); }
+  bool training() const { return s_.settings.phase == Phase::train; }
+
+  int add_tensor(std::string name, Shape shape, Role role, int node, DType dtype = DType::f32,
+                 bool persistent = false) {
+    s_.tensors.push_back({TensorInfo{std::move(name), std::move(shape), dtype, role}, persistent, node});
+    return static_cast<int>(s_.tensors.size()) - 1;
+  }
+  int add_bytes(std::string name, std::size_t bytes, Role role, int node) {
+    // Byte buffers are planned as f32 vectors of the rounded-up size.
+    const auto words = static_cast<std::int64_t>((bytes + 3) / 4);
+    return add_tensor(std::move(name), Shape{words}, role, node);
+  }
+
+  void step(StepKind kind, int node = -1, int tensor = -1, int source = -1) {
+    s_.steps.push_back({kind, Stream::compute, node, tensor, source});
+  }
+  void emit_alloc(int t) {
+    if (t >= 0) step(StepKind::alloc, -1, t);
+  }
+  void emit_free(int t) {
+    if (t >= 0) step(StepKind::free, -1, t);
+  }
+
+  // Parameters first and in node order, so every schedule of this network
+  // gives them the same ids (see Schedule::persistent).
+  void add_persistent() {
+    for (std::size_t i = 0; i < nodes().size(); ++i) {
+      const Layer& layer = *nodes()[i].layer;
+      NodeTensors& nt = s_.nodes[i];
+      for (const ParamSpec& p : layer.params(shapes_.node_inputs[i])) {
+        const std::string base = layer.name() + "." + p.suffix;
+        const int node = static_cast<int>(i);
+        nt.params.push_back(add_tensor(base, p.shape, Role::weight, node, DType::f32, true));
+        if (p.trainable) {
+          nt.param_grads.push_back(
+              add_tensor(base + ".grad", p.shape, Role::weight_gradient, node, DType::f32, true));
+          nt.momenta.push_back(
+              add_tensor(base + ".momentum", p.shape, Role::optimizer_state, node, DType::f32, true));
+        } else {
+          nt.param_grads.push_back(-1);
+          nt.momenta.push_back(-1);
+        }
+      }
+    }
+    for (int t = 0; t < static_cast<int>(s_.tensors.size()); ++t) {
+      s_.persistent.push_back(t);
+      s_.persistent_bytes += round_up(s_.tensors[t].info.bytes());
+    }
+  }
+
+  void add_transient_tensors() {
+    const std::int64_t batch = s_.batch;
+    const Shape& img = net_.image_shape();
+    s_.data = add_tensor(kDataTensor, Shape{batch, img[0], img[1], img[2]}, Role::input, -1);
+    s_.labels = add_tensor(kLabelsTensor, Shape{batch}, Role::input, -1, DType::i32);
+    const int loss = net_.loss_node();
+    for (std::size_t i = 0; i < nodes().size(); ++i) {
+      const Layer& layer = *nodes()[i].layer;
+      const auto& in = shapes_.node_inputs[i];
+      const int node = static_cast<int>(i);
+      NodeTensors& nt = s_.nodes[i];
+      for (const auto& name : nodes()[i].inputs) nt.inputs.push_back(tensor_of(name));
+      nt.output = add_tensor(layer.name(), shapes_.node_outputs[i], Role::activation, node,
+                             layer.output_dtype());
+      for (const SavedSpec& sv : layer.saved(in, k_))
+        nt.saved.push_back(add_bytes(layer.name() + "." + sv.suffix, sv.bytes, Role::activation, node));
+      if (auto ws = layer.workspace_bytes(in, Pass::forward, s_.settings.scheme, k_))
+        nt.forward_workspace = add_bytes(layer.name() + ".fwd_workspace", ws, Role::workspace, node);
+      if (training())
+        if (auto ws = layer.workspace_bytes(in, Pass::backward, s_.settings.scheme, k_))
+          nt.backward_workspace = add_bytes(layer.name() + ".bwd_workspace", ws, Role::workspace, node);
+      nt.input_grads.assign(nt.inputs.size(), -1);
+    }
+    s_.loss = s_.nodes[loss].output;
+  }
+
+  int tensor_of(const std::string& name) const {
+    if (name == kDataTensor) return s_.data;
+    if (name == kLabelsTensor) return s_.labels;
+    return s_.nodes[net_.producer(name)].output;
+  }
+
+  // A node runs backward when a gradient reaches its output: it or something
+  // before it has trainable parameters.
+  void find_backward_nodes() {
+    requires_grad_.assign(s_.tensors.size(), false);
+    for (std::size_t i = 0; i < nodes().size(); ++i) {
+      NodeTensors& nt = s_.nodes[i];
+      bool grad = std::any_of(nt.param_grads.begin(), nt.param_grads.end(), [](int g) { return g >= 0; });
+      for (int t : nt.inputs) grad = grad || requires_grad_[t];
+      requires_grad_[nt.output] = grad;
+      nt.runs_backward = grad;
+    }
+    // Who reads what in backward; in reverse node order the last reader of a
+    // tensor is the one with the smallest node index.
+    last_backward_reader_.assign(s_.tensors.size(), -1);
+    for (int i = static_cast<int>(nodes().size()) - 1; i >= 0; --i) {
+      const NodeTensors& nt = s_.nodes[i];
+      if (!nt.runs_backward) continue;
+      const Layer& layer = *nodes()[i].layer;
+      for (std::size_t j = 0; j < nt.inputs.size(); ++j)
+        if (layer.backward_reads_input(static_cast<int>(j))) last_backward_reader_[nt.inputs[j]] = i;
+      if (layer.backward_reads_output()) last_backward_reader_[nt.output] = i;
+    }
+  }
+
+  void plan_forward() {
+    // The last forward reader of each tensor.
+    std::vector<int> last_forward_reader(s_.tensors.size(), -1);
+    for (std::size_t i = 0; i < nodes().size(); ++i)
+      for (int t : s_.nodes[i].inputs) last_forward_reader[t] = static_cast<int>(i);
+
+    // The batch arrives through the prefetch stream, like any tensor that
+    // comes from host memory.
+    for (int t : {s_.data, s_.labels}) {
+      emit_alloc(t);
+      s_.steps.push_back({StepKind::prefetch, Stream::prefetch, -1, t, -1});
+      s_.steps.push_back({StepKind::wait_prefetch, Stream::compute, -1, t, -1});
+    }
+    for (std::size_t i = 0; i < nodes().size(); ++i) {
+      const NodeTensors& nt = s_.nodes[i];
+      const int node = static_cast<int>(i);
+      emit_alloc(nt.output);
+      for (int t : nt.saved) emit_alloc(t);
+      emit_alloc(nt.forward_workspace);
+      step(StepKind::forward, node);
+      emit_free(nt.forward_workspace);
+      if (!training())
+        for (int t : nt.saved) emit_free(t);
+      for (int t : nt.inputs)
+        if (last_forward_reader[t] == node && !kept_for_backward(t)) emit_free(t);
+      // An output nobody reads (other than the loss) is dead at once.
+      if (last_forward_reader[nt.output] < 0 && nt.output != s_.loss && !kept_for_backward(nt.output))
+        emit_free(nt.output);
+    }
+  }
+
+  bool kept_for_backward(int t) const { return training() && last_backward_reader_[t] >= 0; }
+
+  void plan_backward() {
+    std::vector<int> grad(s_.tensors.size(), -1);  // the gradient tensor of each activation
+    freed_saved_.assign(nodes().size(), false);
+    const int loss = net_.loss_node();
+    for (int i = static_cast<int>(nodes().size()) - 1; i >= 0; --i) {
+      NodeTensors& nt = s_.nodes[i];
+      if (!nt.runs_backward) continue;
+      const Layer& layer = *nodes()[i].layer;
+      nt.output_grad = grad[nt.output];
+      if (i != loss && nt.output_grad < 0) {
+        nt.runs_backward = false;  // nothing downstream reached the loss
+        free_after_backward(i);
+        continue;
+      }
+      // Where each input's gradient goes: straight into the tensor's
+      // gradient for its first consumer (in backward order), into a
+      // temporary that is then accumulated for later ones.
+      std::vector<std::pair<int, int>> accumulate;  // (gradient, temporary)
+      for (std::size_t j = 0; j < nt.inputs.size(); ++j) {
+        const int x = nt.inputs[j];
+        if (!requires_grad_[x] || layer.input_is_index(static_cast<int>(j))) continue;
+        const TensorInfo& xi = s_.tensors[x].info;
+        if (grad[x] < 0) {
+          grad[x] = add_tensor(xi.name + ".grad", xi.shape, Role::activation_gradient, i);
+          nt.input_grads[j] = grad[x];
+        } else {
+          nt.input_grads[j] = add_tensor(xi.name + ".grad." + layer.name(), xi.shape,
+                                         Role::activation_gradient, i);
+          accumulate.emplace_back(grad[x], nt.input_grads[j]);
+        }
+        emit_alloc(nt.input_grads[j]);
+      }
+      emit_alloc(nt.backward_workspace);
+      step(StepKind::backward, i);
+      emit_free(nt.backward_workspace);
+      for (auto [target, temp] : accumulate) {
+        step(StepKind::accumulate, i, target, temp);
+        emit_free(temp);
+      }
+      emit_free(nt.output_grad);
+      free_after_backward(i);
+    }
+    // Saved tensors of nodes that never needed a backward pass.
+    for (std::size_t i = 0; i < nodes().size(); ++i)
+      if (!s_.nodes[i].runs_backward && !freed_saved_[i])
+        for (int t : s_.nodes[i].saved) emit_free(t);
+  }
+
+  // What node i's backward pass was the last to need.
+  void free_after_backward(int i) {
+    const NodeTensors& nt = s_.nodes[i];
+    for (int t : nt.saved) emit_free(t);
+    freed_saved_[i] = true;
+    for (int t : nt.inputs)
+      if (last_backward_reader_[t] == i) emit_free(t);
+    if (last_backward_reader_[nt.output] == i) emit_free(nt.output);
+  }
+
+  void predict_load() {
+    std::size_t load = s_.persistent_bytes, peak = load;
+    std::vector<bool> live(s_.tensors.size(), false);
+    for (const Step& st : s_.steps) {
+      if (st.kind == StepKind::alloc) {
+        if (live[st.tensor]) throw std::logic_error("planner allocated " + name(st.tensor) + " twice");
+        live[st.tensor] = true;
+        load += round_up(s_.tensors[st.tensor].info.bytes());
+        peak = std::max(peak, load);
+      } else if (st.kind == StepKind::free) {
+        if (!live[st.tensor]) throw std::logic_error("planner freed " + name(st.tensor) + " while not live");
+        live[st.tensor] = false;
+        load -= round_up(s_.tensors[st.tensor].info.bytes());
+      }
+    }
+    for (std::size_t t = 0; t < live.size(); ++t)
+      if (live[t]) throw std::logic_error("planner left " + name(static_cast<int>(t)) + " allocated");
+    s_.peak_load_bytes = peak;
+  }
+
+  std::string name(int t) const { return s_.tensors[t].info.name; }
+
+  const Network& net_;
+  Kernels& k_;
+  NetworkShapes shapes_;
+  Schedule s_;
+  std::vector<bool> requires_grad_;
+  std::vector<int> last_backward_reader_;
+  std::vector<bool> freed_saved_;
+};
+
+}  // namespace
+
+Schedule plan(const Network& network, std::int64_t batch, const PlanSettings& settings,
+              Kernels& kernels) {
+  return Planner(network, batch, settings, kernels).build();
+}
+
+const char* to_string(StepKind k) {
+  switch (k) {
+    case StepKind::alloc: return "alloc";
+    case StepKind::free: return "free";
+    case StepKind::forward: return "forward";
+    case StepKind::backward: return "backward";
+    case StepKind::accumulate: return "accumulate";
+    case StepKind::update: return "update";
+    case StepKind::offload: return "offload";
+    case StepKind::prefetch: return "prefetch";
+    case StepKind::wait_offload: return "wait_offload";
+    case StepKind::wait_prefetch: return "wait_prefetch";
+  }
+  return "?";
+}
+
+std::vector<std::size_t> Schedule::load_after_steps() const {
+  std::vector<std::size_t> out;
+  out.reserve(steps.size());
+  std::size_t load = persistent_bytes;
+  for (const Step& st : steps) {
+    if (st.kind == StepKind::alloc) load += round_up(tensors[st.tensor].info.bytes());
+    if (st.kind == StepKind::free) load -= round_up(tensors[st.tensor].info.bytes());
+    out.push_back(load);
+  }
+  return out;
+}
+
+}  // namespace tidepool

@@ -1,0 +1,90 @@
+// The schedule of one iteration: the planner's output and the executor's
+// input. Because it is plain data, replaying it through an allocator without
+// computing anything (a dry run) gives the exact address map, memory load
+// and pool size a real run will have.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/device.h"
+#include "engine/kernels.h"
+#include "engine/tensor.h"
+
+namespace tidepool {
+
+enum class StepKind : std::uint8_t {
+  alloc,          // place `tensor` in the pool
+  free,           // give `tensor`'s block back
+  forward,        // run `node`'s forward kernels
+  backward,       // run `node`'s backward kernels
+  accumulate,     // tensor += source (the second and later gradients of a fan-out tensor)
+  update,         // the optimiser step over every trainable parameter
+  offload,        // copy `tensor` device → host on the offload stream
+  prefetch,       // copy `tensor` host → device on the prefetch stream
+  wait_offload,   // the compute stream waits until `tensor`'s offload is done
+  wait_prefetch,  // the compute stream waits until `tensor`'s prefetch is done
+};
+const char* to_string(StepKind k);
+
+struct Step {
+  StepKind kind = StepKind::alloc;
+  Stream stream = Stream::compute;
+  int node = -1;    // forward, backward
+  int tensor = -1;  // alloc, free, accumulate (target), transfers
+  int source = -1;  // accumulate
+};
+
+enum class Phase : std::uint8_t { train, eval };
+
+struct PlanSettings {
+  Phase phase = Phase::train;
+  ConvScheme scheme = ConvScheme::p;
+};
+
+struct PlannedTensor {
+  TensorInfo info;
+  // Parameters, their gradients and momenta live for the whole run; they are
+  // placed once, before the first iteration, and never appear in `steps`.
+  bool persistent = false;
+  int node = -1;  // the layer it belongs to (-1 for data and labels)
+};
+
+// Tensor ids a layer's kernels are called with (-1: none).
+struct NodeTensors {
+  std::vector<int> inputs;
+  int output = -1;
+  std::vector<int> params;       // in Layer::params() order
+  std::vector<int> param_grads;  // -1 for non-trainable parameters
+  std::vector<int> momenta;      // -1 for non-trainable parameters
+  std::vector<int> saved;
+  int forward_workspace = -1;
+  int backward_workspace = -1;
+  int output_grad = -1;
+  std::vector<int> input_grads;  // where backward writes input i's gradient
+  bool runs_backward = false;
+};
+
+struct Schedule {
+  std::int64_t batch = 0;
+  PlanSettings settings;
+  std::vector<PlannedTensor> tensors;
+  std::vector<NodeTensors> nodes;
+  // Persistent tensors in placement order. They are the first ids of the
+  // table and the same for every schedule of one network, so the train and
+  // eval schedules (and re-plans) share the parameters in place.
+  std::vector<int> persistent;
+  std::vector<Step> steps;
+  int data = -1, labels = -1, loss = -1;
+
+  // Predicted by summing rounded sizes over the steps (no allocator involved).
+  std::size_t persistent_bytes = 0;
+  std::size_t peak_load_bytes = 0;  // persistent + the transient peak
+
+  // The memory load right after each step (persistent bytes included).
+  std::vector<std::size_t> load_after_steps() const;
+};
+
+}  // namespace tidepool

@@ -1,0 +1,90 @@
+// A training session on one device: plans the network, sizes and reserves
+// the arena, places and initialises the parameters, and runs train and eval
+// iterations through the executor.
+//
+//   CpuDevice device;
+//   Network net = models::resnet20_cifar(10);
+//   Trainer trainer(device, net, {.batch = 128, .seed = 1});
+//   IterationResult r = trainer.train_step(images, labels);
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/allocator.h"
+#include "engine/device.h"
+#include "engine/events.h"
+#include "engine/executor.h"
+#include "engine/network.h"
+#include "engine/schedule.h"
+
+namespace tidepool {
+
+struct TrainerOptions {
+  std::int64_t batch = 128;
+  ConvScheme scheme = ConvScheme::p;
+  std::string heuristic = "best-fit";
+  // The arena (pool) size; 0 sizes it to the footprint a dry run of the
+  // train and eval schedules needs.
+  std::size_t arena_bytes = 0;
+  std::uint64_t seed = 1;
+  SgdOptions sgd;
+};
+
+class Trainer {
+ public:
+  // Throws std::invalid_argument for bad options and DeviceError when the
+  // device cannot hold the arena or the arena cannot hold the schedule.
+  Trainer(Device& device, const Network& network, TrainerOptions options, EventSink* sink = nullptr);
+  ~Trainer();
+
+  // One SGD step on a batch of `options.batch` images (host memory, NCHW f32)
+  // and labels (i32).
+  IterationResult train_step(const float* images, const std::int32_t* labels);
+  // Forward pass in evaluation mode on `batch` images (any batch size up to
+  // the training batch): loss and correct count, no update.
+  IterationResult eval_step(const float* images, const std::int32_t* labels, std::int64_t batch);
+
+  void set_learning_rate(float lr) { options_.sgd.lr = lr; }
+  std::int64_t iteration() const { return iteration_; }
+  void set_iteration(std::int64_t i) { iteration_ = i; }
+
+  const Schedule& train_schedule() const { return train_; }
+  const TrainerOptions& options() const { return options_; }
+  std::size_t arena_bytes() const { return arena_bytes_; }
+  const Allocator& allocator() const { return *allocator_; }
+
+  // Every weight-role tensor (parameters and batchnorm running statistics)
+  // in schedule order, copied to the host.
+  std::vector<float> read_parameters();
+  void write_parameters(const std::vector<float>& values);
+  // Reads or writes the persistent state (parameters, momenta) as one blob,
+  // for checkpoints.
+  std::vector<float> read_state();
+  void write_state(const std::vector<float>& state);
+  std::uint64_t param_checksum();
+
+ private:
+  const Schedule& eval_schedule(std::int64_t batch);
+  void initialise_parameters();
+  std::vector<float> read_tensors(const std::vector<int>& ids);
+  void write_tensors(const std::vector<int>& ids, const std::vector<float>& values, const char* what);
+
+  Device& device_;
+  const Network& network_;
+  TrainerOptions options_;
+  EventSink* sink_;
+  Schedule train_;
+  std::map<std::int64_t, Schedule> eval_;  // by batch size
+  std::size_t arena_bytes_ = 0;
+  std::byte* arena_ = nullptr;
+  std::unique_ptr<Allocator> allocator_;
+  std::unique_ptr<Executor> executor_;
+  Placement placement_;
+  std::int64_t iteration_ = 0;
+};
+
+}  // namespace tidepool

@@ -1,0 +1,125 @@
+// Properties every policy must keep, run for each name allocator_names()
+// lists, so a new policy is covered the moment it is registered.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+
+#include "engine/allocator.h"
+#include "engine/allocators/free_list.h"
+
+namespace tidepool {
+namespace {
+
+class EveryAllocator : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(EveryAllocator, RandomSequencesNeverOverlapAndStayInsidePool) {
+  constexpr std::size_t kPool = 1 << 20;
+  for (unsigned seed = 1; seed <= 20; ++seed) {
+    auto alloc = make_allocator(GetParam(), kPool);
+    std::mt19937 rng(seed);
+    std::map<std::size_t, std::size_t> live;  // offset -> rounded bytes
+    std::size_t load = 0;
+    for (int i = 0; i < 2000; ++i) {
+      const bool do_free = !live.empty() && (rng() % 3 == 0);
+      if (do_free) {
+        auto it = std::next(live.begin(), static_cast<long>(rng() % live.size()));
+        alloc->free(it->first);
+        load -= it->second;
+        live.erase(it);
+      } else {
+        const std::size_t bytes = 1 + rng() % 20000;
+        auto off = alloc->allocate({bytes, i, Role::activation, (rng() & 1) != 0});
+        if (!off) continue;  // full is allowed; overlap is not
+        const std::size_t size = round_up(bytes);
+        ASSERT_EQ(*off % kAllocGranularity, 0u);
+        ASSERT_LE(*off + size, kPool) << "block runs past the pool";
+        auto next = live.lower_bound(*off);
+        if (next != live.end()) ASSERT_LE(*off + size, next->first) << "overlaps the next block";
+        if (next != live.begin()) {
+          auto prev = std::prev(next);
+          ASSERT_LE(prev->first + prev->second, *off) << "overlaps the previous block";
+        }
+        live.emplace(*off, size);
+        load += size;
+      }
+      const PoolStats st = alloc->stats();
+      ASSERT_EQ(st.load_bytes, load);
+      ASSERT_LE(st.extent_bytes, kPool);
+      ASSERT_GE(st.peak_extent_bytes, st.extent_bytes);
+    }
+    for (auto [off, size] : live) alloc->free(off);
+    // A free restores the space: the whole pool is one block again.
+    const PoolStats st = alloc->stats();
+    EXPECT_EQ(st.load_bytes, 0u);
+    EXPECT_EQ(st.largest_free_block_bytes, kPool);
+    EXPECT_TRUE(alloc->allocate({kPool, -1, Role::activation, false}).has_value());
+  }
+}
+
+TEST_P(EveryAllocator, FreeOfUnknownOffsetThrows) {
+  auto alloc = make_allocator(GetParam(), 4096);
+  EXPECT_THROW(alloc->free(256), std::logic_error);
+}
+
+TEST_P(EveryAllocator, RefusesWhatDoesNotFit) {
+  auto alloc = make_allocator(GetParam(), 4096);
+  EXPECT_FALSE(alloc->allocate({4097, -1, Role::activation, false}).has_value());
+  EXPECT_TRUE(alloc->allocate({4096, -1, Role::activation, false}).has_value());
+  EXPECT_FALSE(alloc->allocate({1, -1, Role::activation, false}).has_value());
+}
+
+INSTANTIATE_TEST_SUITE_P(Allocators, EveryAllocator, ::testing::ValuesIn(allocator_names()),
+                         [](const auto& info) {
+                           std::string n = info.param;
+                           for (char& c : n)
+                             if (c == '-') c = '_';
+                           return n;
+                         });
+
+TEST(Allocator, UnknownHeuristicListsValidNames) {
+  try {
+    make_allocator("worst-fit", 1024);
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("best-fit"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("worst-fit"), std::string::npos);
+  }
+}
+
+TEST(BestFit, TakesTheSmallestHoleThatFits) {
+  auto a = make_allocator("best-fit", 10 * 256);
+  auto b0 = *a->allocate({256 * 3, 0});  // [0, 3)
+  auto b1 = *a->allocate({256 * 1, 1});  // [3, 4)
+  auto b2 = *a->allocate({256 * 2, 2});  // [4, 6)
+  auto b3 = *a->allocate({256 * 1, 3});  // [6, 7)
+  a->free(b0);                           // hole of 3 at 0
+  a->free(b2);                           // hole of 2 at 4; tail hole of 3 at 7
+  EXPECT_EQ(*a->allocate({256 * 2, 4}), b2) << "the 2-unit hole fits exactly";
+  EXPECT_EQ(*a->allocate({256 * 3, 5}), b0) << "lowest of the equal 3-unit holes";
+  (void)b1, (void)b3;
+}
+
+TEST(FreeList, CoalescesNeighbours) {
+  FreeList f(1000);
+  EXPECT_EQ(*f.take_best_fit(100), 0u);
+  EXPECT_EQ(*f.take_best_fit(100), 100u);
+  EXPECT_EQ(*f.take_best_fit(100), 200u);
+  f.give_back(0, 100);
+  f.give_back(200, 100);
+  EXPECT_EQ(f.count(), 2u);  // [0,100) and [200,1000)
+  f.give_back(100, 100);
+  EXPECT_EQ(f.count(), 1u);
+  EXPECT_EQ(f.largest(), 1000u);
+  EXPECT_THROW(f.give_back(50, 10), std::logic_error) << "double free is caught";
+}
+
+TEST(FreeList, HighestTakesFromTheTop) {
+  FreeList f(1000);
+  EXPECT_EQ(*f.take_highest(100), 900u);
+  EXPECT_EQ(*f.take_first_fit(100), 0u);
+  EXPECT_EQ(f.largest(), 800u);
+}
+
+}  // namespace
+}  // namespace tidepool
