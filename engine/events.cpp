@@ -1,0 +1,18 @@
+#include "engine/events.h"
+
+namespace tidepool {
+
+const char* to_string(SpanKind k) {
+  switch (k) {
+    case SpanKind::forward: return "forward";
+    case SpanKind::backward: return "backward";
+    case SpanKind::accumulate: return "accumulate";
+    case SpanKind::update: return "update";
+    case SpanKind::offload: return "offload";
+    case SpanKind::prefetch: return "prefetch";
+    case SpanKind::wait: return "wait";
+  }
+  return "?";
+}
+
+}  // namespace tidepool

@@ -1,0 +1,121 @@
+// An in-memory sink for a live view: the engine writes events from its
+// thread, the UI copies out the recent ones from its own thread each frame.
+//
+// Each kind of event has its own bounded ring, so a flood of allocations
+// cannot push out the iteration summaries. When a ring is full the oldest
+// event is overwritten and counted as dropped: a live view wants the
+// latest events, and a slow reader must never stall the engine or grow
+// memory without bound.
+//
+// One mutex guards all four rings, so a snapshot is a consistent cut (no
+// span without the load sample that was written before it). Writers hold it
+// only for one copy. Slots are allocated as events arrive rather than up
+// front, so generous capacities cost nothing until they are used.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+#include "engine/events.h"
+
+namespace tidepool {
+
+struct RingCapacities {
+  std::size_t spans = 1 << 16;
+  std::size_t allocs = 1 << 16;
+  std::size_t loads = 1 << 16;
+  std::size_t iterations = 1 << 12;
+};
+
+struct RingSnapshot {
+  // Oldest first.
+  std::vector<SpanEvent> spans;
+  std::vector<AllocEvent> allocs;
+  std::vector<LoadSample> loads;
+  std::vector<IterationSummary> iterations;
+  // Events overwritten before anyone could copy them, since construction
+  // (or the last clear()). A reader that wants to know how many new events
+  // arrived compares size + dropped between snapshots.
+  std::uint64_t dropped_spans = 0;
+  std::uint64_t dropped_allocs = 0;
+  std::uint64_t dropped_loads = 0;
+  std::uint64_t dropped_iterations = 0;
+};
+
+// A fixed-capacity ring that overwrites its oldest element. Not
+// synchronised: RingSink holds the lock. A capacity of 0 keeps nothing and
+// counts every push as dropped.
+template <typename T>
+class Ring {
+ public:
+  explicit Ring(std::size_t capacity) : capacity_(capacity) {}
+
+  void push(const T& value) {
+    if (capacity_ == 0) {
+      ++dropped_;
+      return;
+    }
+    if (slots_.size() < capacity_) {
+      slots_.push_back(value);
+      return;
+    }
+    slots_[head_] = value;  // overwrite the oldest
+    head_ = (head_ + 1) % capacity_;
+    ++dropped_;
+  }
+
+  // Oldest first.
+  std::vector<T> contents() const {
+    std::vector<T> out;
+    out.reserve(slots_.size());
+    for (std::size_t i = 0; i < slots_.size(); ++i) {
+      out.push_back(slots_[(head_ + i) % slots_.size()]);
+    }
+    return out;
+  }
+
+  void clear() {
+    slots_.clear();
+    head_ = 0;
+    dropped_ = 0;
+  }
+
+  std::size_t size() const { return slots_.size(); }
+  std::size_t capacity() const { return capacity_; }
+  std::uint64_t dropped() const { return dropped_; }
+
+ private:
+  std::size_t capacity_;
+  std::vector<T> slots_;
+  std::size_t head_ = 0;  // index of the oldest element once the ring is full
+  std::uint64_t dropped_ = 0;
+};
+
+class RingSink final : public EventSink {
+ public:
+  explicit RingSink(RingCapacities capacities = {});
+
+  void on_span(const SpanEvent&) override;
+  void on_alloc(const AllocEvent&) override;
+  void on_load(const LoadSample&) override;
+  void on_iteration(const IterationSummary&) override;
+
+  // A copy of everything held now; safe from any thread while events arrive.
+  RingSnapshot snapshot() const;
+  // Empties the rings and resets the drop counts (e.g. when the view resets).
+  void clear();
+
+  RingCapacities capacities() const { return capacities_; }
+
+ private:
+  const RingCapacities capacities_;
+  mutable std::mutex mutex_;
+  Ring<SpanEvent> spans_;
+  Ring<AllocEvent> allocs_;
+  Ring<LoadSample> loads_;
+  Ring<IterationSummary> iterations_;
+};
+
+}  // namespace tidepool
