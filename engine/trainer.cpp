@@ -24,6 +24,8 @@ Trainer::Trainer(Device& device, const Network& network, TrainerOptions options,
                       options_.heuristic + ": it needs at least " +
                       std::to_string((needed + (1 << 20) - 1) >> 20) + " MiB");
   arena_ = device_.reserve_arena(arena_bytes_);
+  if (options_.staging_bytes)
+    staging_ = {device_.reserve_pinned(options_.staging_bytes), options_.staging_bytes};
   allocator_ = make_allocator(options_.heuristic, arena_bytes_);
   executor_ = std::make_unique<Executor>(device_, arena_, network_, *allocator_, sink_);
   executor_->place_persistent(train_, placement_);

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <map>
+#include <span>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,6 +33,9 @@ struct TrainerOptions {
   std::size_t arena_bytes = 0;
   std::uint64_t seed = 1;
   SgdOptions sgd;
+  // Pinned host bytes reserved for the caller (input batches are staged
+  // there, so their host-to-device copies come from pinned memory).
+  std::size_t staging_bytes = 0;
 };
 
 class Trainer {
@@ -56,6 +60,7 @@ class Trainer {
   const TrainerOptions& options() const { return options_; }
   std::size_t arena_bytes() const { return arena_bytes_; }
   const Allocator& allocator() const { return *allocator_; }
+  std::span<std::byte> staging() const { return staging_; }
 
   // Every weight-role tensor (parameters and batchnorm running statistics)
   // in schedule order, copied to the host.
@@ -81,6 +86,7 @@ class Trainer {
   std::map<std::int64_t, Schedule> eval_;  // by batch size
   std::size_t arena_bytes_ = 0;
   std::byte* arena_ = nullptr;
+  std::span<std::byte> staging_;
   std::unique_ptr<Allocator> allocator_;
   std::unique_ptr<Executor> executor_;
   Placement placement_;

@@ -1,0 +1,85 @@
+#include "app/checkpoint.h"
+
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "engine/param_init.h"
+
+namespace tidepool::app {
+namespace {
+
+constexpr char kMagic[8] = {'T', 'I', 'D', 'E', 'P', 'C', 'K', '1'};
+
+void append(std::vector<char>& out, const void* data, std::size_t bytes) {
+  const auto* p = static_cast<const char*>(data);
+  out.insert(out.end(), p, p + bytes);
+}
+
+}  // namespace
+
+void save_checkpoint(const std::filesystem::path& file, const Checkpoint& c) {
+  nlohmann::json header = {{"options", to_json(c.options)},
+                           {"epoch", c.epoch},
+                           {"batch_in_epoch", c.batch_in_epoch},
+                           {"iteration", c.iteration},
+                           {"values", c.state.size()}};
+  const std::string text = header.dump();
+  const std::uint64_t length = text.size();
+  std::vector<char> bytes;
+  bytes.reserve(32 + text.size() + c.state.size() * sizeof(float));
+  append(bytes, kMagic, sizeof kMagic);
+  append(bytes, &length, sizeof length);
+  append(bytes, text.data(), text.size());
+  append(bytes, c.state.data(), c.state.size() * sizeof(float));
+  const std::uint64_t hash = fnv1a(bytes.data(), bytes.size());
+  append(bytes, &hash, sizeof hash);
+
+  std::filesystem::path tmp = file;
+  tmp += ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw CheckpointError("cannot write checkpoint " + tmp.string());
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.flush();
+    if (!out) throw CheckpointError("writing checkpoint " + tmp.string() + " failed (disk full?)");
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, file, ec);
+  if (ec) throw CheckpointError("cannot move checkpoint into place at " + file.string() + ": " + ec.message());
+}
+
+Checkpoint load_checkpoint(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw CheckpointError("no checkpoint at " + file.string());
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto corrupt = [&](const std::string& why) {
+    return CheckpointError("checkpoint " + file.string() + " is not usable: " + why);
+  };
+  if (bytes.size() < sizeof kMagic + 16 || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0)
+    throw corrupt("not a Tidepool checkpoint");
+  std::uint64_t length = 0, stored_hash = 0;
+  std::memcpy(&length, bytes.data() + sizeof kMagic, sizeof length);
+  std::memcpy(&stored_hash, bytes.data() + bytes.size() - sizeof stored_hash, sizeof stored_hash);
+  if (length > bytes.size()) throw corrupt("truncated header");
+  if (fnv1a(bytes.data(), bytes.size() - sizeof stored_hash) != stored_hash)
+    throw corrupt("checksum mismatch (truncated or damaged file)");
+  Checkpoint c;
+  try {
+    const auto header = nlohmann::json::parse(bytes.begin() + 16, bytes.begin() + 16 + static_cast<long>(length));
+    c.options = options_from_json(header.at("options"));
+    c.epoch = header.at("epoch").get<std::int64_t>();
+    c.batch_in_epoch = header.at("batch_in_epoch").get<std::int64_t>();
+    c.iteration = header.at("iteration").get<std::int64_t>();
+    const auto values = header.at("values").get<std::size_t>();
+    if (16 + length + values * sizeof(float) + sizeof stored_hash != bytes.size())
+      throw corrupt("the state size does not match the header");
+    c.state.resize(values);
+    std::memcpy(c.state.data(), bytes.data() + 16 + length, values * sizeof(float));
+  } catch (const nlohmann::json::exception& e) {
+    throw corrupt(std::string("bad header: ") + e.what());
+  }
+  return c;
+}
+
+}  // namespace tidepool::app

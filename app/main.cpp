@@ -1,0 +1,99 @@
+// The tidepool command line:
+//
+//   tidepool --batch [training options]   train headless, write a run folder
+//   tidepool models                       the model zoo, with sizes
+//
+// Every failure a user can cause ends with "tidepool: error: <what>" on
+// stderr and exit status 1 (2 for a malformed command line).
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <iostream>
+#include <set>
+
+#include "app/batch_run.h"
+#include "app/models_command.h"
+#include "datasets/dataset.h"
+#include "engine/allocator.h"
+#include "models/registry.h"
+
+namespace {
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string s;
+  for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace tidepool;
+  app::RunOptions o;
+  bool batch = false, quiet = false;
+
+  CLI::App cli{"Tidepool: train CNNs under a GPU memory budget and see what the memory does."};
+  cli.footer("models: " + joined(models::model_names()) +
+             "\nrun `tidepool models` for their sizes; README.md for the details");
+  cli.add_flag("--batch", batch, "train headless and write a run folder (no window)");
+  cli.add_option("--model", o.model, "network to train")->capture_default_str();
+  std::vector<std::string> dataset_names;
+  for (auto n : datasets::dataset_names()) dataset_names.emplace_back(n);
+  cli.add_option("--dataset", o.dataset, "dataset: " + joined(dataset_names))->capture_default_str();
+  cli.add_option("--data", o.data_dir, "folder with the dataset's files (default for generated: data/generated)");
+  cli.add_option("--batch-size", o.batch_size, "images per iteration")->capture_default_str();
+  auto* epochs = cli.add_option("--epochs", o.epochs, "epochs to train (default 1)");
+  cli.add_option("--iterations", o.iterations, "iterations to train instead of whole epochs")->excludes(epochs);
+  cli.add_option("--lr", o.lr, "initial learning rate")->capture_default_str();
+  cli.add_option("--lr-schedule", o.lr_schedule, "cosine, step or constant")->capture_default_str();
+  cli.add_option("--momentum", o.momentum, "SGD momentum")->capture_default_str();
+  cli.add_option("--weight-decay", o.weight_decay, "SGD weight decay")->capture_default_str();
+  cli.add_option("--seed", o.seed, "seed of initialisation, data order and dropout")->capture_default_str();
+  cli.add_option("--device", o.device, "cpu or cuda")->capture_default_str();
+  cli.add_option("--out", o.out, "run folder (default runs/<model>-<dataset>-<time>)");
+  cli.add_option("--resume", o.resume, "continue the run in this folder from its checkpoint");
+  cli.add_option("--heuristic", o.heuristic, "memory-pool heuristic: " + joined(allocator_names()))
+      ->capture_default_str();
+  cli.add_option("--algo", o.algo, "conv algorithm scheme: m (least workspace) or p (fastest)")
+      ->capture_default_str();
+  cli.add_option("--link-gbps", o.link_gbps, "cpu device: throttle host<->device copies to this GB/s (0 = off)")
+      ->capture_default_str();
+  cli.add_option("--trace-iterations", o.trace_iterations,
+                 "iterations recorded in trace.json and memory_load.csv")->capture_default_str();
+  cli.add_flag("--quiet", quiet, "no progress bar");
+
+  auto* models_cmd = cli.add_subcommand("models", "list the models with parameter counts and activation memory");
+
+  try {
+    cli.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return cli.exit(e);
+  }
+  o.progress = !quiet;
+
+  try {
+    if (*models_cmd) {
+      app::print_models(std::cout);
+      return 0;
+    }
+    if (!batch) {
+      std::fprintf(stderr,
+                   "tidepool: error: this build has no window yet; train headless with --batch "
+                   "(see tidepool --help)\n");
+      return 1;
+    }
+    std::optional<app::Checkpoint> checkpoint;
+    if (!o.resume.empty()) {
+      checkpoint = app::load_checkpoint(std::filesystem::path(o.resume) / "checkpoint.bin");
+      std::set<std::string> given;
+      for (const char* name : {"model", "dataset", "batch-size", "epochs", "iterations", "data", "out"})
+        if (cli.count(std::string("--") + name)) given.insert(name);
+      o = app::resume_options(o, given, *checkpoint, o.resume);
+    }
+    app::run_batch(o, checkpoint);
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "\ntidepool: error: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,37 @@
+// Everything a training run is configured with, from the command line or a
+// checkpoint being resumed.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace tidepool::app {
+
+struct RunOptions {
+  std::string model = "resnet20";
+  std::string dataset = "generated";
+  std::string data_dir;  // default: data/generated for the generated dataset
+  std::int64_t batch_size = 128;
+  std::int64_t epochs = 0;      // 0 with iterations == 0 means 1 epoch
+  std::int64_t iterations = 0;  // 0: run whole epochs
+  float lr = 0.1f;
+  std::string lr_schedule = "cosine";  // cosine | step | constant
+  float momentum = 0.9f;
+  float weight_decay = 5e-4f;
+  std::uint64_t seed = 1;
+  std::string device = "cpu";
+  std::string out;     // run folder; default runs/<model>-<dataset>-<time>
+  std::string resume;  // a run folder holding checkpoint.bin
+  std::string heuristic = "best-fit";
+  std::string algo = "p";  // conv algorithm scheme: m (least workspace) or p (fastest)
+  double link_gbps = 0;    // cpu device: throttle host<->device copies (0 = unthrottled)
+  std::int64_t trace_iterations = 5;  // iterations written to trace.json and memory_load.csv
+  bool progress = true;
+};
+
+nlohmann::json to_json(const RunOptions& o);
+RunOptions options_from_json(const nlohmann::json& j);
+
+}  // namespace tidepool::app
