@@ -204,13 +204,14 @@ nlohmann::json run_batch(const RunOptions& o, const std::optional<Checkpoint>& r
   Evaluation last_eval;
   double last_train_loss = 0;
   const std::int64_t start_iteration = iteration;
-  while (iteration < total) {
+  const std::int64_t stop_at = o.stop_after ? std::min(total, iteration + o.stop_after) : total;
+  while (iteration < stop_at) {
     const auto epoch_start = Clock::now();
     train_loader.start_epoch(epoch);
     std::int64_t b = 0, epoch_images = 0, epoch_correct = 0;
     double epoch_loss = 0, epoch_seconds = 0;
     float lr = o.lr;
-    while (iteration < total) {
+    while (iteration < stop_at) {
       auto batch = train_loader.next();
       if (!batch) break;
       if (b < skip) {  // already trained before the checkpoint
@@ -266,8 +267,11 @@ nlohmann::json run_batch(const RunOptions& o, const std::optional<Checkpoint>& r
     save_checkpoint(out / "checkpoint.bin", c);
     if (epoch_done) ++epoch;
   }
-  if (start_iteration == total) last_eval = evaluate(trainer, test_loader);  // nothing left to train
+  if (start_iteration == stop_at) last_eval = evaluate(trainer, test_loader);  // nothing left to train
   sink.flush();
+  if (iteration < total)
+    std::printf("stopped after %lld of %lld iterations; continue with --resume %s\n",
+                static_cast<long long>(iteration), static_cast<long long>(total), out.string().c_str());
 
   nlohmann::json summary = {
       {"model", o.model},

@@ -60,6 +60,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   cli.add_option("--trace-iterations", o.trace_iterations,
                  "iterations recorded in trace.json and memory_load.csv")->capture_default_str();
+  cli.add_option("--stop-after", o.stop_after,
+                 "stop after this many iterations, checkpointed, without changing the planned run "
+                 "(continue with --resume)");
   cli.add_flag("--quiet", quiet, "no progress bar");
 
   auto* models_cmd = cli.add_subcommand("models", "list the models with parameter counts and activation memory");
@@ -88,7 +91,9 @@ int main(int argc, char** argv) {
       std::set<std::string> given;
       for (const char* name : {"model", "dataset", "batch-size", "epochs", "iterations", "data", "out"})
         if (cli.count(std::string("--") + name)) given.insert(name);
+      const std::int64_t stop_after = o.stop_after;
       o = app::resume_options(o, given, *checkpoint, o.resume);
+      o.stop_after = stop_after;
     }
     app::run_batch(o, checkpoint);
     return 0;

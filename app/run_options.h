@@ -28,6 +28,9 @@ struct RunOptions {
   std::string algo = "p";  // conv algorithm scheme: m (least workspace) or p (fastest)
   double link_gbps = 0;    // cpu device: throttle host<->device copies (0 = unthrottled)
   std::int64_t trace_iterations = 5;  // iterations written to trace.json and memory_load.csv
+  // Stop this invocation after so many iterations (checkpointed; continue
+  // with --resume) without changing the planned run or its schedule. 0 = off.
+  std::int64_t stop_after = 0;
   bool progress = true;
 };
 

@@ -1,5 +1,7 @@
 #include "engine/cpu/cpu_device.h"
 
+#include "engine/cpu/denormals.h"
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -122,7 +124,11 @@ void CpuDevice::submit(Stream s, std::function<void(Kernels&)> work) {
   if (!work) throw std::invalid_argument("cpu device: submit() of an empty function");
   rethrow_stream_error();
   Kernels* k = kernels_.get();
-  stream(s).enqueue([k, work = std::move(work)] { work(*k); });
+  stream(s).enqueue([k, work = std::move(work)] {
+    static thread_local const bool flushing = (flush_denormals_on_this_thread(), true);
+    (void)flushing;
+    work(*k);
+  });
 }
 
 void CpuDevice::copy_async(Stream s, void* dst, const void* src, std::size_t bytes) {

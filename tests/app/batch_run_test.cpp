@@ -1,0 +1,150 @@
+// `--batch` end to end on a tiny CIFAR-10 folder: the run folder, resuming,
+// and the checkpoint's guards.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "app/batch_run.h"
+#include "app/checkpoint.h"
+#include "app/lr_schedule.h"
+#include "tiny_cifar.h"
+
+namespace tidepool::app {
+namespace {
+
+RunOptions tiny_run(const std::filesystem::path& data, const std::filesystem::path& out) {
+  RunOptions o;
+  o.model = "resnet20";
+  o.dataset = "cifar10";
+  o.data_dir = data.string();
+  o.batch_size = 32;  // 320 training images: 10 iterations per epoch
+  o.out = out.string();
+  o.lr = 0.05f;
+  o.progress = false;
+  return o;
+}
+
+nlohmann::json read_json(const std::filesystem::path& f) {
+  std::ifstream in(f);
+  return nlohmann::json::parse(in);
+}
+
+TEST(BatchRun, WritesTheWholeRunFolder) {
+  testing::TempDir dir("batch");
+  testing::write_tiny_cifar10(dir.path() / "data");
+  RunOptions o = tiny_run(dir.path() / "data", dir.path() / "run");
+  o.epochs = 2;
+  const auto summary = run_batch(o, std::nullopt);
+  const auto run = dir.path() / "run";
+  for (const char* f : {"metrics.csv", "trace.json", "memory_load.csv", "checkpoint.bin", "summary.json"})
+    EXPECT_TRUE(std::filesystem::exists(run / f)) << f;
+  const auto written = read_json(run / "summary.json");
+  EXPECT_EQ(written, summary);
+  for (const char* key : {"final_test_accuracy", "images_per_second", "peak_load_bytes", "footprint_bytes",
+                          "param_checksum", "skipped_images"})
+    EXPECT_TRUE(written.contains(key)) << key;
+  EXPECT_EQ(written["iterations"], 20);
+  EXPECT_GT(written["peak_load_bytes"].get<std::size_t>(), 0u);
+  EXPECT_GE(written["footprint_bytes"].get<std::size_t>(), written["peak_load_bytes"].get<std::size_t>());
+  // One metrics row per epoch after the header.
+  std::ifstream metrics(run / "metrics.csv");
+  int lines = 0;
+  for (std::string l; std::getline(metrics, l);) ++lines;
+  EXPECT_EQ(lines, 3);
+  // The trace opens as JSON and has compute spans.
+  const auto trace = read_json(run / "trace.json");
+  int spans = 0;
+  for (const auto& e : trace["traceEvents"]) spans += e["ph"] == "X";
+  EXPECT_GT(spans, 100);
+}
+
+TEST(BatchRun, ResumeGivesTheSameParametersAsAnUninterruptedRun) {
+  testing::TempDir dir("resume");
+  testing::write_tiny_cifar10(dir.path() / "data");
+  RunOptions whole = tiny_run(dir.path() / "data", dir.path() / "whole");
+  whole.iterations = 14;  // one epoch and four batches: the resume point is mid-epoch
+  const auto expected = run_batch(whole, std::nullopt);
+
+  RunOptions first = tiny_run(dir.path() / "data", dir.path() / "halves");
+  first.iterations = 14;
+  first.stop_after = 7;
+  const auto partial = run_batch(first, std::nullopt);
+  EXPECT_EQ(partial["iterations"], 7);
+  EXPECT_NE(partial["param_checksum"], expected["param_checksum"]);
+
+  const Checkpoint c = load_checkpoint(dir.path() / "halves" / "checkpoint.bin");
+  EXPECT_EQ(c.iteration, 7);
+  EXPECT_EQ(c.epoch, 0);
+  EXPECT_EQ(c.batch_in_epoch, 7);
+  RunOptions cli;
+  cli.progress = false;
+  const RunOptions second = resume_options(cli, {}, c, (dir.path() / "halves").string());
+  const auto resumed = run_batch(second, c);
+  EXPECT_EQ(resumed["iterations"], 14);
+  EXPECT_EQ(resumed["param_checksum"], expected["param_checksum"]);
+}
+
+TEST(BatchRun, ResumeRefusesACheckpointOfAnotherModel) {
+  Checkpoint c;
+  c.options.model = "resnet32";
+  RunOptions cli;
+  cli.model = "resnet20";
+  try {
+    resume_options(cli, {"model"}, c, "runs/x");
+    FAIL();
+  } catch (const CheckpointError& e) {
+    EXPECT_NE(std::string(e.what()).find("resnet32"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(resume_options(cli, {}, c, "runs/x")) << "a model not given is taken from the checkpoint";
+}
+
+TEST(BatchRun, TrainingSetSmallerThanABatchIsRefused) {
+  testing::TempDir dir("small");
+  testing::write_tiny_cifar10(dir.path() / "data", 4, 4);
+  RunOptions o = tiny_run(dir.path() / "data", dir.path() / "run");
+  EXPECT_THROW(run_batch(o, std::nullopt), std::invalid_argument);
+}
+
+TEST(Checkpoint, RoundTripsAndRejectsDamage) {
+  testing::TempDir dir("ckpt");
+  Checkpoint c;
+  c.options.model = "vgg11";
+  c.epoch = 3;
+  c.batch_in_epoch = 5;
+  c.iteration = 77;
+  c.state = {1.0f, -2.5f, 3.25f};
+  const auto file = dir.path() / "checkpoint.bin";
+  save_checkpoint(file, c);
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "checkpoint.bin.tmp"));
+  const Checkpoint back = load_checkpoint(file);
+  EXPECT_EQ(back.options.model, "vgg11");
+  EXPECT_EQ(back.iteration, 77);
+  EXPECT_EQ(back.batch_in_epoch, 5);
+  EXPECT_EQ(back.state, c.state);
+
+  {  // one flipped bit in the state
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(-10, std::ios::end);
+    f.put('\x55');
+  }
+  EXPECT_THROW(load_checkpoint(file), CheckpointError);
+  std::filesystem::resize_file(file, 12);
+  EXPECT_THROW(load_checkpoint(file), CheckpointError);
+  EXPECT_THROW(load_checkpoint(dir.path() / "missing.bin"), CheckpointError);
+}
+
+TEST(LearningRate, SchedulesFollowTheirDefinitions) {
+  EXPECT_FLOAT_EQ(learning_rate("constant", 0.1f, 50, 100), 0.1f);
+  EXPECT_FLOAT_EQ(learning_rate("step", 0.1f, 49, 100), 0.1f);
+  EXPECT_FLOAT_EQ(learning_rate("step", 0.1f, 50, 100), 0.01f);
+  EXPECT_FLOAT_EQ(learning_rate("step", 0.1f, 80, 100), 0.001f);
+  EXPECT_FLOAT_EQ(learning_rate("cosine", 0.1f, 0, 100), 0.1f);
+  EXPECT_NEAR(learning_rate("cosine", 0.1f, 50, 100), 0.05f, 1e-6);
+  EXPECT_NEAR(learning_rate("cosine", 0.1f, 100, 100), 0.0f, 1e-7);
+  EXPECT_THROW(learning_rate("linear", 0.1f, 0, 1), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace tidepool::app
