@@ -145,7 +145,7 @@ nlohmann::json run_batch(const RunOptions& o, const std::optional<Checkpoint>& r
   auto device = make_device(o.device, o.link_gbps);
   TrainerOptions topts;
   topts.batch = o.batch_size;
-  topts.scheme = scheme;
+  topts.plan.scheme = scheme;
   topts.heuristic = o.heuristic;
   topts.seed = o.seed;
   topts.sgd = {o.lr, o.momentum, o.weight_decay};

@@ -40,13 +40,24 @@ struct Executor::Pending {
   std::vector<Span> spans;
   std::vector<Alloc> allocs;
   std::shared_ptr<DeviceEvent> first, last_compute;
-  std::vector<std::shared_ptr<DeviceEvent>> transfer_done;  // per tensor
-  std::array<float, 2> readback{};                         // the loss tensor, copied out before its free
+  std::vector<std::shared_ptr<DeviceEvent>> offload_done, prefetch_done;  // per tensor
+  std::vector<bool> offload_unwaited;  // per tensor: an offload the compute stream has not waited for
+  // Async (vDNN++): an offloaded tensor's block goes back to the allocator at
+  // its planned step, so placement is exactly the dry run's; until its copy
+  // to the host completes the range stays fenced, and the first work that
+  // takes it over waits on the device for that copy, not the host.
+  struct Fence {
+    std::size_t offset, bytes;
+    std::shared_ptr<DeviceEvent> copied;
+    std::string tensor;
+  };
+  std::vector<Fence> fences;
+  std::array<float, 2> readback{};          // the loss tensor, copied out before its free
 };
 
-Executor::Executor(Device& device, std::byte* arena, const Network& network, Allocator& allocator,
-                   EventSink* sink)
-    : device_(device), network_(network), allocator_(allocator), sink_(sink), arena_(arena) {}
+Executor::Executor(Device& device, std::byte* arena, std::byte* pinned, const Network& network,
+                   Allocator& allocator, EventSink* sink)
+    : device_(device), network_(network), allocator_(allocator), sink_(sink), arena_(arena), pinned_(pinned) {}
 
 std::byte* Executor::device_address(const Placement& p, int tensor) const {
   return tensor >= 0 && p.placed[tensor] ? arena_ + p.offset[tensor] : nullptr;
@@ -56,16 +67,17 @@ void Executor::place_persistent(const Schedule& s, Placement& p) {
   p.resize(s.tensors.size());
   Pending pending;
   pending.last_compute = device_.record(Stream::compute);
-  for (int t : s.persistent) place(s, p, t, -1, pending);
+  for (int t : s.persistent) place(s, p, t, -1, pending, false);
   device_.synchronize();
   IterationResult setup;
   report(s, -1, pending, setup);
 }
 
-std::size_t Executor::place(const Schedule& s, Placement& p, int t, int step, Pending& pending) {
+std::size_t Executor::place(const Schedule& s, Placement& p, int t, int step, Pending& pending,
+                            bool will_offload) {
   const TensorInfo& info = s.tensors[t].info;
   if (p.placed[t]) throw std::logic_error("tensor " + info.name + " is placed twice");
-  const auto offset = allocator_.allocate({info.bytes(), t, info.role, false});
+  const auto offset = allocator_.allocate({info.bytes(), t, info.role, will_offload});
   if (!offset) {
     const PoolStats st = allocator_.stats();
     throw DeviceError("the memory pool (" + mib(st.pool_bytes) + ") has no room for " + info.name +
@@ -74,6 +86,7 @@ std::size_t Executor::place(const Schedule& s, Placement& p, int t, int step, Pe
   }
   p.offset[t] = *offset;
   p.placed[t] = true;
+  if (!pending.fences.empty()) wait_for_fences(*offset, round_up(info.bytes()), step, pending);
   const PoolStats st = allocator_.stats();
   pending.allocs.push_back({AllocEvent{0, step, false, t, info.name, info.role, *offset,
                                        round_up(info.bytes()), 0},
@@ -82,9 +95,33 @@ std::size_t Executor::place(const Schedule& s, Placement& p, int t, int step, Pe
   return *offset;
 }
 
+void Executor::wait_for_fences(std::size_t offset, std::size_t bytes, int step, Pending& pending) {
+  auto& fences = pending.fences;
+  for (auto it = fences.begin(); it != fences.end();) {
+    const bool overlaps = it->offset < offset + bytes && offset < it->offset + it->bytes;
+    if (!overlaps) {
+      ++it;
+      continue;
+    }
+    if (!device_.done(*it->copied)) {
+      auto start = std::shared_ptr<DeviceEvent>(device_.record(Stream::compute));
+      device_.wait(Stream::compute, *it->copied);
+      pending.last_compute = device_.record(Stream::compute);
+      SpanEvent e;
+      e.step = step;
+      e.kind = SpanKind::wait;
+      e.tensor = it->tensor;  // the offload whose memory is being reused
+      pending.spans.push_back({std::move(e), std::move(start), pending.last_compute});
+    }
+    it = fences.erase(it);
+  }
+}
+
 void Executor::release(const Schedule& s, Placement& p, int t, int step, Pending& pending) {
   const TensorInfo& info = s.tensors[t].info;
   if (!p.placed[t]) throw std::logic_error("tensor " + info.name + " is freed while not placed");
+  if (pending.offload_unwaited[t])  // async: the copy to the host may still read it
+    pending.fences.push_back({p.offset[t], round_up(info.bytes()), pending.offload_done[t], info.name});
   if (t == s.loss)  // the host reads the loss once the iteration is done
     device_.copy_async(Stream::compute, pending.readback.data(), device_address(p, t),
                        sizeof pending.readback);
@@ -171,18 +208,22 @@ void Executor::transfer(const Schedule& s, Placement& p, const Step& st, int ste
   const TensorInfo& info = s.tensors[t].info;
   const bool to_host = st.kind == StepKind::offload;
   const Stream stream = to_host ? Stream::offload : Stream::prefetch;
+  if (s.tensors[t].offloaded && to_host) p.host[t] = pinned_ + s.tensors[t].host_offset;
   if (!p.host[t]) throw std::logic_error("tensor " + info.name + " has no host buffer to copy " +
                                          (to_host ? "to" : "from"));
   // The device bytes were last touched by compute work (the producer, or
   // the previous owner of a reused block): the transfer starts after it.
   device_.wait(stream, *pending.last_compute);
+  // Coming back: the host copy must be complete before it is read.
+  if (!to_host && pending.offload_done[t]) device_.wait(stream, *pending.offload_done[t]);
   auto start = std::shared_ptr<DeviceEvent>(device_.record(stream));
   if (to_host)
     device_.copy_async(stream, p.host[t], device_address(p, t), info.bytes());
   else
     device_.copy_async(stream, device_address(p, t), p.host[t], info.bytes());
   auto end = std::shared_ptr<DeviceEvent>(device_.record(stream));
-  pending.transfer_done[t] = end;
+  (to_host ? pending.offload_done : pending.prefetch_done)[t] = end;
+  if (to_host) pending.offload_unwaited[t] = true;
   SpanEvent e;
   e.step = step;
   e.stream = stream;
@@ -193,12 +234,13 @@ void Executor::transfer(const Schedule& s, Placement& p, const Step& st, int ste
 }
 
 void Executor::wait_transfer(const Schedule& s, const Step& st, int step, Pending& pending) {
-  const auto& done = pending.transfer_done[st.tensor];
+  const auto& done = (st.kind == StepKind::wait_offload ? pending.offload_done : pending.prefetch_done)[st.tensor];
   if (!done) throw std::logic_error("waiting for a transfer of " + s.tensors[st.tensor].info.name +
                                     " that was never started");
   auto start = std::shared_ptr<DeviceEvent>(device_.record(Stream::compute));
   device_.wait(Stream::compute, *done);
   pending.last_compute = device_.record(Stream::compute);
+  if (st.kind == StepKind::wait_offload) pending.offload_unwaited[st.tensor] = false;
   SpanEvent e;
   e.step = step;
   e.kind = SpanKind::wait;
@@ -211,14 +253,16 @@ IterationResult Executor::run(const Schedule& s, Placement& p, const IterationIn
   p.host[s.data] = const_cast<float*>(in.images);
   p.host[s.labels] = const_cast<std::int32_t*>(in.labels);
   Pending pending;
-  pending.transfer_done.resize(s.tensors.size());
+  pending.offload_done.resize(s.tensors.size());
+  pending.prefetch_done.resize(s.tensors.size());
+  pending.offload_unwaited.assign(s.tensors.size(), false);
   pending.first = device_.record(Stream::compute);
   pending.last_compute = pending.first;
 
   for (int i = 0; i < static_cast<int>(s.steps.size()); ++i) {
     const Step& st = s.steps[i];
     switch (st.kind) {
-      case StepKind::alloc: place(s, p, st.tensor, i, pending); break;
+      case StepKind::alloc: place(s, p, st.tensor, i, pending, st.will_offload); break;
       case StepKind::free: release(s, p, st.tensor, i, pending); break;
       case StepKind::forward:
       case StepKind::backward: compute(s, p, st, i, in, pending); break;
@@ -245,7 +289,7 @@ IterationResult Executor::run(const Schedule& s, Placement& p, const IterationIn
     }
   }
   device_.synchronize();
-  p.host[s.data] = p.host[s.labels] = nullptr;
+  std::fill(p.host.begin(), p.host.end(), nullptr);
 
   IterationResult result;
   result.loss = pending.readback[0];

@@ -60,9 +60,10 @@ struct IterationResult {
 class Executor {
  public:
   // `arena` is what device.reserve_arena() returned, at least as large as the
-  // allocator's pool. The sink may be null.
-  Executor(Device& device, std::byte* arena, const Network& network, Allocator& allocator,
-           EventSink* sink);
+  // allocator's pool; `pinned` is host memory for offloaded tensors, at
+  // least the largest Schedule::pinned_bytes run. The sink may be null.
+  Executor(Device& device, std::byte* arena, std::byte* pinned, const Network& network,
+           Allocator& allocator, EventSink* sink);
 
   // Places the schedule's persistent tensors (parameters, gradients,
   // momenta). Call once, before the first run; throws DeviceError when the
@@ -76,8 +77,12 @@ class Executor {
 
  private:
   struct Pending;  // events of one iteration, resolved when it ends
-  std::size_t place(const Schedule& s, Placement& p, int tensor, int step, Pending& pending);
+  std::size_t place(const Schedule& s, Placement& p, int tensor, int step, Pending& pending,
+                    bool will_offload);
   void release(const Schedule& s, Placement& p, int tensor, int step, Pending& pending);
+  // Makes the compute stream wait for offloads still reading a block that
+  // was just handed out again (async semantics).
+  void wait_for_fences(std::size_t offset, std::size_t bytes, int step, Pending& pending);
   void compute(const Schedule& s, Placement& p, const Step& st, int step,
                const IterationInputs& in, Pending& pending);
   void update(const Schedule& s, const Placement& p, const SgdOptions& sgd, int step, Pending& pending);
@@ -90,6 +95,7 @@ class Executor {
   Allocator& allocator_;
   EventSink* sink_;
   std::byte* arena_;
+  std::byte* pinned_;
 };
 
 }  // namespace tidepool

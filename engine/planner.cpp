@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "engine/allocator.h"
+#include "engine/allocators/free_list.h"
 
 namespace tidepool {
 namespace {
@@ -32,6 +33,7 @@ class Planner {
     }
     emit_free(s_.loss);
     predict_load();
+    place_host_slots();
     return std::move(s_);
   }
 
@@ -53,8 +55,8 @@ class Planner {
   void step(StepKind kind, int node = -1, int tensor = -1, int source = -1) {
     s_.steps.push_back({kind, Stream::compute, node, tensor, source});
   }
-  void emit_alloc(int t) {
-    if (t >= 0) step(StepKind::alloc, -1, t);
+  void emit_alloc(int t, bool will_offload = false) {
+    if (t >= 0) s_.steps.push_back({StepKind::alloc, Stream::compute, -1, t, -1, will_offload});
   }
   void emit_free(int t) {
     if (t >= 0) step(StepKind::free, -1, t);
@@ -143,11 +145,46 @@ class Planner {
     }
   }
 
+  // vDNN's layer choice: the inputs of the chosen layers that backward
+  // will read leave for the host after forward.
+  void choose_offloads() {
+    const OffloadMode mode = s_.settings.mode;
+    if (!training() || mode == OffloadMode::base) return;
+    int convs = 0;
+    for (std::size_t i = 0; i < nodes().size(); ++i) {
+      const Layer& layer = *nodes()[i].layer;
+      const bool conv = layer.kind() == "conv2d" || layer.kind() == "depthwise_conv";
+      const bool chosen = mode == OffloadMode::all ||
+                          (conv && (mode == OffloadMode::conv || (mode == OffloadMode::aconv && convs % 2 == 0)));
+      convs += conv;
+      if (!chosen) continue;
+      const NodeTensors& nt = s_.nodes[i];
+      for (std::size_t j = 0; j < nt.inputs.size(); ++j)
+        if (!layer.input_is_index(static_cast<int>(j)) && kept_for_backward(nt.inputs[j]))
+          s_.tensors[nt.inputs[j]].offloaded = true;
+    }
+  }
+
+  bool offloaded(int t) const { return t >= 0 && s_.tensors[t].offloaded; }
+
+  // Offloads start as soon as the tensor is complete, overlapping the
+  // layers that still read it; its device memory goes after its last
+  // forward reader (and, under sync, the layer-end wait for the copy).
+  void emit_offload(int t) {
+    s_.steps.push_back({StepKind::offload, Stream::offload, -1, t, -1});
+    if (s_.settings.transfer == TransferMode::sync) offloads_in_flight_.push_back(t);
+  }
+  void emit_wait_offloads() {
+    for (int t : offloads_in_flight_) s_.steps.push_back({StepKind::wait_offload, Stream::compute, -1, t, -1});
+    offloads_in_flight_.clear();
+  }
+
   void plan_forward() {
     // The last forward reader of each tensor.
     std::vector<int> last_forward_reader(s_.tensors.size(), -1);
     for (std::size_t i = 0; i < nodes().size(); ++i)
       for (int t : s_.nodes[i].inputs) last_forward_reader[t] = static_cast<int>(i);
+    choose_offloads();
 
     // The batch arrives through the prefetch stream, like any tensor that
     // comes from host memory.
@@ -155,31 +192,89 @@ class Planner {
       emit_alloc(t);
       s_.steps.push_back({StepKind::prefetch, Stream::prefetch, -1, t, -1});
       s_.steps.push_back({StepKind::wait_prefetch, Stream::compute, -1, t, -1});
+      if (offloaded(t)) emit_offload(t);
     }
     for (std::size_t i = 0; i < nodes().size(); ++i) {
       const NodeTensors& nt = s_.nodes[i];
       const int node = static_cast<int>(i);
-      emit_alloc(nt.output);
+      emit_alloc(nt.output, offloaded(nt.output));
       for (int t : nt.saved) emit_alloc(t);
       emit_alloc(nt.forward_workspace);
       step(StepKind::forward, node);
       emit_free(nt.forward_workspace);
+      emit_wait_offloads();  // sync: the layer ends when its transfers do
       if (!training())
         for (int t : nt.saved) emit_free(t);
       for (int t : nt.inputs)
-        if (last_forward_reader[t] == node && !kept_for_backward(t)) emit_free(t);
+        if (last_forward_reader[t] == node && (!kept_for_backward(t) || offloaded(t))) emit_free(t);
+      if (offloaded(nt.output)) {
+        emit_offload(nt.output);
+        if (last_forward_reader[nt.output] < 0) {  // only backward reads it
+          emit_wait_offloads();
+          emit_free(nt.output);
+        }
+      }
       // An output nobody reads (other than the loss) is dead at once.
       if (last_forward_reader[nt.output] < 0 && nt.output != s_.loss && !kept_for_backward(nt.output))
         emit_free(nt.output);
     }
+    emit_wait_offloads();
   }
 
   bool kept_for_backward(int t) const { return training() && last_backward_reader_[t] >= 0; }
 
+  // The offloaded tensors in the order backward needs them: by their first
+  // backward reader, which in reverse order is the highest node index.
+  std::vector<int> prefetch_order() {
+    std::vector<std::pair<int, int>> need;  // (first backward reader, tensor)
+    for (int t = 0; t < static_cast<int>(s_.tensors.size()); ++t) {
+      if (!offloaded(t)) continue;
+      int first = -1;
+      for (int i = static_cast<int>(nodes().size()) - 1; i >= 0 && first < 0; --i) {
+        const NodeTensors& nt = s_.nodes[i];
+        if (!nt.runs_backward) continue;
+        const Layer& layer = *nodes()[i].layer;
+        for (std::size_t j = 0; j < nt.inputs.size(); ++j)
+          if (nt.inputs[j] == t && layer.backward_reads_input(static_cast<int>(j))) first = i;
+        if (nt.output == t && layer.backward_reads_output()) first = i;
+      }
+      need.emplace_back(first, t);
+    }
+    std::sort(need.begin(), need.end(), [](auto a, auto b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
+    std::vector<int> order;
+    for (auto [first, t] : need) {
+      first_backward_reader_[t] = first;
+      order.push_back(t);
+    }
+    return order;
+  }
+
+  // Issues the prefetches node i needs now, plus `lookahead` more ahead.
+  void emit_prefetches(int i) {
+    int ahead = 0;
+    while (next_prefetch_ < prefetch_order_.size()) {
+      const int t = prefetch_order_[next_prefetch_];
+      if (first_backward_reader_[t] < i && ahead++ >= s_.settings.lookahead) break;
+      emit_alloc(t);
+      s_.steps.push_back({StepKind::prefetch, Stream::prefetch, -1, t, -1});
+      prefetches_in_flight_.push_back(t);
+      ++next_prefetch_;
+    }
+  }
+  void emit_wait_prefetch(int t) {
+    auto it = std::find(prefetches_in_flight_.begin(), prefetches_in_flight_.end(), t);
+    if (it == prefetches_in_flight_.end()) return;  // already waited for
+    prefetches_in_flight_.erase(it);
+    s_.steps.push_back({StepKind::wait_prefetch, Stream::compute, -1, t, -1});
+  }
+
   void plan_backward() {
     std::vector<int> grad(s_.tensors.size(), -1);  // the gradient tensor of each activation
     freed_saved_.assign(nodes().size(), false);
+    first_backward_reader_.assign(s_.tensors.size(), -1);
+    prefetch_order_ = prefetch_order();
     const int loss = net_.loss_node();
+    const bool prefetch_first = s_.settings.order == AllocOrder::prefetch_first;
     for (int i = static_cast<int>(nodes().size()) - 1; i >= 0; --i) {
       NodeTensors& nt = s_.nodes[i];
       if (!nt.runs_backward) continue;
@@ -193,6 +288,7 @@ class Planner {
       // Where each input's gradient goes: straight into the tensor's
       // gradient for its first consumer (in backward order), into a
       // temporary that is then accumulated for later ones.
+      if (prefetch_first) emit_prefetches(i);
       std::vector<std::pair<int, int>> accumulate;  // (gradient, temporary)
       for (std::size_t j = 0; j < nt.inputs.size(); ++j) {
         const int x = nt.inputs[j];
@@ -209,8 +305,14 @@ class Planner {
         emit_alloc(nt.input_grads[j]);
       }
       emit_alloc(nt.backward_workspace);
+      if (!prefetch_first) emit_prefetches(i);
+      for (std::size_t j = 0; j < nt.inputs.size(); ++j)
+        if (layer.backward_reads_input(static_cast<int>(j))) emit_wait_prefetch(nt.inputs[j]);
+      if (layer.backward_reads_output()) emit_wait_prefetch(nt.output);
       step(StepKind::backward, i);
       emit_free(nt.backward_workspace);
+      if (s_.settings.transfer == TransferMode::sync)  // the layer ends when its transfers do
+        while (!prefetches_in_flight_.empty()) emit_wait_prefetch(prefetches_in_flight_.front());
       for (auto [target, temp] : accumulate) {
         step(StepKind::accumulate, i, target, temp);
         emit_free(temp);
@@ -254,6 +356,27 @@ class Planner {
     s_.peak_load_bytes = peak;
   }
 
+  // Pinned slots for offloaded tensors: taken at the offload, given back
+  // once the tensor is on the device again; best-fit, so slots are reused.
+  void place_host_slots() {
+    FreeList host(std::size_t{1} << 50);
+    std::size_t extent = 0;
+    std::vector<bool> on_host(s_.tensors.size(), false);
+    for (const Step& st : s_.steps) {
+      if (st.kind == StepKind::offload) {
+        const std::size_t bytes = round_up(s_.tensors[st.tensor].info.bytes());
+        const std::size_t offset = *host.take_best_fit(bytes);
+        s_.tensors[st.tensor].host_offset = offset;
+        on_host[st.tensor] = true;
+        extent = std::max(extent, offset + bytes);
+      } else if (st.kind == StepKind::wait_prefetch && on_host[st.tensor]) {
+        host.give_back(s_.tensors[st.tensor].host_offset, round_up(s_.tensors[st.tensor].info.bytes()));
+        on_host[st.tensor] = false;
+      }
+    }
+    s_.pinned_bytes = extent;
+  }
+
   std::string name(int t) const { return s_.tensors[t].info.name; }
 
   const Network& net_;
@@ -263,6 +386,11 @@ class Planner {
   std::vector<bool> requires_grad_;
   std::vector<int> last_backward_reader_;
   std::vector<bool> freed_saved_;
+  std::vector<int> offloads_in_flight_;    // sync: waited for at the end of the layer
+  std::vector<int> prefetch_order_;        // offloaded tensors in the order backward needs them
+  std::vector<int> first_backward_reader_;
+  std::size_t next_prefetch_ = 0;
+  std::vector<int> prefetches_in_flight_;  // issued, not yet waited for
 };
 
 }  // namespace
@@ -287,6 +415,22 @@ const char* to_string(StepKind k) {
   }
   return "?";
 }
+
+const char* to_string(OffloadMode m) {
+  switch (m) {
+    case OffloadMode::base: return "base";
+    case OffloadMode::all: return "all";
+    case OffloadMode::conv: return "conv";
+    case OffloadMode::aconv: return "aconv";
+  }
+  return "?";
+}
+
+const char* to_string(AllocOrder o) {
+  return o == AllocOrder::prefetch_first ? "prefetch-first" : "derivative-first";
+}
+
+const char* to_string(TransferMode t) { return t == TransferMode::sync ? "sync" : "async"; }
 
 std::vector<std::size_t> Schedule::load_after_steps() const {
   std::vector<std::size_t> out;

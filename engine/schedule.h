@@ -35,13 +35,43 @@ struct Step {
   int node = -1;    // forward, backward
   int tensor = -1;  // alloc, free, accumulate (target), transfers
   int source = -1;  // accumulate
+  bool will_offload = false;  // alloc: the tensor leaves for the host later (high-end placement)
 };
 
 enum class Phase : std::uint8_t { train, eval };
 
+// vDNN's offload policies: which activations leave for pinned host memory
+// after the forward pass has used them, to come back before backward needs
+// them. (`dyn`, which picks among these by profiling, is the trainer's.)
+enum class OffloadMode : std::uint8_t {
+  base,   // keep everything on the device
+  all,    // every layer's input that backward reads
+  conv,   // the inputs of convolutions only
+  aconv,  // the inputs of every other convolution, starting with the first
+};
+const char* to_string(OffloadMode m);
+
+// Which buffers a backward step allocates first (vDNN++ §IV): the tensors
+// being prefetched for coming layers, or this layer's gradients.
+enum class AllocOrder : std::uint8_t { prefetch_first, derivative_first };
+const char* to_string(AllocOrder o);
+
+// vDNN: compute and transfers synchronise at the end of every layer.
+// vDNN++: the next layer starts at once; an offloaded tensor's memory is
+// released when its copy completes, and an allocation waits only while the
+// pool has no room.
+enum class TransferMode : std::uint8_t { sync, async };
+const char* to_string(TransferMode t);
+
 struct PlanSettings {
   Phase phase = Phase::train;
   ConvScheme scheme = ConvScheme::p;
+  OffloadMode mode = OffloadMode::base;
+  AllocOrder order = AllocOrder::prefetch_first;
+  TransferMode transfer = TransferMode::async;
+  // Prefetches kept in flight beyond what the current backward layer needs
+  // (vDNN: 1, the next offloaded layer's input).
+  int lookahead = 1;
 };
 
 struct PlannedTensor {
@@ -50,6 +80,8 @@ struct PlannedTensor {
   // placed once, before the first iteration, and never appear in `steps`.
   bool persistent = false;
   int node = -1;  // the layer it belongs to (-1 for data and labels)
+  bool offloaded = false;        // copied to the host after forward, prefetched for backward
+  std::size_t host_offset = 0;   // its slot in the pinned region, when offloaded
 };
 
 // Tensor ids a layer's kernels are called with (-1: none).
@@ -79,9 +111,13 @@ struct Schedule {
   std::vector<Step> steps;
   int data = -1, labels = -1, loss = -1;
 
-  // Predicted by summing rounded sizes over the steps (no allocator involved).
+  // Predicted by summing rounded sizes over the steps (no allocator involved),
+  // with every free at its planned step (the sync semantics).
   std::size_t persistent_bytes = 0;
   std::size_t peak_load_bytes = 0;  // persistent + the transient peak
+  // Pinned host bytes the offloaded tensors need: slots are reused once a
+  // tensor is back on the device.
+  std::size_t pinned_bytes = 0;
 
   // The memory load right after each step (persistent bytes included).
   std::vector<std::size_t> load_after_steps() const;

@@ -9,25 +9,48 @@
 
 namespace tidepool {
 
+namespace {
+std::string mib(std::size_t bytes) { return std::to_string((bytes + (1 << 20) - 1) >> 20) + " MiB"; }
+}  // namespace
+
 Trainer::Trainer(Device& device, const Network& network, TrainerOptions options, EventSink* sink)
     : device_(device), network_(network), options_(std::move(options)), sink_(sink) {
   if (options_.batch <= 0) throw std::invalid_argument("batch size must be positive");
+  if (options_.plan.lookahead < 0) throw std::invalid_argument("prefetch lookahead must not be negative");
   make_allocator(options_.heuristic, 0);  // throws for an unknown name, listing the valid ones
-  train_ = plan(network_, options_.batch, {Phase::train, options_.scheme}, device_.kernels());
-  const std::size_t needed =
-      std::max(footprint_of(train_, options_.heuristic),
-               footprint_of(eval_schedule(options_.batch), options_.heuristic));
-  arena_bytes_ = options_.arena_bytes ? options_.arena_bytes : needed;
-  if (arena_bytes_ < needed)
-    throw DeviceError("a pool of " + std::to_string(arena_bytes_ >> 20) + " MiB is too small for " +
-                      network_.name() + " at batch " + std::to_string(options_.batch) + " with " +
-                      options_.heuristic + ": it needs at least " +
-                      std::to_string((needed + (1 << 20) - 1) >> 20) + " MiB");
+  PlanSettings train = options_.plan;
+  train.phase = Phase::train;
+  train_ = plan(network_, options_.batch, train, device_.kernels());
+  const Schedule& eval = eval_schedule(options_.batch);
+
+  // The smallest pool that serves both schedules under this heuristic.
+  minimum_budget_ = std::max(footprint_of(train_, options_.heuristic), footprint_of(eval, options_.heuristic));
+  arena_bytes_ = options_.budget_bytes ? options_.budget_bytes : minimum_budget_;
+  if (options_.budget_bytes) {
+    for (const Schedule* s : {static_cast<const Schedule*>(&train_), &eval}) {
+      auto probe = make_allocator(options_.heuristic, arena_bytes_);
+      if (!dry_run(*s, *probe).fits)
+        throw DeviceError("a budget of " + mib(arena_bytes_) + " is too small for " + network_.name() +
+                          " at batch " + std::to_string(options_.batch) + " (mode " +
+                          to_string(options_.plan.mode) + ", " + options_.heuristic +
+                          "): the smallest budget that works is " + mib(minimum_budget_));
+    }
+  }
+  // Pinned memory for the worst case, every layer's input offloaded, so
+  // that a later change of mode needs no new reservation.
+  PlanSettings all = train;
+  all.mode = OffloadMode::all;
+  const std::size_t offload_bytes =
+      std::max(train_.pinned_bytes, plan(network_, options_.batch, all, device_.kernels()).pinned_bytes);
   arena_ = device_.reserve_arena(arena_bytes_);
-  if (options_.staging_bytes)
-    staging_ = {device_.reserve_pinned(options_.staging_bytes), options_.staging_bytes};
+  std::byte* pinned = nullptr;
+  if (options_.staging_bytes + offload_bytes) {
+    pinned = device_.reserve_pinned(options_.staging_bytes + offload_bytes);
+    staging_ = {pinned, options_.staging_bytes};
+  }
   allocator_ = make_allocator(options_.heuristic, arena_bytes_);
-  executor_ = std::make_unique<Executor>(device_, arena_, network_, *allocator_, sink_);
+  executor_ = std::make_unique<Executor>(device_, arena_, pinned ? pinned + options_.staging_bytes : nullptr,
+                                         network_, *allocator_, sink_);
   executor_->place_persistent(train_, placement_);
   initialise_parameters();
 }
@@ -43,7 +66,7 @@ Trainer::~Trainer() {
 const Schedule& Trainer::eval_schedule(std::int64_t batch) {
   auto it = eval_.find(batch);
   if (it == eval_.end())
-    it = eval_.emplace(batch, plan(network_, batch, {Phase::eval, options_.scheme}, device_.kernels()))
+    it = eval_.emplace(batch, plan(network_, batch, {Phase::eval, options_.plan.scheme}, device_.kernels()))
              .first;
   return it->second;
 }

@@ -26,11 +26,13 @@ namespace tidepool {
 
 struct TrainerOptions {
   std::int64_t batch = 128;
-  ConvScheme scheme = ConvScheme::p;
+  // Conv scheme, offload mode, allocation order, transfer semantics (the
+  // phase is the trainer's to set).
+  PlanSettings plan;
   std::string heuristic = "best-fit";
-  // The arena (pool) size; 0 sizes it to the footprint a dry run of the
-  // train and eval schedules needs.
-  std::size_t arena_bytes = 0;
+  // The memory budget: the pool every device tensor lives in. 0 sizes it to
+  // the footprint a dry run of the train and eval schedules needs.
+  std::size_t budget_bytes = 0;
   std::uint64_t seed = 1;
   SgdOptions sgd;
   // Pinned host bytes reserved for the caller (input batches are staged
@@ -59,6 +61,9 @@ class Trainer {
   const Schedule& train_schedule() const { return train_; }
   const TrainerOptions& options() const { return options_; }
   std::size_t arena_bytes() const { return arena_bytes_; }
+  // The smallest pool in which the current settings' schedules were found
+  // to run (a sufficient size, see pool_search).
+  std::size_t minimum_budget() const { return minimum_budget_; }
   const Allocator& allocator() const { return *allocator_; }
   std::span<std::byte> staging() const { return staging_; }
 
@@ -85,6 +90,7 @@ class Trainer {
   Schedule train_;
   std::map<std::int64_t, Schedule> eval_;  // by batch size
   std::size_t arena_bytes_ = 0;
+  std::size_t minimum_budget_ = 0;
   std::byte* arena_ = nullptr;
   std::span<std::byte> staging_;
   std::unique_ptr<Allocator> allocator_;

@@ -52,7 +52,7 @@ TEST(Executor, PredictedPeakLoadEqualsObserved) {
   for (ConvScheme scheme : {ConvScheme::m, ConvScheme::p}) {
     CpuDevice device;
     Recorder rec;
-    Trainer trainer(device, net, {.batch = 8, .scheme = scheme, .seed = 3}, &rec);
+    Trainer trainer(device, net, {.batch = 8, .plan = {.scheme = scheme}, .seed = 3}, &rec);
     const ToyBatch b = toy_batch(8, 1);
     const IterationResult r = trainer.train_step(b.images.data(), b.labels.data());
     std::size_t observed = 0;
@@ -98,7 +98,7 @@ TEST(Trainer, SameSeedGivesBitIdenticalParameters) {
   const Network net = testing::residual_net();
   auto run = [&](std::uint64_t seed, ConvScheme scheme) {
     CpuDevice device;
-    Trainer trainer(device, net, {.batch = 8, .scheme = scheme, .seed = seed});
+    Trainer trainer(device, net, {.batch = 8, .plan = {.scheme = scheme}, .seed = seed});
     for (unsigned i = 0; i < 3; ++i) {
       const ToyBatch b = toy_batch(8, 10 + i);
       trainer.train_step(b.images.data(), b.labels.data());
@@ -168,10 +168,10 @@ TEST(Trainer, PoolTooSmallSaysWhatIsNeeded) {
   const Network net = testing::residual_net();
   CpuDevice device;
   try {
-    Trainer trainer(device, net, {.batch = 8, .arena_bytes = 4096});
+    Trainer trainer(device, net, {.batch = 8, .budget_bytes = 4096});
     FAIL() << "a 4 KiB pool cannot hold the network";
   } catch (const DeviceError& e) {
-    EXPECT_NE(std::string(e.what()).find("at least"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("smallest budget that works"), std::string::npos) << e.what();
   }
 }
 

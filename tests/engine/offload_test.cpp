@@ -1,0 +1,161 @@
+// Offloading to the host and back: the schedules are sound, the numbers
+// never change, memory goes down, and transfers overlap compute.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "engine/allocator.h"
+#include "engine/cpu/cpu_device.h"
+#include "engine/cpu/cpu_kernels.h"
+#include "engine/dry_run.h"
+#include "engine/planner.h"
+#include "engine/trainer.h"
+#include "models/registry.h"
+#include "test_networks.h"
+
+namespace tidepool {
+namespace {
+
+struct Batch {
+  std::vector<float> images;
+  std::vector<std::int32_t> labels;
+};
+Batch random_batch(std::int64_t n, unsigned seed) {
+  Batch b{std::vector<float>(n * 3 * 8 * 8), std::vector<std::int32_t>(n)};
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal;
+  for (float& v : b.images) v = normal(rng);
+  for (auto& l : b.labels) l = static_cast<std::int32_t>(rng() % 4);
+  return b;
+}
+
+std::uint64_t train(const Network& net, TrainerOptions options, int iterations, double link_gbps = 0) {
+  CpuDevice device({link_gbps});
+  Trainer trainer(device, net, options);
+  for (int i = 0; i < iterations; ++i) {
+    const Batch b = random_batch(options.batch, 50 + i);
+    trainer.train_step(b.images.data(), b.labels.data());
+  }
+  return trainer.param_checksum();
+}
+
+TEST(Offload, EveryModeOrderTransferAndHeuristicGivesBaseParameters) {
+  const Network net = testing::residual_net();
+  const std::uint64_t base = train(net, {.batch = 8, .seed = 4}, 3);
+  for (OffloadMode mode : {OffloadMode::all, OffloadMode::conv, OffloadMode::aconv})
+    for (AllocOrder order : {AllocOrder::prefetch_first, AllocOrder::derivative_first})
+      for (TransferMode transfer : {TransferMode::sync, TransferMode::async})
+        for (const std::string& heuristic : allocator_names()) {
+          TrainerOptions o{.batch = 8, .plan = {.mode = mode, .order = order, .transfer = transfer},
+                           .heuristic = heuristic, .seed = 4};
+          EXPECT_EQ(train(net, o, 3), base) << to_string(mode) << " " << to_string(order) << " "
+                                            << to_string(transfer) << " " << heuristic;
+        }
+}
+
+TEST(Offload, ThrottledAsyncTransfersStillGiveBaseParameters) {
+  const Network net = testing::residual_net();
+  const std::uint64_t base = train(net, {.batch = 8, .seed = 4}, 2);
+  TrainerOptions o{.batch = 8, .plan = {.mode = OffloadMode::all, .transfer = TransferMode::async}, .seed = 4};
+  EXPECT_EQ(train(net, o, 2, /*link_gbps=*/0.05), base);
+}
+
+TEST(Offload, PrefetchedTensorsAreWaitedForBeforeBackwardReadsThem) {
+  CpuKernels k;
+  const Network net = testing::residual_net();
+  for (AllocOrder order : {AllocOrder::prefetch_first, AllocOrder::derivative_first})
+    for (int lookahead : {0, 1, 3}) {
+      const Schedule s = plan(net, 4, {.mode = OffloadMode::all, .order = order, .lookahead = lookahead}, k);
+      std::vector<int> state(s.tensors.size(), 0);  // 0 on device, 1 offloaded, 2 prefetching, 3 back
+      int offloads = 0;
+      for (const Step& st : s.steps) {
+        if (st.kind == StepKind::offload) ++offloads, state[st.tensor] = 1;
+        if (st.kind == StepKind::prefetch && state[st.tensor] == 1) state[st.tensor] = 2;
+        if (st.kind == StepKind::wait_prefetch && state[st.tensor] == 2) state[st.tensor] = 3;
+        if (st.kind != StepKind::backward) continue;
+        const NodeTensors& nt = s.nodes[st.node];
+        const Layer& layer = *net.nodes()[st.node].layer;
+        for (std::size_t j = 0; j < nt.inputs.size(); ++j)
+          if (layer.backward_reads_input(static_cast<int>(j)))
+            EXPECT_NE(state[nt.inputs[j]], 1) << s.tensors[nt.inputs[j]].info.name << " is still on the host";
+      }
+      EXPECT_GT(offloads, 5);
+      for (int t = 0; t < static_cast<int>(state.size()); ++t)
+        EXPECT_TRUE(state[t] == 0 || state[t] == 3) << s.tensors[t].info.name << " never came back";
+    }
+}
+
+TEST(Offload, OffloadingLowersPeakLoadAndNeedsPinnedMemory) {
+  CpuKernels k;
+  const Network net = models::make_model("resnet20", models::InputKind::cifar, 10);
+  const Schedule base = plan(net, 32, {}, k);
+  const Schedule all = plan(net, 32, {.mode = OffloadMode::all}, k);
+  const Schedule conv = plan(net, 32, {.mode = OffloadMode::conv}, k);
+  EXPECT_EQ(base.pinned_bytes, 0u);
+  EXPECT_GT(all.pinned_bytes, conv.pinned_bytes);
+  EXPECT_LT(all.peak_load_bytes, base.peak_load_bytes);
+  EXPECT_LE(conv.peak_load_bytes, base.peak_load_bytes);
+}
+
+TEST(Offload, BudgetBelowTheMinimumNamesTheMinimumAndTheMinimumWorks) {
+  const Network net = testing::residual_net();
+  CpuDevice probe;
+  TrainerOptions o{.batch = 8, .plan = {.mode = OffloadMode::all}, .seed = 2};
+  std::size_t minimum = 0;
+  {
+    Trainer t(probe, net, o);
+    minimum = t.minimum_budget();
+  }
+  CpuDevice device;
+  o.budget_bytes = minimum - 4096;
+  try {
+    Trainer t(device, net, o);
+    FAIL() << "a budget below the minimum was accepted";
+  } catch (const DeviceError& e) {
+    EXPECT_NE(std::string(e.what()).find(std::to_string((minimum + (1 << 20) - 1) >> 20) + " MiB"),
+              std::string::npos)
+        << e.what();
+  }
+  CpuDevice device2;
+  o.budget_bytes = minimum;
+  Trainer t(device2, net, o);
+  const Batch b = random_batch(8, 1);
+  EXPECT_NO_THROW(t.train_step(b.images.data(), b.labels.data()));
+}
+
+struct SpanRecorder final : EventSink {
+  std::vector<SpanEvent> spans;
+  void on_span(const SpanEvent& e) override { spans.push_back(e); }
+};
+
+// With a slow link, async offloads run while the compute stream goes on;
+// sync makes the compute stream wait at the end of each layer.
+TEST(Offload, AsyncTransfersOverlapComputeAndSyncOnesStall) {
+  const Network net = testing::residual_net();
+  auto spans_of = [&](TransferMode transfer) {
+    CpuDevice device({/*link_gbps=*/0.02});
+    SpanRecorder rec;
+    Trainer trainer(device, net, {.batch = 16, .plan = {.mode = OffloadMode::all, .transfer = transfer}}, &rec);
+    const Batch b = random_batch(16, 3);
+    trainer.train_step(b.images.data(), b.labels.data());
+    return rec.spans;
+  };
+  auto overlap_and_stall = [](const std::vector<SpanEvent>& spans) {
+    double overlap = 0, stall = 0;
+    for (const SpanEvent& t : spans) {
+      if (t.kind == SpanKind::wait) stall += t.end_us - t.start_us;
+      if (t.kind != SpanKind::offload) continue;
+      for (const SpanEvent& c : spans)
+        if (c.kind == SpanKind::forward)
+          overlap += std::max(0.0, std::min(t.end_us, c.end_us) - std::max(t.start_us, c.start_us));
+    }
+    return std::pair{overlap, stall};
+  };
+  const auto [async_overlap, async_stall] = overlap_and_stall(spans_of(TransferMode::async));
+  const auto [sync_overlap, sync_stall] = overlap_and_stall(spans_of(TransferMode::sync));
+  EXPECT_GT(async_overlap, 0.0) << "offloads ran while forward layers computed";
+  EXPECT_GT(sync_stall, async_stall) << "sync waits for every layer's transfers";
+}
+
+}  // namespace
+}  // namespace tidepool
