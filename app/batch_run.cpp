@@ -13,8 +13,10 @@
 #include "app/device_factory.h"
 #include "app/lr_schedule.h"
 #include "app/progress.h"
+#include "app/settings_text.h"
 #include "datasets/dataset.h"
 #include "datasets/loader.h"
+#include "engine/dyn_mode.h"
 #include "engine/events.h"
 #include "engine/sinks/chrome_trace_writer.h"
 #include "engine/sinks/iteration_filter.h"
@@ -78,13 +80,6 @@ Evaluation evaluate(Trainer& trainer, datasets::BatchLoader& loader) {
   return e;
 }
 
-ConvScheme parse_scheme(const std::string& s) {
-  if (s == "m") return ConvScheme::m;
-  if (s == "p") return ConvScheme::p;
-  throw std::invalid_argument("unknown conv algorithm scheme '" + s +
-                              "' (valid: m = least workspace, p = fastest)");
-}
-
 }  // namespace
 
 RunOptions resume_options(const RunOptions& cli, const std::set<std::string>& given,
@@ -118,7 +113,15 @@ nlohmann::json run_batch(const RunOptions& o, const std::optional<Checkpoint>& r
   if (o.batch_size <= 0) throw std::invalid_argument("--batch-size must be at least 1");
   if (o.epochs < 0 || o.iterations < 0) throw std::invalid_argument("--epochs and --iterations must not be negative");
   learning_rate(o.lr_schedule, o.lr, 0, 1);  // validates the schedule name
-  const ConvScheme scheme = parse_scheme(o.algo);
+  PlanSettings memory;
+  memory.scheme = parse_scheme(o.algo);
+  const bool dyn = o.mode == "dyn";
+  // dyn starts from the mode that needs least memory and profiles from there.
+  memory.mode = dyn ? OffloadMode::all : parse_mode(o.mode);
+  memory.transfer = parse_transfer(o.transfer);
+  memory.order = parse_order(o.order);
+  memory.lookahead = o.lookahead;
+  const std::size_t budget = o.budget.empty() ? 0 : parse_bytes(o.budget);
 
   // Data first: a wrong path should fail before anything slow happens.
   const bool imagenet = o.dataset == "imagenet";
@@ -145,8 +148,9 @@ nlohmann::json run_batch(const RunOptions& o, const std::optional<Checkpoint>& r
   auto device = make_device(o.device, o.link_gbps);
   TrainerOptions topts;
   topts.batch = o.batch_size;
-  topts.plan.scheme = scheme;
+  topts.plan = memory;
   topts.heuristic = o.heuristic;
+  topts.budget_bytes = budget;
   topts.seed = o.seed;
   topts.sgd = {o.lr, o.momentum, o.weight_decay};
   topts.staging_bytes = train_bytes + eval_bytes;
@@ -193,9 +197,17 @@ nlohmann::json run_batch(const RunOptions& o, const std::optional<Checkpoint>& r
               net.name().c_str(), static_cast<long long>(net.parameter_count()),
               train_set->name().c_str(), static_cast<long long>(o.batch_size),
               static_cast<long long>(total), out.string().c_str());
-  std::printf("memory pool: %.1f MiB (peak load %.1f MiB, %s)\n", trainer.arena_bytes() / 1048576.0,
-              trainer.train_schedule().peak_load_bytes / 1048576.0, o.heuristic.c_str());
-  std::fflush(stdout);
+  auto print_memory = [&] {
+    const Schedule& s = trainer.train_schedule();
+    std::printf("memory pool: %s (peak load %s, smallest workable %s; %s, mode %s, algo %s, %s, %s); pinned %s\n",
+                format_bytes(trainer.pool_bytes()).c_str(), format_bytes(s.peak_load_bytes).c_str(),
+                format_bytes(trainer.minimum_budget()).c_str(), o.heuristic.c_str(), to_string(s.settings.mode),
+                to_string(s.settings.scheme), to_string(s.settings.transfer), to_string(s.settings.order),
+                format_bytes(s.pinned_bytes).c_str());
+    std::fflush(stdout);
+  };
+  print_memory();
+  bool choose_mode = dyn;
 
   Progress progress(o.progress);
   double train_seconds = 0;
@@ -217,6 +229,15 @@ nlohmann::json run_batch(const RunOptions& o, const std::optional<Checkpoint>& r
       if (b < skip) {  // already trained before the checkpoint
         ++b;
         continue;
+      }
+      if (choose_mode) {  // dyn: profile the modes that fit on the first batch
+        const DynChoice c = choose_dyn(trainer, batch->images, batch->labels);
+        for (const auto& p : c.profiles)
+          std::printf("dyn: %-5s %s\n", to_string(p.mode),
+                      !p.fits ? "does not fit" : p.seconds > 0 ? (std::to_string(p.seconds) + " s/iteration").c_str() : "fits");
+        std::printf("dyn: chose %s\n", to_string(c.mode));
+        print_memory();
+        choose_mode = false;
       }
       const auto t0 = Clock::now();
       lr = learning_rate(o.lr_schedule, o.lr, iteration, total);
@@ -287,7 +308,11 @@ nlohmann::json run_batch(const RunOptions& o, const std::optional<Checkpoint>& r
       {"images_per_second", train_seconds > 0 ? train_images / train_seconds : 0.0},
       {"peak_load_bytes", peak_load},
       {"footprint_bytes", footprint},
-      {"pool_bytes", trainer.arena_bytes()},
+      {"pool_bytes", trainer.pool_bytes()},
+      {"mode", to_string(trainer.train_schedule().settings.mode)},
+      {"transfer", o.transfer},
+      {"order", o.order},
+      {"pinned_host_bytes", trainer.train_schedule().pinned_bytes},
       {"heuristic", o.heuristic},
       {"algo", o.algo},
       {"param_checksum", hex(trainer.param_checksum())},

@@ -56,6 +56,12 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   cli.add_option("--algo", o.algo, "conv algorithm scheme: m (least workspace) or p (fastest)")
       ->capture_default_str();
+  cli.add_option("--mode", o.mode, "activation offload: base, all, conv, aconv or dyn")->capture_default_str();
+  cli.add_option("--transfer", o.transfer, "sync (vDNN) or async (vDNN++) transfers")->capture_default_str();
+  cli.add_option("--order", o.order, "backward allocation order: prefetch-first or derivative-first")
+      ->capture_default_str();
+  cli.add_option("--lookahead", o.lookahead, "prefetches kept in flight ahead of backward")->capture_default_str();
+  cli.add_option("--budget", o.budget, "memory pool size, e.g. 900MiB (default: what the run needs)");
   cli.add_option("--link-gbps", o.link_gbps, "cpu device: throttle host<->device copies to this GB/s (0 = off)")
       ->capture_default_str();
   cli.add_option("--trace-iterations", o.trace_iterations,

@@ -12,6 +12,9 @@ nlohmann::json to_json(const RunOptions& o) {
           {"momentum", o.momentum},   {"weight_decay", o.weight_decay},
           {"seed", o.seed},           {"device", o.device},
           {"heuristic", o.heuristic}, {"algo", o.algo},
+          {"mode", o.mode},           {"transfer", o.transfer},
+          {"order", o.order},         {"lookahead", o.lookahead},
+          {"budget", o.budget},
           {"link_gbps", o.link_gbps}, {"trace_iterations", o.trace_iterations}};
 }
 
@@ -31,6 +34,11 @@ RunOptions options_from_json(const nlohmann::json& j) {
   o.device = j.at("device").get<std::string>();
   o.heuristic = j.at("heuristic").get<std::string>();
   o.algo = j.at("algo").get<std::string>();
+  o.mode = j.at("mode").get<std::string>();
+  o.transfer = j.at("transfer").get<std::string>();
+  o.order = j.at("order").get<std::string>();
+  o.lookahead = j.at("lookahead").get<int>();
+  o.budget = j.at("budget").get<std::string>();
   o.link_gbps = j.at("link_gbps").get<double>();
   o.trace_iterations = j.at("trace_iterations").get<std::int64_t>();
   return o;

@@ -26,6 +26,11 @@ struct RunOptions {
   std::string resume;  // a run folder holding checkpoint.bin
   std::string heuristic = "best-fit";
   std::string algo = "p";  // conv algorithm scheme: m (least workspace) or p (fastest)
+  std::string mode = "base";            // offload: base | all | conv | aconv | dyn
+  std::string transfer = "async";       // sync (vDNN) | async (vDNN++)
+  std::string order = "prefetch-first";  // backward allocation order | derivative-first
+  int lookahead = 1;                    // prefetches in flight beyond the current layer's
+  std::string budget;                   // the pool size, e.g. 900MiB; empty: what the run needs
   double link_gbps = 0;    // cpu device: throttle host<->device copies (0 = unthrottled)
   std::int64_t trace_iterations = 5;  // iterations written to trace.json and memory_load.csv
   // Stop this invocation after so many iterations (checkpointed; continue

@@ -1,9 +1,11 @@
 // Replays a schedule through an allocator without computing anything: the
 // address map, memory load and footprint a real run of the same schedule
-// with the same policy will have.
+// with the same policy will have (placement does not depend on timing; see
+// the executor's fences).
 #pragma once
 
 #include <cstddef>
+#include <string_view>
 #include <vector>
 
 #include "engine/allocator.h"
@@ -14,8 +16,12 @@ namespace tidepool {
 struct DryRun {
   bool fits = true;
   int failed_step = -1;  // the first alloc the pool could not place (-1: none)
-  PoolStats stats;       // after the replay (peak figures cover it all)
-  std::vector<std::size_t> offset;  // per tensor, where it was last placed
+  PoolStats stats;       // the allocator after the replay
+  // Of this replay alone:
+  std::size_t peak_load_bytes = 0;
+  std::size_t footprint_bytes = 0;            // the highest extent reached
+  std::size_t largest_free_at_peak_bytes = 0;  // inside the footprint, when the load peaked
+  std::vector<std::size_t> offset;            // per tensor, where it was last placed
 };
 
 // Places the persistent tensors first when `with_persistent` (a fresh
@@ -23,8 +29,17 @@ struct DryRun {
 // that already holds them.
 DryRun dry_run(const Schedule& schedule, Allocator& allocator, bool with_persistent = true);
 
-// A pool size that serves the schedule under the named policy: the footprint
-// of a replay in an unbounded pool.
+// What a policy does with a schedule, run after run: the first iteration
+// and the steady state (a second iteration on the same allocator, which is
+// what a policy that learns, like smartpool, settles into).
+struct Replay {
+  DryRun first, steady;
+  // A pool that serves both iterations: the larger footprint.
+  std::size_t pool_bytes() const { return std::max(first.footprint_bytes, steady.footprint_bytes); }
+};
+Replay replay_twice(const Schedule& schedule, std::string_view heuristic);
+
+// A pool size that serves the schedule under the named policy.
 std::size_t footprint_of(const Schedule& schedule, std::string_view heuristic);
 
 }  // namespace tidepool

@@ -251,7 +251,10 @@ class Planner {
 
   // Issues the prefetches node i needs now, plus `lookahead` more ahead.
   void emit_prefetches(int i) {
+    // Already in flight for later layers (the order is by need, so they are
+    // the last ones issued).
     int ahead = 0;
+    for (std::size_t k = next_prefetch_; k > 0 && first_backward_reader_[prefetch_order_[k - 1]] < i; --k) ++ahead;
     while (next_prefetch_ < prefetch_order_.size()) {
       const int t = prefetch_order_[next_prefetch_];
       if (first_backward_reader_[t] < i && ahead++ >= s_.settings.lookahead) break;

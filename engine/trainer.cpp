@@ -13,46 +13,77 @@ namespace {
 std::string mib(std::size_t bytes) { return std::to_string((bytes + (1 << 20) - 1) >> 20) + " MiB"; }
 }  // namespace
 
+Trainer::Validated Trainer::validate(const PlanSettings& settings, const std::string& heuristic,
+                                     std::size_t budget_bytes) const {
+  make_allocator(heuristic, 0);  // throws for an unknown name, listing the valid ones
+  if (settings.lookahead < 0) throw std::invalid_argument("prefetch lookahead must not be negative");
+  PlanSettings train = settings, eval{Phase::eval, settings.scheme};
+  train.phase = Phase::train;
+  Validated v{plan(network_, options_.batch, train, device_.kernels()),
+              plan(network_, options_.batch, eval, device_.kernels()), 0, 0};
+  // The smallest pool found to serve both schedules under this heuristic.
+  v.minimum = std::max(footprint_of(v.train, heuristic), footprint_of(v.eval, heuristic));
+  v.pool = budget_bytes ? budget_bytes : v.minimum;
+  const std::string what = network_.name() + " at batch " + std::to_string(options_.batch) + " (mode " +
+                           to_string(settings.mode) + ", " + heuristic + ")";
+  if (arena_ && v.pool > arena_bytes_)
+    throw DeviceError("a budget of " + mib(v.pool) + " exceeds the " + mib(arena_bytes_) +
+                      " of device memory this run reserved");
+  if (budget_bytes)
+    for (const Schedule* s : {&v.train, &v.eval}) {
+      auto probe = make_allocator(heuristic, v.pool);
+      if (!dry_run(*s, *probe).fits)
+        throw DeviceError("a budget of " + mib(v.pool) + " is too small for " + what +
+                          ": the smallest budget that works is " + mib(v.minimum));
+    }
+  return v;
+}
+
 Trainer::Trainer(Device& device, const Network& network, TrainerOptions options, EventSink* sink)
     : device_(device), network_(network), options_(std::move(options)), sink_(sink) {
   if (options_.batch <= 0) throw std::invalid_argument("batch size must be positive");
-  if (options_.plan.lookahead < 0) throw std::invalid_argument("prefetch lookahead must not be negative");
-  make_allocator(options_.heuristic, 0);  // throws for an unknown name, listing the valid ones
-  PlanSettings train = options_.plan;
-  train.phase = Phase::train;
-  train_ = plan(network_, options_.batch, train, device_.kernels());
-  const Schedule& eval = eval_schedule(options_.batch);
-
-  // The smallest pool that serves both schedules under this heuristic.
-  minimum_budget_ = std::max(footprint_of(train_, options_.heuristic), footprint_of(eval, options_.heuristic));
-  arena_bytes_ = options_.budget_bytes ? options_.budget_bytes : minimum_budget_;
-  if (options_.budget_bytes) {
-    for (const Schedule* s : {static_cast<const Schedule*>(&train_), &eval}) {
-      auto probe = make_allocator(options_.heuristic, arena_bytes_);
-      if (!dry_run(*s, *probe).fits)
-        throw DeviceError("a budget of " + mib(arena_bytes_) + " is too small for " + network_.name() +
-                          " at batch " + std::to_string(options_.batch) + " (mode " +
-                          to_string(options_.plan.mode) + ", " + options_.heuristic +
-                          "): the smallest budget that works is " + mib(minimum_budget_));
-    }
-  }
+  Validated v = validate(options_.plan, options_.heuristic, options_.budget_bytes);
+  arena_bytes_ = std::max(options_.arena_bytes, v.pool);
   // Pinned memory for the worst case, every layer's input offloaded, so
   // that a later change of mode needs no new reservation.
-  PlanSettings all = train;
+  PlanSettings all = v.train.settings;
   all.mode = OffloadMode::all;
   const std::size_t offload_bytes =
-      std::max(train_.pinned_bytes, plan(network_, options_.batch, all, device_.kernels()).pinned_bytes);
+      std::max(v.train.pinned_bytes, plan(network_, options_.batch, all, device_.kernels()).pinned_bytes);
   arena_ = device_.reserve_arena(arena_bytes_);
-  std::byte* pinned = nullptr;
   if (options_.staging_bytes + offload_bytes) {
-    pinned = device_.reserve_pinned(options_.staging_bytes + offload_bytes);
+    std::byte* pinned = device_.reserve_pinned(options_.staging_bytes + offload_bytes);
     staging_ = {pinned, options_.staging_bytes};
+    offload_region_ = pinned + options_.staging_bytes;
   }
-  allocator_ = make_allocator(options_.heuristic, arena_bytes_);
-  executor_ = std::make_unique<Executor>(device_, arena_, pinned ? pinned + options_.staging_bytes : nullptr,
-                                         network_, *allocator_, sink_);
-  executor_->place_persistent(train_, placement_);
+  commit(std::move(v), /*new_pool=*/true);
   initialise_parameters();
+}
+
+void Trainer::apply(const PlanSettings& settings, const std::string& heuristic, std::size_t budget_bytes) {
+  Validated v = validate(settings, heuristic, budget_bytes);  // throws, leaving everything as it was
+  const bool new_pool = heuristic != options_.heuristic || v.pool != pool_bytes_;
+  std::vector<float> state;
+  if (new_pool) state = read_state();  // the parameters move to the new pool's placement
+  options_.plan = v.train.settings;
+  options_.heuristic = heuristic;
+  options_.budget_bytes = budget_bytes;
+  commit(std::move(v), new_pool);
+  if (new_pool) write_state(state);
+}
+
+void Trainer::commit(Validated v, bool new_pool) {
+  minimum_budget_ = v.minimum;
+  train_ = std::move(v.train);
+  eval_.clear();
+  eval_.emplace(options_.batch, std::move(v.eval));
+  if (!new_pool) return;
+  pool_bytes_ = v.pool;
+  executor_.reset();
+  allocator_ = make_allocator(options_.heuristic, pool_bytes_);
+  executor_ = std::make_unique<Executor>(device_, arena_, offload_region_, network_, *allocator_, sink_);
+  placement_ = Placement{};
+  executor_->place_persistent(train_, placement_);
 }
 
 Trainer::~Trainer() {
@@ -66,8 +97,7 @@ Trainer::~Trainer() {
 const Schedule& Trainer::eval_schedule(std::int64_t batch) {
   auto it = eval_.find(batch);
   if (it == eval_.end())
-    it = eval_.emplace(batch, plan(network_, batch, {Phase::eval, options_.plan.scheme}, device_.kernels()))
-             .first;
+    it = eval_.emplace(batch, plan(network_, batch, {Phase::eval, options_.plan.scheme}, device_.kernels())).first;
   return it->second;
 }
 

@@ -33,6 +33,9 @@ struct TrainerOptions {
   // The memory budget: the pool every device tensor lives in. 0 sizes it to
   // the footprint a dry run of the train and eval schedules needs.
   std::size_t budget_bytes = 0;
+  // Device memory reserved once for the run; later budgets may not exceed
+  // it. 0: the first budget.
+  std::size_t arena_bytes = 0;
   std::uint64_t seed = 1;
   SgdOptions sgd;
   // Pinned host bytes reserved for the caller (input batches are staged
@@ -54,6 +57,11 @@ class Trainer {
   // the training batch): loss and correct count, no update.
   IterationResult eval_step(const float* images, const std::int32_t* labels, std::int64_t batch);
 
+  // Re-plans with new memory settings, applied from the next iteration on.
+  // Throws DeviceError or std::invalid_argument with the reason (and the
+  // smallest budget that would work) and then changes nothing.
+  void apply(const PlanSettings& plan, const std::string& heuristic, std::size_t budget_bytes);
+
   void set_learning_rate(float lr) { options_.sgd.lr = lr; }
   std::int64_t iteration() const { return iteration_; }
   void set_iteration(std::int64_t i) { iteration_ = i; }
@@ -61,6 +69,7 @@ class Trainer {
   const Schedule& train_schedule() const { return train_; }
   const TrainerOptions& options() const { return options_; }
   std::size_t arena_bytes() const { return arena_bytes_; }
+  std::size_t pool_bytes() const { return pool_bytes_; }
   // The smallest pool in which the current settings' schedules were found
   // to run (a sufficient size, see pool_search).
   std::size_t minimum_budget() const { return minimum_budget_; }
@@ -78,6 +87,13 @@ class Trainer {
   std::uint64_t param_checksum();
 
  private:
+  struct Validated {
+    Schedule train, eval;
+    std::size_t minimum = 0;  // the smallest pool found to serve both
+    std::size_t pool = 0;     // the pool these settings get
+  };
+  Validated validate(const PlanSettings& plan, const std::string& heuristic, std::size_t budget) const;
+  void commit(Validated v, bool new_pool);
   const Schedule& eval_schedule(std::int64_t batch);
   void initialise_parameters();
   std::vector<float> read_tensors(const std::vector<int>& ids);
@@ -91,6 +107,8 @@ class Trainer {
   std::map<std::int64_t, Schedule> eval_;  // by batch size
   std::size_t arena_bytes_ = 0;
   std::size_t minimum_budget_ = 0;
+  std::size_t pool_bytes_ = 0;
+  std::byte* offload_region_ = nullptr;
   std::byte* arena_ = nullptr;
   std::span<std::byte> staging_;
   std::unique_ptr<Allocator> allocator_;

@@ -2,6 +2,7 @@
 // never change, memory goes down, and transfers overlap compute.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 #include "engine/allocator.h"
@@ -140,21 +141,65 @@ TEST(Offload, AsyncTransfersOverlapComputeAndSyncOnesStall) {
     trainer.train_step(b.images.data(), b.labels.data());
     return rec.spans;
   };
-  auto overlap_and_stall = [](const std::vector<SpanEvent>& spans) {
-    double overlap = 0, stall = 0;
-    for (const SpanEvent& t : spans) {
-      if (t.kind == SpanKind::wait) stall += t.end_us - t.start_us;
-      if (t.kind != SpanKind::offload) continue;
-      for (const SpanEvent& c : spans)
+  // Async: offloads run while later forward layers compute.
+  const auto async = spans_of(TransferMode::async);
+  double overlap = 0;
+  for (const SpanEvent& t : async)
+    if (t.kind == SpanKind::offload)
+      for (const SpanEvent& c : async)
         if (c.kind == SpanKind::forward)
           overlap += std::max(0.0, std::min(t.end_us, c.end_us) - std::max(t.start_us, c.start_us));
-    }
-    return std::pair{overlap, stall};
+  EXPECT_GT(overlap, 0.0) << "offloads ran while forward layers computed";
+  // Sync: the layer during which an offload starts ends with it, so no
+  // offload is still running when the layer after that one starts.
+  const auto sync = spans_of(TransferMode::sync);
+  std::vector<double> forward_starts;
+  for (const SpanEvent& c : sync)
+    if (c.kind == SpanKind::forward) forward_starts.push_back(c.start_us);
+  std::sort(forward_starts.begin(), forward_starts.end());
+  int offloads = 0;
+  for (const SpanEvent& t : sync) {
+    if (t.kind != SpanKind::offload) continue;
+    ++offloads;
+    auto next = std::upper_bound(forward_starts.begin(), forward_starts.end(), t.start_us);
+    if (next != forward_starts.end() && ++next != forward_starts.end())
+      EXPECT_LE(t.end_us, *next) << t.tensor << " outlived the layer after its own";
+  }
+  EXPECT_GT(offloads, 5);
+}
+
+}  // namespace
+}  // namespace tidepool
+
+namespace tidepool {
+namespace {
+
+// Settings switched between iterations: the numbers stay those of an
+// uninterrupted base run, and an impossible budget is refused without
+// disturbing training.
+TEST(Replan, SwitchingSettingsBetweenIterationsKeepsTheNumbers) {
+  const Network net = testing::residual_net();
+  const std::uint64_t base = train(net, {.batch = 8, .seed = 6}, 4);
+  CpuDevice device;
+  Trainer trainer(device, net, {.batch = 8, .arena_bytes = 64 << 20, .seed = 6});
+  auto step = [&](int i) {
+    const Batch b = random_batch(8, 50 + i);
+    trainer.train_step(b.images.data(), b.labels.data());
   };
-  const auto [async_overlap, async_stall] = overlap_and_stall(spans_of(TransferMode::async));
-  const auto [sync_overlap, sync_stall] = overlap_and_stall(spans_of(TransferMode::sync));
-  EXPECT_GT(async_overlap, 0.0) << "offloads ran while forward layers computed";
-  EXPECT_GT(sync_stall, async_stall) << "sync waits for every layer's transfers";
+  step(0);
+  trainer.apply({.mode = OffloadMode::all, .transfer = TransferMode::sync}, "best-fit", 0);
+  step(1);
+  const std::size_t minimum = trainer.minimum_budget();
+  EXPECT_THROW(trainer.apply({.mode = OffloadMode::all}, "best-fit", minimum / 2), DeviceError);
+  EXPECT_THROW(trainer.apply({}, "no-such-heuristic", 0), std::invalid_argument);
+  EXPECT_EQ(trainer.options().plan.mode, OffloadMode::all) << "a refused change changes nothing";
+  trainer.apply({.mode = OffloadMode::conv, .order = AllocOrder::derivative_first}, allocator_names().back(),
+                minimum + (1 << 20));
+  EXPECT_EQ(trainer.pool_bytes(), minimum + (1 << 20));
+  step(2);
+  EXPECT_THROW(trainer.apply({}, "best-fit", 128 << 20), DeviceError) << "beyond the reserved arena";
+  step(3);
+  EXPECT_EQ(trainer.param_checksum(), base);
 }
 
 }  // namespace

@@ -1,0 +1,23 @@
+// The command line's words for engine settings, both ways, with errors
+// that list what is valid.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "engine/kernels.h"
+#include "engine/schedule.h"
+
+namespace tidepool::app {
+
+OffloadMode parse_mode(const std::string& s);  // base | all | conv | aconv ("dyn" is the runner's)
+TransferMode parse_transfer(const std::string& s);
+AllocOrder parse_order(const std::string& s);
+ConvScheme parse_scheme(const std::string& s);
+const char* to_string(ConvScheme s);
+
+// "900MiB", "1.5GiB", "512MB", "64KiB", "1e9" or a plain byte count.
+std::size_t parse_bytes(const std::string& s);
+std::string format_bytes(std::size_t bytes);  // "900.0 MiB"
+
+}  // namespace tidepool::app
