@@ -2,6 +2,7 @@
 //
 //   tidepool --batch [training options]   train headless, write a run folder
 //   tidepool models                       the model zoo, with sizes
+//   tidepool plan --model M ...           the dry-run planner's table
 //
 // Every failure a user can cause ends with "tidepool: error: <what>" on
 // stderr and exit status 1 (2 for a malformed command line).
@@ -13,6 +14,7 @@
 
 #include "app/batch_run.h"
 #include "app/models_command.h"
+#include "app/plan_command.h"
 #include "datasets/dataset.h"
 #include "engine/allocator.h"
 #include "models/registry.h"
@@ -73,6 +75,16 @@ int main(int argc, char** argv) {
 
   auto* models_cmd = cli.add_subcommand("models", "list the models with parameter counts and activation memory");
 
+  app::PlanRequest plan_request;
+  auto* plan_cmd = cli.add_subcommand(
+      "plan", "dry-run one iteration through every offload mode, conv scheme, order and heuristic");
+  plan_cmd->add_option("--model", plan_request.model, "network")->capture_default_str();
+  plan_cmd->add_option("--dataset", plan_request.dataset, "cifar10, cifar100 or imagenet (input size, classes)")
+      ->capture_default_str();
+  plan_cmd->add_option("--batch-size", plan_request.batch_size, "images per iteration")->capture_default_str();
+  plan_cmd->add_option("--heuristic", plan_request.heuristic, "one heuristic only (default: all)");
+  plan_cmd->add_flag("--json", plan_request.json, "a JSON list of result objects");
+
   try {
     cli.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -83,6 +95,10 @@ int main(int argc, char** argv) {
   try {
     if (*models_cmd) {
       app::print_models(std::cout);
+      return 0;
+    }
+    if (*plan_cmd) {
+      app::plan_command(plan_request, std::cout);
       return 0;
     }
     if (!batch) {

@@ -1,0 +1,85 @@
+#include "app/plan_command.h"
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "app/settings_text.h"
+#include "engine/allocator.h"
+#include "engine/cpu/cpu_kernels.h"
+#include "engine/dry_run.h"
+#include "engine/planner.h"
+#include "models/registry.h"
+
+namespace tidepool::app {
+
+std::vector<PlanRow> plan_table(const Network& net, std::int64_t batch, Kernels& kernels,
+                                const std::vector<std::string>& heuristics) {
+  std::vector<PlanRow> rows;
+  for (OffloadMode mode : {OffloadMode::base, OffloadMode::all, OffloadMode::conv, OffloadMode::aconv})
+    for (ConvScheme scheme : {ConvScheme::m, ConvScheme::p})
+      for (AllocOrder order : {AllocOrder::prefetch_first, AllocOrder::derivative_first}) {
+        const Schedule s = plan(net, batch, {.scheme = scheme, .mode = mode, .order = order}, kernels);
+        for (const std::string& h : heuristics) {
+          const Replay r = replay_twice(s, h);
+          PlanRow row;
+          row.mode = to_string(mode);
+          row.algo = to_string(scheme);
+          row.order = to_string(order);
+          row.heuristic = h;
+          row.peak_load_bytes = s.peak_load_bytes;
+          row.pool_bytes = r.pool_bytes();
+          row.footprint_bytes = r.steady.footprint_bytes;
+          row.competitive_ratio = static_cast<double>(row.footprint_bytes) / s.peak_load_bytes;
+          row.largest_free_block_bytes = r.steady.largest_free_at_peak_bytes;
+          row.pinned_host_bytes = s.pinned_bytes;
+          rows.push_back(row);
+        }
+      }
+  return rows;
+}
+
+void plan_command(const PlanRequest& q, std::ostream& out) {
+  if (q.batch_size <= 0) throw std::invalid_argument("--batch-size must be at least 1");
+  std::int64_t classes = 0;
+  models::InputKind input = models::InputKind::cifar;
+  if (q.dataset == "cifar10" || q.dataset == "generated") classes = 10;
+  else if (q.dataset == "cifar100") classes = 100;
+  else if (q.dataset == "imagenet") classes = 1000, input = models::InputKind::imagenet;
+  else throw std::invalid_argument("unknown dataset '" + q.dataset + "' for plan (valid: cifar10, cifar100, imagenet)");
+  const Network net = models::make_model(q.model, input, classes);
+  std::vector<std::string> heuristics = allocator_names();
+  if (!q.heuristic.empty()) {
+    make_allocator(q.heuristic, 0);  // throws for an unknown name, listing the valid ones
+    heuristics = {q.heuristic};
+  }
+  CpuKernels kernels;  // workspace sizes are the cpu device's
+  const auto rows = plan_table(net, q.batch_size, kernels, heuristics);
+  if (q.json) {
+    nlohmann::json j = nlohmann::json::array();
+    for (const PlanRow& r : rows)
+      j.push_back({{"mode", r.mode}, {"algo", r.algo}, {"order", r.order}, {"heuristic", r.heuristic},
+                   {"peak_load_bytes", r.peak_load_bytes}, {"pool_bytes", r.pool_bytes},
+                   {"footprint_bytes", r.footprint_bytes}, {"competitive_ratio", r.competitive_ratio},
+                   {"largest_free_block_bytes", r.largest_free_block_bytes},
+                   {"pinned_host_bytes", r.pinned_host_bytes}});
+    out << j.dump(2) << '\n';
+    return;
+  }
+  char line[256];
+  std::snprintf(line, sizeof line, "%s, %s input, batch %lld (cpu device workspaces)\n", q.model.c_str(),
+                std::string(models::to_string(input)).c_str(), static_cast<long long>(q.batch_size));
+  out << line;
+  std::snprintf(line, sizeof line, "%-6s %-4s %-17s %-10s %12s %12s %12s %7s %12s %12s\n", "mode", "algo", "order",
+                "heuristic", "peak load", "pool", "footprint", "ratio", "largest free", "pinned");
+  out << line;
+  for (const PlanRow& r : rows) {
+    std::snprintf(line, sizeof line, "%-6s %-4s %-17s %-10s %12s %12s %12s %7.3f %12s %12s\n", r.mode.c_str(),
+                  r.algo.c_str(), r.order.c_str(), r.heuristic.c_str(), format_bytes(r.peak_load_bytes).c_str(),
+                  format_bytes(r.pool_bytes).c_str(), format_bytes(r.footprint_bytes).c_str(), r.competitive_ratio,
+                  format_bytes(r.largest_free_block_bytes).c_str(), format_bytes(r.pinned_host_bytes).c_str());
+    out << line;
+  }
+}
+
+}  // namespace tidepool::app

@@ -1,0 +1,40 @@
+// `tidepool plan`: the dry-run planner. Replays one iteration's schedule
+// through every allocator without computing anything and reports, for
+// every offload mode x conv algorithm x allocation order x heuristic, the
+// figures a real run with those settings will observe.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "engine/kernels.h"
+#include "engine/network.h"
+
+namespace tidepool::app {
+
+struct PlanRow {
+  std::string mode, algo, order, heuristic;
+  std::size_t peak_load_bytes = 0;
+  std::size_t pool_bytes = 0;       // a pool that serves the run from its first iteration
+  std::size_t footprint_bytes = 0;  // the steady-state pool extent
+  double competitive_ratio = 1;     // footprint / peak load
+  std::size_t largest_free_block_bytes = 0;  // inside the footprint, at the peak load
+  std::size_t pinned_host_bytes = 0;
+};
+
+std::vector<PlanRow> plan_table(const Network& net, std::int64_t batch, Kernels& kernels,
+                                const std::vector<std::string>& heuristics);
+
+struct PlanRequest {
+  std::string model = "resnet18";
+  std::string dataset = "cifar10";  // cifar10 | cifar100 | imagenet (sets the input size and classes)
+  std::int64_t batch_size = 128;
+  std::string heuristic;  // empty: every heuristic
+  bool json = false;
+};
+
+void plan_command(const PlanRequest& request, std::ostream& out);
+
+}  // namespace tidepool::app

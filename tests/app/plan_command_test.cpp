@@ -1,0 +1,65 @@
+// The dry-run planner's figures are what real runs observe.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <random>
+#include <sstream>
+
+#include "app/plan_command.h"
+#include "app/settings_text.h"
+#include "engine/allocator.h"
+#include "engine/cpu/cpu_device.h"
+#include "engine/cpu/cpu_kernels.h"
+#include "engine/test_networks.h"
+#include "engine/trainer.h"
+
+namespace tidepool::app {
+namespace {
+
+TEST(Plan, FiguresEqualWhatARealRunObserves) {
+  const Network net = tidepool::testing::residual_net();
+  CpuKernels kernels;
+  const auto rows = plan_table(net, 8, kernels, allocator_names());
+  ASSERT_EQ(rows.size(), 4u * 2 * 2 * allocator_names().size());
+  std::vector<float> images(8 * 3 * 8 * 8);
+  std::vector<std::int32_t> labels(8, 1);
+  std::mt19937 rng(3);
+  std::normal_distribution<float> normal;
+  for (float& v : images) v = normal(rng);
+  for (const PlanRow& row : rows) {
+    for (TransferMode transfer : {TransferMode::sync, TransferMode::async}) {
+      SCOPED_TRACE(row.mode + " " + row.algo + " " + row.order + " " + row.heuristic + " " + to_string(transfer));
+      CpuDevice device;
+      TrainerOptions o{.batch = 8,
+                       .plan = {.scheme = parse_scheme(row.algo),
+                                .mode = row.mode == "base" ? OffloadMode::base : parse_mode(row.mode),
+                                .order = parse_order(row.order),
+                                .transfer = transfer},
+                       .heuristic = row.heuristic,
+                       .budget_bytes = row.pool_bytes};
+      Trainer trainer(device, net, o);
+      const IterationResult first = trainer.train_step(images.data(), labels.data());
+      const IterationResult steady = trainer.train_step(images.data(), labels.data());
+      EXPECT_EQ(steady.peak_load_bytes, row.peak_load_bytes);
+      EXPECT_EQ(steady.footprint_bytes, row.footprint_bytes);
+      EXPECT_LE(first.footprint_bytes, row.pool_bytes);
+      EXPECT_EQ(trainer.train_schedule().pinned_bytes, row.pinned_host_bytes);
+      EXPECT_NEAR(row.competitive_ratio, static_cast<double>(steady.footprint_bytes) / steady.peak_load_bytes, 1e-12);
+    }
+  }
+}
+
+TEST(Plan, JsonHasTheDocumentedKeys) {
+  std::ostringstream out;
+  plan_command({.model = "resnet20", .dataset = "cifar10", .batch_size = 4, .heuristic = "best-fit", .json = true}, out);
+  const auto j = nlohmann::json::parse(out.str());
+  ASSERT_EQ(j.size(), 16u);  // 4 modes x 2 algos x 2 orders
+  for (const char* key : {"mode", "algo", "order", "heuristic", "peak_load_bytes", "pool_bytes", "competitive_ratio",
+                          "largest_free_block_bytes", "pinned_host_bytes"})
+    EXPECT_TRUE(j[0].contains(key)) << key;
+  EXPECT_THROW(plan_command({.model = "resnet20", .dataset = "mnist"}, out), std::invalid_argument);
+  EXPECT_THROW(plan_command({.model = "resnet20", .heuristic = "nope"}, out), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace tidepool::app
