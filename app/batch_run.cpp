@@ -58,24 +58,26 @@ std::string hex(std::uint64_t v) {
 }
 
 struct Evaluation {
-  double loss = 0, accuracy = 0;
+  double loss = 0, accuracy = 0, top5 = 0;
   std::int64_t images = 0;
 };
 
 Evaluation evaluate(Trainer& trainer, datasets::BatchLoader& loader) {
   Evaluation e;
-  std::int64_t correct = 0;
+  std::int64_t correct = 0, correct5 = 0;
   loader.start_epoch(0);
   while (auto batch = loader.next()) {
     if (batch->size == 0) continue;
     const IterationResult r = trainer.eval_step(batch->images, batch->labels, batch->size);
     correct += r.correct;
+    correct5 += r.correct_top5;
     e.loss += static_cast<double>(r.loss) * batch->size;
     e.images += batch->size;
   }
   if (e.images) {
     e.loss /= e.images;
     e.accuracy = static_cast<double>(correct) / e.images;
+    e.top5 = static_cast<double>(correct5) / e.images;
   }
   return e;
 }
@@ -190,7 +192,7 @@ nlohmann::json run_batch(const RunOptions& o, const std::optional<Checkpoint>& r
   std::ofstream metrics(metrics_path, new_metrics ? std::ios::trunc : std::ios::app);
   if (!metrics) throw std::runtime_error("cannot write " + metrics_path.string());
   if (new_metrics)
-    metrics << "epoch,iteration,lr,train_loss,train_accuracy,test_loss,test_accuracy,"
+    metrics << "epoch,iteration,lr,train_loss,train_accuracy,test_loss,test_accuracy,test_top5,"
                "images_per_second,peak_load_bytes,footprint_bytes,seconds\n";
 
   std::printf("training %s (%lld parameters) on %s, batch %lld, %lld iterations; run folder %s\n",
@@ -266,15 +268,16 @@ nlohmann::json run_batch(const RunOptions& o, const std::optional<Checkpoint>& r
     last_train_loss = epoch_images ? epoch_loss / epoch_images : 0;
 
     last_eval = evaluate(trainer, test_loader);
-    char text[160];
-    std::snprintf(text, sizeof text, "epoch %lld: train loss %.4f, accuracy %.2f%% | test loss %.4f, accuracy %.2f%%",
+    char text[200];
+    std::snprintf(text, sizeof text, "epoch %lld: train loss %.4f, accuracy %.2f%% | test loss %.4f, accuracy %.2f%%%s",
                   static_cast<long long>(epoch + 1), last_train_loss,
                   epoch_images ? 100.0 * epoch_correct / epoch_images : 0.0, last_eval.loss,
-                  100.0 * last_eval.accuracy);
+                  100.0 * last_eval.accuracy,
+                  imagenet ? (", top-5 " + std::to_string(100.0 * last_eval.top5).substr(0, 5) + "%").c_str() : "");
     progress.line(text);
     metrics << epoch + 1 << ',' << iteration << ',' << lr << ',' << last_train_loss << ','
             << (epoch_images ? static_cast<double>(epoch_correct) / epoch_images : 0.0) << ','
-            << last_eval.loss << ',' << last_eval.accuracy << ','
+            << last_eval.loss << ',' << last_eval.accuracy << ',' << last_eval.top5 << ','
             << (epoch_seconds > 0 ? epoch_images / epoch_seconds : 0.0) << ',' << peak_load << ','
             << footprint << ',' << seconds_since(epoch_start) << '\n';
     metrics.flush();
@@ -303,6 +306,7 @@ nlohmann::json run_batch(const RunOptions& o, const std::optional<Checkpoint>& r
       {"iterations", iteration},
       {"parameters", net.parameter_count()},
       {"final_test_accuracy", last_eval.accuracy},
+      {"final_test_top5", last_eval.top5},
       {"final_test_loss", last_eval.loss},
       {"final_train_loss", last_train_loss},
       {"images_per_second", train_seconds > 0 ? train_images / train_seconds : 0.0},

@@ -52,7 +52,7 @@ struct Executor::Pending {
     std::string tensor;
   };
   std::vector<Fence> fences;
-  std::array<float, 2> readback{};          // the loss tensor, copied out before its free
+  std::array<float, 3> readback{};          // the loss tensor, copied out before its free
 };
 
 Executor::Executor(Device& device, std::byte* arena, std::byte* pinned, const Network& network,
@@ -294,6 +294,7 @@ IterationResult Executor::run(const Schedule& s, Placement& p, const IterationIn
   IterationResult result;
   result.loss = pending.readback[0];
   result.correct = static_cast<std::int64_t>(pending.readback[1]);
+  result.correct_top5 = static_cast<std::int64_t>(pending.readback[2]);
   result.pool = allocator_.stats();
   report(s, in.iteration, pending, result);
   return result;

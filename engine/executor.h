@@ -50,7 +50,8 @@ struct IterationInputs {
 
 struct IterationResult {
   float loss = 0;
-  std::int64_t correct = 0;
+  std::int64_t correct = 0;       // top-1
+  std::int64_t correct_top5 = 0;
   PoolStats pool;                      // the allocator's state after the iteration
   std::size_t peak_load_bytes = 0;     // highest memory load seen during this iteration
   std::size_t footprint_bytes = 0;     // highest pool extent seen during this iteration

@@ -126,8 +126,10 @@ class Kernels {
 
   // --- softmax cross-entropy, mean over the batch ----------------------
   // logits [n, classes], labels [n] (i32). Writes probabilities [n, classes]
-  // for backward, loss_and_correct[0] = mean loss and [1] = the number of
-  // rows whose arg-max equals the label.
+  // for backward, loss_and_correct[0] = mean loss, [1] = the number of rows
+  // whose label ranks first and [2] = those whose label ranks in the top 5
+  // (a class ranks above the label when its logit is larger, or equal with
+  // a smaller index: the first maximum wins ties).
   virtual void softmax_xent_forward(std::int64_t n, std::int64_t classes, const float* logits,
                                     const std::int32_t* labels, float* probs,
                                     float* loss_and_correct) = 0;

@@ -35,7 +35,7 @@ void CpuKernels::softmax_xent_forward(std::int64_t n, std::int64_t classes, cons
   // Summed in double: a float sum of a few hundred per-row losses loses the
   // digits the loss curve is plotted with.
   double loss_sum = 0.0;
-  std::int64_t correct = 0;
+  std::int64_t correct = 0, correct5 = 0;
   for (std::int64_t row = 0; row < n; ++row) {
     const float* l = logits + row * classes;
     float* p = probs + row * classes;
@@ -62,9 +62,14 @@ void CpuKernels::softmax_xent_forward(std::int64_t n, std::int64_t classes, cons
 
     loss_sum += std::log(static_cast<double>(sum)) - static_cast<double>(l[label] - max);
     if (argmax == label) ++correct;
+    std::int64_t rank = 0;  // classes ranked above the label
+    for (std::int64_t j = 0; j < classes && rank < 5; ++j)
+      rank += l[j] > l[label] || (l[j] == l[label] && j < label);
+    if (rank < 5) ++correct5;
   }
   loss_and_correct[0] = static_cast<float>(loss_sum / static_cast<double>(n));
   loss_and_correct[1] = static_cast<float>(correct);
+  loss_and_correct[2] = static_cast<float>(correct5);
 }
 
 void CpuKernels::softmax_xent_backward(std::int64_t n, std::int64_t classes, const float* probs,

@@ -6,7 +6,7 @@ Shape SoftmaxCrossEntropy::infer(const std::vector<Shape>& in) const {
   if (in.size() != 2 || in[0].rank() != 2) fail("expects logits [N, classes] and labels [N]");
   if (in[1].rank() != 1 || in[1][0] != in[0][0])
     fail("labels " + in[1].str() + " do not match logits " + in[0].str());
-  return Shape{2};
+  return Shape{3};
 }
 
 std::vector<SavedSpec> SoftmaxCrossEntropy::saved(const std::vector<Shape>& in, Kernels&) const {

@@ -1,6 +1,6 @@
 // Softmax followed by cross-entropy against integer labels, averaged over
-// the batch. Inputs: logits [N, classes], labels [N] (i32). Output: two
-// floats, the mean loss and the number of correct predictions.
+// the batch. Inputs: logits [N, classes], labels [N] (i32). Output: three
+// floats, the mean loss and the numbers of top-1 and top-5 correct predictions.
 #pragma once
 
 #include "engine/layer.h"

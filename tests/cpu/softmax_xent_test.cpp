@@ -37,7 +37,7 @@ TEST(SoftmaxXentKernel, MatchesReferenceForward) {
     const std::int64_t n = 16;
     const auto logits = random_floats(static_cast<std::size_t>(n * classes), 71, -4.0f, 4.0f);
     const auto labels = labels_for(n, classes, 72);
-    std::vector<float> probs = nan_filled(logits.size()), out = nan_filled(2);
+    std::vector<float> probs = nan_filled(logits.size()), out = nan_filled(3);
     k.softmax_xent_forward(n, classes, logits.data(), labels.data(), probs.data(), out.data());
     std::vector<double> probs_ref(logits.size());
     const auto ld = to_double(logits);
@@ -46,6 +46,7 @@ TEST(SoftmaxXentKernel, MatchesReferenceForward) {
     EXPECT_TRUE(all_close(probs, probs_ref, 1e-5, 1e-7)) << classes << " classes";
     EXPECT_NEAR(out[0], r.loss, 1e-5 * (1.0 + r.loss)) << classes << " classes";
     EXPECT_EQ(out[1], static_cast<float>(r.correct)) << classes << " classes";
+    EXPECT_EQ(out[2], static_cast<float>(r.correct5)) << classes << " classes";
   }
 }
 
@@ -59,9 +60,10 @@ TEST(SoftmaxXentKernel, CorrectCount) {
                                      0.0f, 7.0f, 5.0f, 7.0f,  //
                                      0.0f, 7.0f, 5.0f, 7.0f};
   const std::vector<std::int32_t> labels = {2, 1, 1, 3};
-  std::vector<float> probs(16), out(2);
+  std::vector<float> probs(16), out(3);
   k.softmax_xent_forward(4, 4, logits.data(), labels.data(), probs.data(), out.data());
   EXPECT_EQ(out[1], 2.0f);
+  EXPECT_EQ(out[2], 4.0f) << "with four classes every label is in the top 5";
   for (int row = 0; row < 4; ++row) {
     float sum = 0.0f;
     for (int j = 0; j < 4; ++j) sum += probs[static_cast<std::size_t>(row * 4 + j)];
@@ -74,7 +76,7 @@ TEST(SoftmaxXentKernel, MatchesReferenceBackward) {
   const std::int64_t n = 8, classes = 10;
   const auto logits = random_floats(static_cast<std::size_t>(n * classes), 73, -3.0f, 3.0f);
   const auto labels = labels_for(n, classes, 74);
-  std::vector<float> probs(logits.size()), out(2);
+  std::vector<float> probs(logits.size()), out(3);
   k.softmax_xent_forward(n, classes, logits.data(), labels.data(), probs.data(), out.data());
   std::vector<float> dlogits = nan_filled(logits.size());
   k.softmax_xent_backward(n, classes, probs.data(), labels.data(), dlogits.data());
@@ -97,7 +99,7 @@ TEST(SoftmaxXentKernel, StableForHugeLogits) {
   // float, yet the loss must be the finite 2000 - log(1) ~ 2000.
   const std::vector<float> logits = {1000.0f, -1000.0f, 0.0f, 999.0f};
   const std::vector<std::int32_t> labels = {1, 0};
-  std::vector<float> probs(4), out(2);
+  std::vector<float> probs(4), out(3);
   k.softmax_xent_forward(2, 2, logits.data(), labels.data(), probs.data(), out.data());
   for (float p : probs) EXPECT_TRUE(std::isfinite(p));
   // Row 0: log(e^1000 + e^-1000) - (-1000) = 2000. Row 1: logits {0, 999},
@@ -112,7 +114,7 @@ TEST(SoftmaxXentKernel, RejectsOutOfRangeLabels) {
   CpuKernels k;
   const std::vector<float> logits = {0.0f, 1.0f};
   const std::vector<std::int32_t> labels = {2};
-  std::vector<float> probs(2), out(2), d(2);
+  std::vector<float> probs(2), out(3), d(2);
   EXPECT_THROW(k.softmax_xent_forward(1, 2, logits.data(), labels.data(), probs.data(), out.data()),
                std::invalid_argument);
   EXPECT_THROW(k.softmax_xent_backward(1, 2, probs.data(), labels.data(), d.data()),

@@ -1,6 +1,8 @@
 #include "reference/softmax_xent.h"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 namespace tidepool::reference {
 
@@ -22,6 +24,12 @@ XentResult softmax_xent_forward(std::int64_t n, std::int64_t classes, const doub
     for (std::int64_t j = 0; j < classes; ++j) p[j] /= sum;
     r.loss -= std::log(p[labels[row]]);
     if (argmax == labels[row]) ++r.correct;
+    // Top 5 by sorting class indices (ties: the lower index first).
+    std::vector<std::int64_t> order(static_cast<std::size_t>(classes));
+    for (std::int64_t j = 0; j < classes; ++j) order[static_cast<std::size_t>(j)] = j;
+    std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return l[a] > l[b]; });
+    for (std::size_t j = 0; j < order.size() && j < 5; ++j)
+      if (order[j] == labels[row]) ++r.correct5;
   }
   r.loss /= static_cast<double>(n);
   return r;

@@ -10,6 +10,7 @@ namespace tidepool::reference {
 struct XentResult {
   double loss = 0.0;
   std::int64_t correct = 0;
+  std::int64_t correct5 = 0;  // label among the five largest logits
 };
 
 XentResult softmax_xent_forward(std::int64_t n, std::int64_t classes, const double* logits,
