@@ -3,6 +3,7 @@
 //   tidepool --batch [training options]   train headless, write a run folder
 //   tidepool models                       the model zoo, with sizes
 //   tidepool plan --model M ...           the dry-run planner's table
+//   tidepool replay FILE                  an allocation trace through every heuristic
 //
 // Every failure a user can cause ends with "tidepool: error: <what>" on
 // stderr and exit status 1 (2 for a malformed command line).
@@ -15,6 +16,7 @@
 #include "app/batch_run.h"
 #include "app/models_command.h"
 #include "app/plan_command.h"
+#include "app/replay_command.h"
 #include "datasets/dataset.h"
 #include "engine/allocator.h"
 #include "models/registry.h"
@@ -85,6 +87,10 @@ int main(int argc, char** argv) {
   plan_cmd->add_option("--heuristic", plan_request.heuristic, "one heuristic only (default: all)");
   plan_cmd->add_flag("--json", plan_request.json, "a JSON list of result objects");
 
+  std::string trace_file;
+  auto* replay_cmd = cli.add_subcommand("replay", "run an allocation trace (CSV) through every heuristic");
+  replay_cmd->add_option("file", trace_file, "CSV of alloc/free events (format: README.md)")->required();
+
   try {
     cli.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -101,6 +107,7 @@ int main(int argc, char** argv) {
       app::plan_command(plan_request, std::cout);
       return 0;
     }
+    if (*replay_cmd) return app::replay_command(trace_file, std::cout);
     if (!batch) {
       std::fprintf(stderr,
                    "tidepool: error: this build has no window yet; train headless with --batch "

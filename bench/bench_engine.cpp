@@ -3,7 +3,9 @@
 //  - layer/<model>/<kind> <shape>/{fwd,bwd}: each distinct layer of a CIFAR
 //    ResNet, run through the same Layer code the executor uses;
 //  - train_step/<model>/<batch>: one whole training iteration through the
-//    planner, executor and allocator (images/s).
+//    planner, executor and allocator (images/s);
+//  - plan/<model>/<batch>: the planner alone (and plan+replay: the dry run),
+//    with oneDNN's workspace queries cached after the first call.
 //
 //   build/bench/bench_engine --benchmark_min_time=1
 #include <benchmark/benchmark.h>
@@ -15,6 +17,8 @@
 
 #include "engine/cpu/cpu_device.h"
 #include "engine/cpu/cpu_kernels.h"
+#include "engine/dry_run.h"
+#include "engine/planner.h"
 #include "engine/trainer.h"
 #include "models/registry.h"
 
@@ -168,6 +172,23 @@ void train_step(benchmark::State& state, std::string model) {
   state.counters["peak_load_MiB"] = static_cast<double>(trainer.train_schedule().peak_load_bytes) / (1 << 20);
 }
 
+void plan_time(benchmark::State& state, std::string model, models::InputKind input, bool replay) {
+  const std::int64_t batch = state.range(0);
+  const Network net = models::make_model(model, input, input == models::InputKind::cifar ? 10 : 1000);
+  PlanSettings settings;
+  settings.mode = OffloadMode::all;
+  plan(net, batch, settings, kernels());  // fills oneDNN's primitive-descriptor cache
+  std::size_t steps = 0;
+  for (auto _ : state) {
+    const Schedule s = plan(net, batch, settings, kernels());
+    steps = s.steps.size();
+    if (replay) benchmark::DoNotOptimize(footprint_of(s, "best-fit"));
+    benchmark::DoNotOptimize(s.peak_load_bytes);
+  }
+  state.counters["steps"] = static_cast<double>(steps);
+  state.counters["layers"] = static_cast<double>(net.nodes().size());
+}
+
 }  // namespace
 }  // namespace tidepool
 
@@ -179,6 +200,12 @@ int main(int argc, char** argv) {
       ->ArgName("batch")->Arg(128)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(2);
   benchmark::RegisterBenchmark("train_step/resnet18", train_step, std::string("resnet18"))
       ->ArgName("batch")->Arg(64)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
+  benchmark::RegisterBenchmark("plan/resnet152_imagenet", plan_time, std::string("resnet152"),
+                               models::InputKind::imagenet, false)
+      ->ArgName("batch")->Arg(32)->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("plan+dry_run/resnet152_imagenet", plan_time, std::string("resnet152"),
+                               models::InputKind::imagenet, true)
+      ->ArgName("batch")->Arg(32)->Unit(benchmark::kMillisecond);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "engine/alloc_trace.h"
+#include "engine/pool_search.h"
+
 namespace tidepool {
 
 DryRun dry_run(const Schedule& s, Allocator& allocator, bool with_persistent) {
@@ -40,18 +43,18 @@ DryRun dry_run(const Schedule& s, Allocator& allocator, bool with_persistent) {
   return r;
 }
 
-namespace {
-// "Unbounded": far more than any device has, small enough that offsets never overflow.
-constexpr std::size_t kUnbounded = std::size_t{1} << 50;
-}  // namespace
-
 Replay replay_twice(const Schedule& s, std::string_view heuristic) {
-  auto allocator = make_allocator(heuristic, kUnbounded);
+  // The pool comes from vDNN++'s search over two iterations rather than
+  // from an unbounded replay: a policy that places at the top of the pool
+  // (high-end) has no meaningful extent without a pool size.
+  const PoolSearch search = search_pool_size(trace_of(s, 2), heuristic);
+  auto allocator = make_allocator(heuristic, search.pool_bytes);
   Replay r;
+  r.pool = search.pool_bytes;
   r.first = dry_run(s, *allocator);
-  if (!r.first.fits) throw std::logic_error("an unbounded pool could not place the schedule");
   r.steady = dry_run(s, *allocator, /*with_persistent=*/false);
-  if (!r.steady.fits) throw std::logic_error("an unbounded pool could not place the schedule twice");
+  if (!r.first.fits || !r.steady.fits)
+    throw std::logic_error("the searched pool did not serve the schedule it was searched for");
   // The persistent tensors count in both iterations' load.
   r.steady.peak_load_bytes = std::max(r.steady.peak_load_bytes, s.persistent_bytes);
   return r;

@@ -33,13 +33,13 @@ DryRun dry_run(const Schedule& schedule, Allocator& allocator, bool with_persist
 // and the steady state (a second iteration on the same allocator, which is
 // what a policy that learns, like smartpool, settles into).
 struct Replay {
-  DryRun first, steady;
-  // A pool that serves both iterations: the larger footprint.
-  std::size_t pool_bytes() const { return std::max(first.footprint_bytes, steady.footprint_bytes); }
+  std::size_t pool = 0;  // vDNN++'s pool-size search: a pool that serves both iterations
+  DryRun first, steady;  // replays in that pool
+  std::size_t pool_bytes() const { return pool; }
 };
 Replay replay_twice(const Schedule& schedule, std::string_view heuristic);
 
-// A pool size that serves the schedule under the named policy.
+// A pool size that serves the schedule under the named policy, run after run.
 std::size_t footprint_of(const Schedule& schedule, std::string_view heuristic);
 
 }  // namespace tidepool
