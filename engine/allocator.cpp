@@ -5,7 +5,13 @@
 namespace tidepool {
 
 // Each policy lives in allocators/<name>.cpp and exposes one factory.
+std::unique_ptr<Allocator> make_exact_allocator(std::size_t pool_bytes);
+// (make_cnmem_allocator(pool_bytes, initial_pool_bytes) is declared in allocator.h.)
+std::unique_ptr<Allocator> make_cnmem_allocator(std::size_t pool_bytes);
 std::unique_ptr<Allocator> make_best_fit_allocator(std::size_t pool_bytes);
+std::unique_ptr<Allocator> make_first_fit_allocator(std::size_t pool_bytes);
+std::unique_ptr<Allocator> make_high_end_allocator(std::size_t pool_bytes);
+std::unique_ptr<Allocator> make_smartpool_allocator(std::size_t pool_bytes);
 
 namespace {
 struct Policy {
@@ -13,7 +19,12 @@ struct Policy {
   std::unique_ptr<Allocator> (*make)(std::size_t);
 };
 constexpr Policy kPolicies[] = {
+    {"exact", make_exact_allocator},
+    {"cnmem", make_cnmem_allocator},
     {"best-fit", make_best_fit_allocator},
+    {"first-fit", make_first_fit_allocator},
+    {"high-end", make_high_end_allocator},
+    {"smartpool", make_smartpool_allocator},
 };
 }  // namespace
 

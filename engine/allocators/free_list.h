@@ -1,14 +1,22 @@
 // The free blocks of one pool, kept coalesced, with the queries the
 // placement policies need. Blocks are [offset, offset + bytes).
+//
+// Both lists are vectors sorted by offset: a training iteration keeps tens
+// of holes and about a hundred live blocks, where a linear scan over
+// contiguous memory beats a node-based tree (std::map cost ~300 ns per
+// alloc+free in bench_allocators, this layout well under 100 ns).
 #pragma once
 
 #include <cstddef>
-#include <map>
 #include <optional>
-#include <set>
-#include <utility>
+#include <vector>
 
 namespace tidepool {
+
+struct Block {
+  std::size_t offset = 0, bytes = 0;
+  std::size_t end() const { return offset + bytes; }
+};
 
 class FreeList {
  public:
@@ -22,21 +30,20 @@ class FreeList {
   // Highest: the highest block that fits, from its high end.
   std::optional<std::size_t> take_highest(std::size_t bytes);
 
-  // Returns a block, merging it with free neighbours.
+  // Returns a block, merging it with free neighbours. Throws
+  // std::logic_error for a block that overlaps free space or leaves the pool.
   void give_back(std::size_t offset, std::size_t bytes);
 
   std::size_t largest() const;
-  std::size_t count() const { return by_offset_.size(); }
+  std::size_t count() const { return blocks_.size(); }
   std::size_t pool_bytes() const { return pool_bytes_; }
 
  private:
-  void erase(std::map<std::size_t, std::size_t>::iterator it);
-  void insert(std::size_t offset, std::size_t bytes);
-  std::size_t take_low(std::map<std::size_t, std::size_t>::iterator it, std::size_t bytes);
+  std::size_t take_low(std::size_t index, std::size_t bytes);
 
   std::size_t pool_bytes_;
-  std::map<std::size_t, std::size_t> by_offset_;          // offset -> bytes
-  std::set<std::pair<std::size_t, std::size_t>> by_size_;  // (bytes, offset)
+  std::vector<Block> blocks_;  // by offset
+  mutable std::optional<std::size_t> largest_;  // cached until the list changes
 };
 
 // The live blocks of one pool and the load figures derived from them.
@@ -52,13 +59,13 @@ class LiveBlocks {
     s.pool_bytes = pool_bytes_;
     s.load_bytes = load_;
     s.peak_load_bytes = peak_load_;
-    s.extent_bytes = blocks_.empty() ? 0 : blocks_.rbegin()->first + blocks_.rbegin()->second;
+    s.extent_bytes = blocks_.empty() ? 0 : blocks_.back().end();
     s.peak_extent_bytes = peak_extent_;
   }
 
  private:
   std::size_t pool_bytes_;
-  std::map<std::size_t, std::size_t> blocks_;
+  std::vector<Block> blocks_;  // by offset
   std::size_t load_ = 0, peak_load_ = 0, peak_extent_ = 0;
 };
 

@@ -383,7 +383,7 @@ TEST(GradCheck, SoftmaxCrossEntropy) {
   EXPECT_TRUE(all_close(ref_d, num, kReferenceTol, kReferenceTol)) << "reference";
 
   CpuKernels k;
-  std::vector<float> pk(20), out(2), d(20);
+  std::vector<float> pk(20), out(3), d(20);
   k.softmax_xent_forward(n, classes, logits.data(), labels.data(), pk.data(), out.data());
   k.softmax_xent_backward(n, classes, pk.data(), labels.data(), d.data());
   EXPECT_TRUE(all_close(d, num, kKernelRtol, 1e-6));

@@ -1,0 +1,52 @@
+// `tidepool replay FILE`: runs an allocation trace through every memory-pool
+// heuristic and prints, per heuristic, how much memory it needs.
+//
+// Trace format (CSV, one request per line; the full description is in
+// engine/alloc_trace.h):
+//
+//   event,id,bytes,offload
+//   alloc,0,1048576,0
+//   alloc,1,524288,1
+//   free,1,,
+//   free,0,,
+//
+//   event    `alloc` or `free`
+//   id       an integer naming the block; a free names the block it frees;
+//            an id may be reused once freed (smartpool reads it as the
+//            tensor id and learns a sequence that repeats with the same ids)
+//   bytes    alloc: the size in bytes (1 to 2^48, rounded up to 256 B);
+//            free: empty
+//   offload  1 if the block will be offloaded to the host (high-end puts it
+//            at the top of the pool), 0 or empty otherwise; optional column
+//
+// The header line is required; blank lines and `#` comments are ignored.
+// A free of an id that is not live and an alloc of an id that is still live
+// are errors, reported with the file and line.
+//
+// Columns printed, one row per heuristic (allocator_names() order):
+//   peak load       the most bytes live at once (the trace's own figure)
+//   footprint       the pool extent the heuristic used with an unbounded
+//                   pool (every block of the trace end to end); for a
+//                   heuristic that places blocks at the top of the pool
+//                   (high-end) the extent is the pool itself, so the row
+//                   shows the searched pool instead, marked `*`
+//   ratio           footprint / peak load (SmartPool's competitive ratio)
+//   free at peak    the largest free range below the footprint when the load
+//                   peaked: memory fragmentation left unusable
+//   pool search     vDNN++'s search: a sufficient pool, with its restarts
+//   overlap         `ok` when no two live blocks ever overlapped and all lay
+//                   inside the pool (a violation prints `VIOLATED` and the
+//                   command returns 1)
+#pragma once
+
+#include <ostream>
+#include <string>
+
+namespace tidepool::app {
+
+// Returns 0, or 1 if a heuristic broke the overlap check. Throws
+// std::invalid_argument with a message naming the file (and line) for a
+// file that cannot be read or is malformed.
+int replay_command(const std::string& file, std::ostream& out);
+
+}  // namespace tidepool::app
