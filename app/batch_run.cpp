@@ -118,12 +118,13 @@ nlohmann::json run_batch(const RunOptions& o, const std::optional<Checkpoint>& r
   PlanSettings memory;
   memory.scheme = parse_scheme(o.algo);
   const bool dyn = o.mode == "dyn";
-  // dyn starts from the mode that needs least memory and profiles from there.
-  memory.mode = dyn ? OffloadMode::all : parse_mode(o.mode);
+  const std::size_t budget = o.budget.empty() ? 0 : parse_bytes(o.budget);
+  // dyn under a budget starts from the mode that needs least memory and
+  // profiles from there; with no budget, keeping everything always fits.
+  memory.mode = dyn ? (budget ? OffloadMode::all : OffloadMode::base) : parse_mode(o.mode);
   memory.transfer = parse_transfer(o.transfer);
   memory.order = parse_order(o.order);
   memory.lookahead = o.lookahead;
-  const std::size_t budget = o.budget.empty() ? 0 : parse_bytes(o.budget);
 
   // Data first: a wrong path should fail before anything slow happens.
   const bool imagenet = o.dataset == "imagenet";

@@ -31,6 +31,8 @@ DynChoice choose_dyn(Trainer& trainer, const float* images, const std::int32_t* 
   if (fitting.front() != OffloadMode::base && fitting.size() > 1) {
     const std::vector<float> state = trainer.read_state();
     const std::int64_t iteration = trainer.iteration();
+    EventSink* sink = trainer.sink();  // profiling iterations are not part of the run's record
+    trainer.set_sink(nullptr);
     for (OffloadMode mode : fitting) {
       PlanSettings settings = start.plan;
       settings.mode = mode;
@@ -45,6 +47,7 @@ DynChoice choose_dyn(Trainer& trainer, const float* images, const std::int32_t* 
         if (p.mode == mode) p.seconds = seconds;
       if (seconds < best) best = seconds, choice.mode = mode;
     }
+    trainer.set_sink(sink);
   }
   PlanSettings settings = start.plan;
   settings.mode = choice.mode;

@@ -75,6 +75,7 @@ class Executor {
   IterationResult run(const Schedule& schedule, Placement& placement, const IterationInputs& inputs);
 
   std::byte* device_address(const Placement& p, int tensor) const;
+  void set_sink(EventSink* sink) { sink_ = sink; }
 
  private:
   struct Pending;  // events of one iteration, resolved when it ends

@@ -63,6 +63,12 @@ class Trainer {
   void apply(const PlanSettings& plan, const std::string& heuristic, std::size_t budget_bytes);
 
   void set_learning_rate(float lr) { options_.sgd.lr = lr; }
+  // Where events go from now on (null: nowhere).
+  void set_sink(EventSink* sink) {
+    sink_ = sink;
+    executor_->set_sink(sink);
+  }
+  EventSink* sink() const { return sink_; }
   std::int64_t iteration() const { return iteration_; }
   void set_iteration(std::int64_t i) { iteration_ = i; }
 
