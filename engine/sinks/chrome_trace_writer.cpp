@@ -26,20 +26,6 @@ const char* track_name(Stream s) {
   return "?";
 }
 
-// The category lets Perfetto filter and colour spans by what they did.
-const char* span_category(SpanKind k) {
-  switch (k) {
-    case SpanKind::forward: return "forward";
-    case SpanKind::backward: return "backward";
-    case SpanKind::accumulate: return "accumulate";
-    case SpanKind::update: return "update";
-    case SpanKind::offload: return "offload";
-    case SpanKind::prefetch: return "prefetch";
-    case SpanKind::wait: return "wait";
-  }
-  return "?";
-}
-
 // "conv1 fwd" for compute; the tensor for transfers, since the track
 // already says which way it moved; "wait <tensor>" for stalls.
 std::string span_name(const SpanEvent& e) {
@@ -54,7 +40,7 @@ std::string span_name(const SpanEvent& e) {
     case SpanKind::offload:
     case SpanKind::prefetch:
       if (!e.tensor.empty()) return e.tensor;
-      return with_layer(span_category(e.kind));
+      return with_layer(to_string(e.kind));
     case SpanKind::wait:
       if (!e.tensor.empty()) return "wait " + e.tensor;
       return with_layer("wait");
@@ -114,7 +100,7 @@ void ChromeTraceWriter::on_span(const SpanEvent& e) {
   if (!e.tensor.empty()) args["tensor"] = e.tensor;
   const json j = {{"ph", "X"},
                   {"name", span_name(e)},
-                  {"cat", span_category(e.kind)},
+                  {"cat", to_string(e.kind)},
                   {"pid", kProcessId},
                   {"tid", track_id(e.stream)},
                   {"ts", e.start_us},
