@@ -35,7 +35,9 @@ TEST_P(EveryAllocator, RandomSequencesNeverOverlapAndStayInsidePool) {
         ASSERT_EQ(*off % kAllocGranularity, 0u);
         ASSERT_LE(*off + size, kPool) << "block runs past the pool";
         auto next = live.lower_bound(*off);
-        if (next != live.end()) ASSERT_LE(*off + size, next->first) << "overlaps the next block";
+        if (next != live.end()) {
+          ASSERT_LE(*off + size, next->first) << "overlaps the next block";
+        }
         if (next != live.begin()) {
           auto prev = std::prev(next);
           ASSERT_LE(prev->first + prev->second, *off) << "overlaps the previous block";

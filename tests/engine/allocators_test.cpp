@@ -221,8 +221,8 @@ TEST(Cnmem, GivesEveryPoolBackWhenNothingIsLive) {
 // as their resolution halves.
 AllocTrace cnn_iteration(int layers, bool eval = false) {
   AllocTrace t;
-  auto act = [&](int i) { return std::size_t{16 + 8 * (i % 4) + (i % 3 == 0 ? 24 : 0)} * U; };
-  auto ws = [&](int i) { return std::size_t{4 + 7 * (i % 5)} * U; };
+  auto act = [&](int i) { return static_cast<std::size_t>(16 + 8 * (i % 4) + (i % 3 == 0 ? 24 : 0)) * U; };
+  auto ws = [&](int i) { return static_cast<std::size_t>(4 + 7 * (i % 5)) * U; };
   t.push_back(alloc(1000, act(0)));
   for (int i = 1; i <= layers; ++i) {
     t.push_back(alloc(2000 + i, ws(i)));

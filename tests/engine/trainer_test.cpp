@@ -148,7 +148,10 @@ TEST(Trainer, NetworkGradientMatchesFiniteDifferences) {
   for (int trial = 0; trial < 3; ++trial) {
     std::vector<double> d(w0.size());
     double norm = 0;
-    for (double& v : d) norm += (v = normal(rng)) * v;
+    for (double& v : d) {
+      v = normal(rng);
+      norm += v * v;
+    }
     for (double& v : d) v /= std::sqrt(norm);
     const double eps = 1e-2;
     auto loss_at = [&](double sign) {

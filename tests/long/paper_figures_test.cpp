@@ -19,8 +19,9 @@ TEST(PaperFigures, SmartPoolCompetitiveRatioOnTheCifarModels) {
   for (const char* model : {"resnet18", "resnet34", "resnet50", "resnet101", "vgg11", "vgg13", "vgg16", "vgg19"}) {
     const Network net = models::make_model(model, models::InputKind::cifar, 10);
     for (const PlanRow& row : plan_table(net, 100, kernels, {"smartpool"}))
-      if (row.mode == "base")
+      if (row.mode == "base") {
         EXPECT_LE(row.competitive_ratio, 1.02) << model << " " << row.algo << " " << row.order;
+      }
   }
 }
 
