@@ -86,6 +86,7 @@ std::size_t Executor::place(const Schedule& s, Placement& p, int t, int step, Pe
   }
   p.offset[t] = *offset;
   p.placed[t] = true;
+  p.residency[t] = Residency::device;
   if (!pending.fences.empty()) wait_for_fences(*offset, round_up(info.bytes()), step, pending);
   const PoolStats st = allocator_.stats();
   pending.allocs.push_back({AllocEvent{0, step, false, t, info.name, info.role, *offset,
@@ -127,6 +128,8 @@ void Executor::release(const Schedule& s, Placement& p, int t, int step, Pending
                        sizeof pending.readback);
   allocator_.free(p.offset[t]);
   p.placed[t] = false;
+  // Freed while its offload is issued: the data lives on in the pinned region.
+  if (p.residency[t] == Residency::in_flight) p.residency[t] = Residency::host;
   const PoolStats st = allocator_.stats();
   pending.allocs.push_back({AllocEvent{0, step, true, t, info.name, info.role, p.offset[t],
                                        round_up(info.bytes()), 0},
@@ -223,6 +226,7 @@ void Executor::transfer(const Schedule& s, Placement& p, const Step& st, int ste
     device_.copy_async(stream, device_address(p, t), p.host[t], info.bytes());
   auto end = std::shared_ptr<DeviceEvent>(device_.record(stream));
   (to_host ? pending.offload_done : pending.prefetch_done)[t] = end;
+  p.residency[t] = Residency::in_flight;
   if (to_host) pending.offload_unwaited[t] = true;
   SpanEvent e;
   e.step = step;
@@ -233,7 +237,7 @@ void Executor::transfer(const Schedule& s, Placement& p, const Step& st, int ste
   pending.spans.push_back({std::move(e), std::move(start), std::move(end)});
 }
 
-void Executor::wait_transfer(const Schedule& s, const Step& st, int step, Pending& pending) {
+void Executor::wait_transfer(const Schedule& s, Placement& p, const Step& st, int step, Pending& pending) {
   const auto& done = (st.kind == StepKind::wait_offload ? pending.offload_done : pending.prefetch_done)[st.tensor];
   if (!done) throw std::logic_error("waiting for a transfer of " + s.tensors[st.tensor].info.name +
                                     " that was never started");
@@ -241,6 +245,7 @@ void Executor::wait_transfer(const Schedule& s, const Step& st, int step, Pendin
   device_.wait(Stream::compute, *done);
   pending.last_compute = device_.record(Stream::compute);
   if (st.kind == StepKind::wait_offload) pending.offload_unwaited[st.tensor] = false;
+  if (st.kind == StepKind::wait_prefetch) p.residency[st.tensor] = Residency::device;
   SpanEvent e;
   e.step = step;
   e.kind = SpanKind::wait;
@@ -285,7 +290,7 @@ IterationResult Executor::run(const Schedule& s, Placement& p, const IterationIn
       case StepKind::offload:
       case StepKind::prefetch: transfer(s, p, st, i, pending); break;
       case StepKind::wait_offload:
-      case StepKind::wait_prefetch: wait_transfer(s, st, i, pending); break;
+      case StepKind::wait_prefetch: wait_transfer(s, p, st, i, pending); break;
     }
   }
   device_.synchronize();

@@ -25,17 +25,21 @@ struct SgdOptions {
   float weight_decay = 5e-4f;
 };
 
-// Where each tensor of a schedule is: its arena offset while it is placed
-// and, for tensors that come from or go to host memory, a host address.
+// Where each tensor of a schedule is: its arena offset while it is placed,
+// for tensors that come from or go to host memory a host address, and its
+// residency — on the device, on the host (offloaded, its block given up),
+// or in flight between them — as the host has issued it.
 struct Placement {
   std::vector<std::size_t> offset;
   std::vector<bool> placed;
   std::vector<void*> host;
+  std::vector<Residency> residency;
   void resize(std::size_t tensors) {
     if (offset.size() < tensors) {
       offset.resize(tensors, 0);
       placed.resize(tensors, false);
       host.resize(tensors, nullptr);
+      residency.resize(tensors, Residency::device);
     }
   }
 };
@@ -89,7 +93,7 @@ class Executor {
                const IterationInputs& in, Pending& pending);
   void update(const Schedule& s, const Placement& p, const SgdOptions& sgd, int step, Pending& pending);
   void transfer(const Schedule& s, Placement& p, const Step& st, int step, Pending& pending);
-  void wait_transfer(const Schedule& s, const Step& st, int step, Pending& pending);
+  void wait_transfer(const Schedule& s, Placement& p, const Step& st, int step, Pending& pending);
   void report(const Schedule& s, std::int64_t iteration, Pending& pending, IterationResult& result);
 
   Device& device_;
