@@ -55,13 +55,4 @@ std::size_t parse_bytes(const std::string& s) {
   throw std::invalid_argument("cannot read the size '" + s + "' (write e.g. 900MiB, 1.5GiB, 512MB or a byte count)");
 }
 
-std::string format_bytes(std::size_t bytes) {
-  char buf[32];
-  if (bytes >= (std::size_t{1} << 30))
-    std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / 1073741824.0);
-  else
-    std::snprintf(buf, sizeof buf, "%.1f MiB", bytes / 1048576.0);
-  return buf;
-}
-
 }  // namespace tidepool::app

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <string>
 
+#include "engine/bytes_text.h"
 #include "engine/kernels.h"
 #include "engine/schedule.h"
 
@@ -18,6 +19,5 @@ const char* to_string(ConvScheme s);
 
 // "900MiB", "1.5GiB", "512MB", "64KiB", "1e9" or a plain byte count.
 std::size_t parse_bytes(const std::string& s);
-std::string format_bytes(std::size_t bytes);  // "900.0 MiB"
 
 }  // namespace tidepool::app

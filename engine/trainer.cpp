@@ -3,15 +3,12 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "engine/bytes_text.h"
 #include "engine/dry_run.h"
 #include "engine/param_init.h"
 #include "engine/planner.h"
 
 namespace tidepool {
-
-namespace {
-std::string mib(std::size_t bytes) { return std::to_string((bytes + (1 << 20) - 1) >> 20) + " MiB"; }
-}  // namespace
 
 Trainer::Validated Trainer::validate(const PlanSettings& settings, const std::string& heuristic,
                                      std::size_t budget_bytes) const {
@@ -27,14 +24,14 @@ Trainer::Validated Trainer::validate(const PlanSettings& settings, const std::st
   const std::string what = network_.name() + " at batch " + std::to_string(options_.batch) + " (mode " +
                            to_string(settings.mode) + ", " + heuristic + ")";
   if (arena_ && v.pool > arena_bytes_)
-    throw DeviceError("a budget of " + mib(v.pool) + " exceeds the " + mib(arena_bytes_) +
+    throw DeviceError("a budget of " + format_bytes(v.pool) + " exceeds the " + format_bytes(arena_bytes_) +
                       " of device memory this run reserved");
   if (budget_bytes)
     for (const Schedule* s : {&v.train, &v.eval}) {
       auto probe = make_allocator(heuristic, v.pool);
       if (!dry_run(*s, *probe).fits)
-        throw DeviceError("a budget of " + mib(v.pool) + " is too small for " + what +
-                          ": the smallest budget that works is " + mib(v.minimum));
+        throw DeviceError("a budget of " + format_bytes(v.pool) + " is too small for " + what +
+                          ": the smallest budget that works is " + format_bytes(v.minimum));
     }
   return v;
 }

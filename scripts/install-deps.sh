@@ -6,9 +6,12 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config
   libdnnl-dev                 # oneDNN: the cpu device's kernels
+  ocl-icd-opencl-dev          # dnnl-config.cmake looks for OpenCL (a recommends we do not get otherwise)
   libopencv-dev               # JPEG decoding (ImageNet) and the --batch pictures
   libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  libimgui-dev libglfw3-dev libgl-dev   # the window (Dear ImGui on GLFW, OpenGL 3)
+  xvfb xauth libgl1-mesa-dri            # the window headless: screenshots and the gui tests
 )
 
 missing=()

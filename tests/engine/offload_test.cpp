@@ -6,6 +6,7 @@
 #include <random>
 
 #include "engine/allocator.h"
+#include "engine/bytes_text.h"
 #include "engine/cpu/cpu_device.h"
 #include "engine/cpu/cpu_kernels.h"
 #include "engine/dry_run.h"
@@ -113,7 +114,7 @@ TEST(Offload, BudgetBelowTheMinimumNamesTheMinimumAndTheMinimumWorks) {
     Trainer t(device, net, o);
     FAIL() << "a budget below the minimum was accepted";
   } catch (const DeviceError& e) {
-    EXPECT_NE(std::string(e.what()).find(std::to_string((minimum + (1 << 20) - 1) >> 20) + " MiB"),
+    EXPECT_NE(std::string(e.what()).find(format_bytes(minimum)),
               std::string::npos)
         << e.what();
   }
