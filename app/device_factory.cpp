@@ -3,14 +3,35 @@
 #include <stdexcept>
 
 #include "engine/cpu/cpu_device.h"
+#ifdef TIDEPOOL_HAVE_CUDA
+#include "engine/cuda/cuda_device.h"
+#endif
 
 namespace tidepool::app {
 
+bool cuda_backend_built() {
+#ifdef TIDEPOOL_HAVE_CUDA
+  return true;
+#else
+  return false;
+#endif
+}
+
 std::unique_ptr<Device> make_device(const std::string& name, double link_gbps) {
   if (name == "cpu") return std::make_unique<CpuDevice>(CpuDeviceOptions{link_gbps});
-  if (name == "cuda")
-    throw std::invalid_argument(
-        "the cuda device is not part of this build yet: the engine has the cpu device only (use --device cpu)");
+  if (name == "cuda") {
+    if (!cuda_backend_built())
+      throw std::invalid_argument(
+          "this build has no CUDA backend: configure with -DTIDEPOOL_CUDA=ON on a machine with "
+          "the CUDA toolkit and cuDNN, or use --device cpu");
+    if (link_gbps != 0)
+      throw std::invalid_argument(
+          "--link-gbps throttles the cpu device's simulated link; the cuda device copies over the "
+          "real one (leave --link-gbps at 0)");
+#ifdef TIDEPOOL_HAVE_CUDA
+    return std::make_unique<CudaDevice>();
+#endif
+  }
   throw std::invalid_argument("unknown device '" + name + "' (valid: cpu, cuda)");
 }
 

@@ -8,8 +8,16 @@
 
 namespace tidepool::app {
 
-// "cpu" (link_gbps throttles its host<->device copies; 0 = unthrottled) or
-// "cuda". Throws std::invalid_argument for an unknown or unavailable device.
+// "cpu" (link_gbps throttles its simulated host<->device link; 0 =
+// unthrottled) or "cuda" (GPU 0; copies go over the real link, so a
+// non-zero link_gbps is refused rather than silently ignored).
+// Throws std::invalid_argument for an unknown device, a link bandwidth for
+// cuda, or cuda in a build without the CUDA backend, and DeviceError when
+// the build has it but the machine has no usable GPU ("no CUDA device is
+// available: <reason>").
 std::unique_ptr<Device> make_device(const std::string& name, double link_gbps);
+
+// Whether this build has the cuda device (configured with TIDEPOOL_CUDA).
+bool cuda_backend_built();
 
 }  // namespace tidepool::app

@@ -85,6 +85,16 @@ class Device {
   // The kernel table, for pure queries from the host (workspace sizes). To
   // run a kernel, submit() work to a stream.
   virtual Kernels& kernels() = 0;
+
+  // Names for profilers. range_push opens a range called `name` (the layer
+  // or tensor that the work submitted next belongs to) for the stream, and
+  // range_pop closes the innermost open one; the executor pairs them around
+  // each step's submissions, so ranges nest and never interleave. They only
+  // annotate: they never change what runs or when. The defaults do nothing
+  // (the cpu device); the cuda device emits NVTX ranges, so Nsight Systems
+  // shows our layer and tensor names.
+  virtual void range_push(Stream, const std::string& name) {}
+  virtual void range_pop(Stream) {}
 };
 
 // Failures a user can cause or meet (out of memory, a bad setting) and that

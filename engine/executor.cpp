@@ -166,12 +166,14 @@ void Executor::compute(const Schedule& s, Placement& p, const Step& st, int step
   a.training = s.settings.phase == Phase::train;
   a.seed = mix_seed(in.seed, in.iteration, st.node);
 
+  device_.range_push(Stream::compute, layer->name() + (forward ? " fwd" : " bwd"));
   auto start = std::shared_ptr<DeviceEvent>(device_.record(Stream::compute));
   if (forward)
     device_.submit(Stream::compute, [layer, a = std::move(a)](Kernels& k) { layer->forward(k, a); });
   else
     device_.submit(Stream::compute, [layer, a = std::move(a)](Kernels& k) { layer->backward(k, a); });
   pending.last_compute = device_.record(Stream::compute);
+  device_.range_pop(Stream::compute);
   SpanEvent e;
   e.step = step;
   e.stream = Stream::compute;
@@ -194,11 +196,13 @@ void Executor::update(const Schedule& s, const Placement& p, const SgdOptions& s
                           reinterpret_cast<float*>(device_address(p, nt.params[j])),
                           reinterpret_cast<float*>(device_address(p, nt.param_grads[j])),
                           reinterpret_cast<float*>(device_address(p, nt.momenta[j]))});
+  device_.range_push(Stream::compute, "sgd update");
   auto start = std::shared_ptr<DeviceEvent>(device_.record(Stream::compute));
   device_.submit(Stream::compute, [params = std::move(params), sgd](Kernels& k) {
     for (const Param& q : params) k.sgd_update(q.count, sgd.lr, sgd.momentum, sgd.weight_decay, q.w, q.dw, q.v);
   });
   pending.last_compute = device_.record(Stream::compute);
+  device_.range_pop(Stream::compute);
   SpanEvent e;
   e.step = step;
   e.kind = SpanKind::update;
@@ -219,12 +223,14 @@ void Executor::transfer(const Schedule& s, Placement& p, const Step& st, int ste
   device_.wait(stream, *pending.last_compute);
   // Coming back: the host copy must be complete before it is read.
   if (!to_host && pending.offload_done[t]) device_.wait(stream, *pending.offload_done[t]);
+  device_.range_push(stream, info.name);
   auto start = std::shared_ptr<DeviceEvent>(device_.record(stream));
   if (to_host)
     device_.copy_async(stream, p.host[t], device_address(p, t), info.bytes());
   else
     device_.copy_async(stream, device_address(p, t), p.host[t], info.bytes());
   auto end = std::shared_ptr<DeviceEvent>(device_.record(stream));
+  device_.range_pop(stream);
   (to_host ? pending.offload_done : pending.prefetch_done)[t] = end;
   p.residency[t] = Residency::in_flight;
   if (to_host) pending.offload_unwaited[t] = true;
@@ -275,9 +281,11 @@ IterationResult Executor::run(const Schedule& s, Placement& p, const IterationIn
         const std::int64_t count = s.tensors[st.tensor].info.shape.numel();
         const float* src = reinterpret_cast<const float*>(device_address(p, st.source));
         float* dst = reinterpret_cast<float*>(device_address(p, st.tensor));
+        device_.range_push(Stream::compute, network_.nodes()[st.node].layer->name() + " acc");
         auto start = std::shared_ptr<DeviceEvent>(device_.record(Stream::compute));
         device_.submit(Stream::compute, [=](Kernels& k) { k.accumulate(count, src, dst); });
         pending.last_compute = device_.record(Stream::compute);
+        device_.range_pop(Stream::compute);
         SpanEvent e;
         e.step = i;
         e.kind = SpanKind::accumulate;

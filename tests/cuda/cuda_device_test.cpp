@@ -1,0 +1,207 @@
+// The cuda device itself: memory reserved once with clear errors, copies
+// through pinned and pageable memory, events ordering streams, one clock
+// for events and the host, typed errors that name the failing call.
+#include "engine/cuda/cuda_device.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdint>
+#include <limits>
+#include <numeric>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/cuda/cuda_error.h"
+#include "gpu_testing.h"
+
+namespace tidepool {
+namespace {
+
+TEST(CudaDevice, DescribesTheGpu) {
+  TIDEPOOL_REQUIRE_GPU();
+  CudaDevice device;
+  const DeviceCaps caps = device.caps();
+  EXPECT_EQ(caps.name.rfind("cuda:0 (", 0), 0u) << caps.name;
+  EXPECT_TRUE(caps.async_streams);
+  EXPECT_GT(caps.memory_bytes, std::size_t{1} << 30);
+}
+
+TEST(CudaDevice, ArenaAndPinnedRegionAreReservedOnce) {
+  TIDEPOOL_REQUIRE_GPU();
+  CudaDevice device;
+  std::byte* arena = device.reserve_arena(64 << 20);
+  ASSERT_NE(arena, nullptr);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(arena) % 256, 0u);
+  EXPECT_EQ(device.arena_bytes(), std::size_t{64} << 20);
+  EXPECT_THROW(device.reserve_arena(1 << 20), DeviceError);
+  std::byte* pinned = device.reserve_pinned(8 << 20);
+  ASSERT_NE(pinned, nullptr);
+  EXPECT_EQ(device.pinned_bytes(), std::size_t{8} << 20);
+  EXPECT_THROW(device.reserve_pinned(1 << 20), DeviceError);
+  CudaDevice other;
+  EXPECT_THROW(other.reserve_arena(0), DeviceError);
+}
+
+TEST(CudaDevice, OutOfMemoryIsADeviceErrorWithTheFigures) {
+  TIDEPOOL_REQUIRE_GPU();
+  CudaDevice device;
+  const std::size_t absurd = device.caps().memory_bytes * 4;
+  try {
+    device.reserve_arena(absurd);
+    FAIL() << "an arena four times the GPU's memory was granted";
+  } catch (const DeviceError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("out of device memory"), std::string::npos) << what;
+    EXPECT_NE(what.find(std::to_string(absurd) + " bytes"), std::string::npos) << what;
+    EXPECT_NE(what.find("free of"), std::string::npos) << what;
+  }
+  // The failure left nothing behind: the device still works.
+  std::byte* arena = device.reserve_arena(1 << 20);
+  std::vector<float> in(1000, 2.5f), out(1000, 0.0f);
+  device.copy_async(Stream::compute, arena, in.data(), in.size() * sizeof(float));
+  device.copy_async(Stream::compute, out.data(), arena, out.size() * sizeof(float));
+  device.synchronize();
+  EXPECT_EQ(out, in);
+}
+
+TEST(CudaDevice, CopiesRoundTripThroughPinnedAndPageableMemoryOnEveryStream) {
+  TIDEPOOL_REQUIRE_GPU();
+  CudaDevice device;
+  const std::size_t n = 1 << 20;
+  std::byte* arena = device.reserve_arena(2 * n * sizeof(float));
+  auto* pinned = reinterpret_cast<float*>(device.reserve_pinned(n * sizeof(float)));
+  std::iota(pinned, pinned + n, 0.0f);
+  // Host (pinned) -> device on prefetch, device -> device on compute,
+  // device -> host (pageable) on offload, ordered by events.
+  device.copy_async(Stream::prefetch, arena, pinned, n * sizeof(float));
+  auto loaded = device.record(Stream::prefetch);
+  device.wait(Stream::compute, *loaded);
+  device.copy_async(Stream::compute, arena + n * sizeof(float), arena, n * sizeof(float));
+  auto copied = device.record(Stream::compute);
+  device.wait(Stream::offload, *copied);
+  std::vector<float> back(n, -1.0f);
+  device.copy_async(Stream::offload, back.data(), arena + n * sizeof(float), n * sizeof(float));
+  auto done = device.record(Stream::offload);
+  device.synchronize(*done);
+  EXPECT_TRUE(device.done(*done));
+  for (std::size_t i = 0; i < n; i += 4099) ASSERT_EQ(back[i], static_cast<float>(i));
+  EXPECT_THROW(device.copy_async(Stream::compute, nullptr, pinned, 4), std::invalid_argument);
+}
+
+TEST(CudaDevice, EventsAndTheHostShareOneClock) {
+  TIDEPOOL_REQUIRE_GPU();
+  CudaDevice device;
+  const double before = device.now_us();
+  auto a = device.record(Stream::compute);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  auto b = device.record(Stream::compute);
+  device.synchronize();
+  const double after = device.now_us();
+  const double ta = device.time_us(*a), tb = device.time_us(*b);
+  // Event times fall between the host readings around them (a little
+  // slack for the reference's host latency)...
+  EXPECT_GE(ta, before - 50.0);
+  EXPECT_LE(tb, after + 50.0);
+  // ...and the two events are 20 ms of host sleep apart, to the event
+  // timer's precision.
+  EXPECT_GE(tb - ta, 19000.0);
+  EXPECT_NEAR(device.elapsed_us(*a, *b), tb - ta, 5.0);
+  // The clock keeps its precision after many re-anchorings.
+  for (int i = 0; i < 100; ++i) device.synchronize();
+  EXPECT_NEAR(device.time_us(*b) - device.time_us(*a), tb - ta, 5.0);
+}
+
+TEST(CudaDevice, WorkSubmittedToAStreamRunsInOrderBehindItsWaits) {
+  TIDEPOOL_REQUIRE_GPU();
+  CudaDevice device;
+  const std::int64_t n = 1 << 22;
+  auto* x = reinterpret_cast<float*>(device.reserve_arena(3 * n * sizeof(float)));
+  float* y = x + n;
+  float* z = y + n;
+  std::vector<float> ones(static_cast<std::size_t>(n), 1.0f);
+  device.copy_async(Stream::prefetch, x, ones.data(), ones.size() * sizeof(float));
+  auto ready = device.record(Stream::prefetch);
+  device.wait(Stream::compute, *ready);
+  device.submit(Stream::compute, [&](Kernels& k) {
+    k.add_forward(n, x, x, y);  // 2
+    k.accumulate(n, y, y);      // 4
+    k.add_forward(n, y, x, z);  // 5
+  });
+  std::vector<float> out(static_cast<std::size_t>(n));
+  device.copy_async(Stream::compute, out.data(), z, out.size() * sizeof(float));
+  device.synchronize();
+  for (std::size_t i = 0; i < out.size(); i += 65537) ASSERT_EQ(out[i], 5.0f);
+}
+
+TEST(CudaDevice, KernelTablesOfTheTransferStreamsWorkToo) {
+  TIDEPOOL_REQUIRE_GPU();
+  CudaDevice device;
+  auto* x = reinterpret_cast<float*>(device.reserve_arena(1 << 20));
+  std::vector<float> v(1000, 1.5f), out(1000);
+  device.copy_async(Stream::offload, x, v.data(), v.size() * sizeof(float));
+  device.submit(Stream::offload, [&](Kernels& k) { k.accumulate(1000, x, x); });
+  device.copy_async(Stream::offload, out.data(), x, out.size() * sizeof(float));
+  device.synchronize();
+  EXPECT_EQ(out, std::vector<float>(1000, 3.0f));
+}
+
+TEST(CudaDevice, ShapesBeyondCudnnsIntegersAreRefusedWithTheFigures) {
+  TIDEPOOL_REQUIRE_GPU();
+  CudaDevice device;
+  device.reserve_arena(1 << 20);
+  // cuDNN's descriptors take int dimensions: 2^31 channels cannot be
+  // described. A DeviceError that says so, before anything runs.
+  BatchNormShape bn;
+  bn.n = 2, bn.c = std::int64_t{1} << 31, bn.h = bn.w = 1;
+  try {
+    device.submit(Stream::compute, [&](Kernels& k) {
+      k.batchnorm_forward_infer(bn, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
+    });
+    FAIL() << "a batchnorm over 2^31 channels was accepted";
+  } catch (const DeviceError& e) {
+    EXPECT_NE(std::string(e.what()).find("does not fit cuDNN's 32-bit dimensions"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// No GPU needed: the message format every CUDA, cuDNN and cuBLAS failure has.
+TEST(CudaError, NamesTheCallAndTheStatusAndIsADeviceError) {
+  const CudaError e(CudaError::Library::cudnn, "cudnnConvolutionForward", 3,
+                    "CUDNN_STATUS_BAD_PARAM", "the filter does not match the input");
+  EXPECT_STREQ(
+      e.what(),
+      "cudnnConvolutionForward: CUDNN_STATUS_BAD_PARAM: the filter does not match the input");
+  EXPECT_EQ(e.call(), "cudnnConvolutionForward");
+  EXPECT_EQ(e.status(), 3);
+  const DeviceError& as_device_error = e;
+  EXPECT_NE(std::string(as_device_error.what()).find("BAD_PARAM"), std::string::npos);
+  // A description that only repeats the name is not printed twice.
+  EXPECT_STREQ(CudaError(CudaError::Library::cuda, "cudaMalloc", 2, "cudaErrorMemoryAllocation",
+                         "cudaErrorMemoryAllocation")
+                   .what(),
+               "cudaMalloc: cudaErrorMemoryAllocation");
+}
+
+TEST(CudaDevice, EventsFromAnotherDeviceAreRefused) {
+  TIDEPOOL_REQUIRE_GPU();
+  CudaDevice a, b;
+  auto e = a.record(Stream::compute);
+  EXPECT_THROW(b.wait(Stream::compute, *e), std::invalid_argument);
+  EXPECT_THROW(b.synchronize(*e), std::invalid_argument);
+}
+
+TEST(CudaDevice, RangesCanBeOpenedAndClosedOnEveryStream) {
+  TIDEPOOL_REQUIRE_GPU();
+  CudaDevice device;
+  for (Stream s : {Stream::compute, Stream::offload, Stream::prefetch}) {
+    device.range_push(s, std::string("range on ") + to_string(s));
+    device.range_pop(s);
+  }
+  SUCCEED();
+}
+
+}  // namespace
+}  // namespace tidepool
