@@ -10,19 +10,15 @@
 #include <memory>
 #include <sstream>
 
-#include "app/device_factory.h"
-#include "app/lr_schedule.h"
 #include "app/progress.h"
+#include "app/session.h"
 #include "app/settings_text.h"
-#include "datasets/dataset.h"
-#include "datasets/loader.h"
-#include "engine/dyn_mode.h"
 #include "engine/events.h"
 #include "engine/sinks/chrome_trace_writer.h"
 #include "engine/sinks/iteration_filter.h"
 #include "engine/sinks/memory_load_csv_writer.h"
-#include "engine/trainer.h"
-#include "models/registry.h"
+#include "engine/sinks/ring_sink.h"
+#include "ui/png/run_pictures.h"
 
 namespace fs = std::filesystem;
 
@@ -57,31 +53,6 @@ std::string hex(std::uint64_t v) {
   return buf;
 }
 
-struct Evaluation {
-  double loss = 0, accuracy = 0, top5 = 0;
-  std::int64_t images = 0;
-};
-
-Evaluation evaluate(Trainer& trainer, datasets::BatchLoader& loader) {
-  Evaluation e;
-  std::int64_t correct = 0, correct5 = 0;
-  loader.start_epoch(0);
-  while (auto batch = loader.next()) {
-    if (batch->size == 0) continue;
-    const IterationResult r = trainer.eval_step(batch->images, batch->labels, batch->size);
-    correct += r.correct;
-    correct5 += r.correct_top5;
-    e.loss += static_cast<double>(r.loss) * batch->size;
-    e.images += batch->size;
-  }
-  if (e.images) {
-    e.loss /= e.images;
-    e.accuracy = static_cast<double>(correct) / e.images;
-    e.top5 = static_cast<double>(correct5) / e.images;
-  }
-  return e;
-}
-
 }  // namespace
 
 RunOptions resume_options(const RunOptions& cli, const std::set<std::string>& given,
@@ -112,81 +83,29 @@ RunOptions resume_options(const RunOptions& cli, const std::set<std::string>& gi
 
 nlohmann::json run_batch(const RunOptions& o, const std::optional<Checkpoint>& resume) {
   const auto wall_start = Clock::now();
-  if (o.batch_size <= 0) throw std::invalid_argument("--batch-size must be at least 1");
-  if (o.epochs < 0 || o.iterations < 0) throw std::invalid_argument("--epochs and --iterations must not be negative");
-  learning_rate(o.lr_schedule, o.lr, 0, 1);  // validates the schedule name
-  PlanSettings memory;
-  memory.scheme = parse_scheme(o.algo);
-  const bool dyn = o.mode == "dyn";
-  const std::size_t budget = o.budget.empty() ? 0 : parse_bytes(o.budget);
-  // dyn under a budget starts from the mode that needs least memory and
-  // profiles from there; with no budget, keeping everything always fits.
-  memory.mode = dyn ? (budget ? OffloadMode::all : OffloadMode::base) : parse_mode(o.mode);
-  memory.transfer = parse_transfer(o.transfer);
-  memory.order = parse_order(o.order);
-  memory.lookahead = o.lookahead;
-
-  // Data first: a wrong path should fail before anything slow happens.
-  const bool imagenet = o.dataset == "imagenet";
-  std::string data_dir = o.data_dir;
-  if (data_dir.empty()) {
-    if (o.dataset != "generated")
-      throw std::invalid_argument("--dataset " + o.dataset + " needs --data DIR (the folder with its files)");
-    data_dir = "data/generated";
-  }
-  auto train_set = datasets::make_dataset(o.dataset, data_dir, datasets::Split::train);
-  auto test_set = datasets::make_dataset(o.dataset, data_dir, datasets::Split::test);
-  const auto input = imagenet ? models::InputKind::imagenet : models::InputKind::cifar;
-  const Network net = models::make_model(o.model, input, train_set->classes());
+  TrainingSession session(o);  // data and model first: a wrong path fails before anything slow
+  const Network& net = session.network();
 
   const fs::path out = o.out.empty() ? fs::path(default_run_folder(o)) : fs::path(o.out);
   fs::create_directories(out);
 
-  const auto train_opts = datasets::LoaderOptions::training(o.batch_size, o.seed);
-  const auto eval_opts = datasets::LoaderOptions::evaluation(o.batch_size);
-  // Both loaders' slots sit in the device's pinned region.
-  const std::size_t train_bytes = (datasets::BatchLoader::required_bytes(*train_set, train_opts) + 63) / 64 * 64;
-  const std::size_t eval_bytes = datasets::BatchLoader::required_bytes(*test_set, eval_opts);
-
-  auto device = make_device(o.device, o.link_gbps);
-  TrainerOptions topts;
-  topts.batch = o.batch_size;
-  topts.plan = memory;
-  topts.heuristic = o.heuristic;
-  topts.budget_bytes = budget;
-  topts.seed = o.seed;
-  topts.sgd = {o.lr, o.momentum, o.weight_decay};
-  topts.staging_bytes = train_bytes + eval_bytes;
-
   ChromeTraceWriter trace((out / "trace.json").string());
   MemoryLoadCsvWriter load_csv((out / "memory_load.csv").string());
+  RingSink pictures;  // the same iterations, drawn as PNG at the end
   FanOutSink files;
   files.add(trace);
   files.add(load_csv);
+  files.add(pictures);
   IterationFilter sink(files, o.trace_iterations);
 
-  Trainer trainer(*device, net, topts, &sink);
-  datasets::BatchLoader train_loader(*train_set, trainer.staging().subspan(0, train_bytes), train_opts);
-  datasets::BatchLoader test_loader(*test_set, trainer.staging().subspan(train_bytes, eval_bytes), eval_opts);
-
-  const std::int64_t per_epoch = train_loader.batches_per_epoch();
-  if (per_epoch == 0)
-    throw std::invalid_argument("the training set (" + std::to_string(train_set->size()) +
-                                " images) is smaller than one batch of " + std::to_string(o.batch_size));
-  const std::int64_t epochs = o.iterations ? (o.iterations + per_epoch - 1) / per_epoch
-                                           : std::max<std::int64_t>(o.epochs, 1);
-  const std::int64_t total = o.iterations ? o.iterations : epochs * per_epoch;
-
-  std::int64_t epoch = 0, skip = 0, iteration = 0;
+  session.start(&sink);
+  Trainer& trainer = session.trainer();
   if (resume) {
-    trainer.write_state(resume->state);
-    epoch = resume->epoch;
-    skip = resume->batch_in_epoch;
-    iteration = resume->iteration;
-    trainer.set_iteration(iteration);
+    session.restore(resume->state, resume->epoch, resume->batch_in_epoch, resume->iteration);
     std::printf("resuming %s at epoch %lld, iteration %lld\n", out.string().c_str(),
-                static_cast<long long>(epoch + 1), static_cast<long long>(iteration));
+                static_cast<long long>(resume->epoch + 1), static_cast<long long>(resume->iteration));
   }
+  const std::int64_t epochs = session.epochs(), total = session.total_iterations();
 
   const fs::path metrics_path = out / "metrics.csv";
   const bool new_metrics = !resume || !fs::exists(metrics_path);
@@ -198,7 +117,7 @@ nlohmann::json run_batch(const RunOptions& o, const std::optional<Checkpoint>& r
 
   std::printf("training %s (%lld parameters) on %s, batch %lld, %lld iterations; run folder %s\n",
               net.name().c_str(), static_cast<long long>(net.parameter_count()),
-              train_set->name().c_str(), static_cast<long long>(o.batch_size),
+              session.train_set().name().c_str(), static_cast<long long>(o.batch_size),
               static_cast<long long>(total), out.string().c_str());
   auto print_memory = [&] {
     const Schedule& s = trainer.train_schedule();
@@ -210,65 +129,48 @@ nlohmann::json run_batch(const RunOptions& o, const std::optional<Checkpoint>& r
     std::fflush(stdout);
   };
   print_memory();
-  bool choose_mode = dyn;
 
+  const bool imagenet = o.dataset == "imagenet";
   Progress progress(o.progress);
   double train_seconds = 0;
   std::int64_t train_images = 0;
   std::size_t peak_load = 0, footprint = 0;
   Evaluation last_eval;
   double last_train_loss = 0;
-  const std::int64_t start_iteration = iteration;
-  const std::int64_t stop_at = o.stop_after ? std::min(total, iteration + o.stop_after) : total;
-  while (iteration < stop_at) {
-    const auto epoch_start = Clock::now();
-    train_loader.start_epoch(epoch);
-    std::int64_t b = 0, epoch_images = 0, epoch_correct = 0;
-    double epoch_loss = 0, epoch_seconds = 0;
-    float lr = o.lr;
-    while (iteration < stop_at) {
-      auto batch = train_loader.next();
-      if (!batch) break;
-      if (b < skip) {  // already trained before the checkpoint
-        ++b;
-        continue;
-      }
-      if (choose_mode) {  // dyn: profile the modes that fit on the first batch
-        const DynChoice c = choose_dyn(trainer, batch->images, batch->labels);
-        for (const auto& p : c.profiles)
-          std::printf("dyn: %-5s %s\n", to_string(p.mode),
-                      !p.fits ? "does not fit" : p.seconds > 0 ? (std::to_string(p.seconds) + " s/iteration").c_str() : "fits");
-        std::printf("dyn: chose %s\n", to_string(c.mode));
-        print_memory();
-        choose_mode = false;
-      }
-      const auto t0 = Clock::now();
-      lr = learning_rate(o.lr_schedule, o.lr, iteration, total);
-      trainer.set_learning_rate(lr);
-      const IterationResult r = trainer.train_step(batch->images, batch->labels);
-      const double dt = seconds_since(t0);
-      if (!std::isfinite(r.loss))
-        throw std::runtime_error("training diverged: the loss is " + std::to_string(r.loss) +
-                                 " at iteration " + std::to_string(iteration) +
-                                 "; try a lower --lr (the last checkpoint is kept)");
-      ++iteration, ++b;
-      epoch_seconds += dt;
-      epoch_images += batch->size;
-      epoch_correct += r.correct;
-      epoch_loss += static_cast<double>(r.loss) * batch->size;
-      peak_load = std::max(peak_load, r.peak_load_bytes);
-      footprint = std::max(footprint, r.footprint_bytes);
-      const double rate = epoch_images / epoch_seconds;
-      const double eta = (total - iteration) * static_cast<double>(o.batch_size) / rate;
-      progress.update(epoch, epochs, iteration, total, r.loss, rate, eta);
+  const std::int64_t start_iteration = session.iteration();
+  const std::int64_t stop_at = o.stop_after ? std::min(total, start_iteration + o.stop_after) : total;
+  auto epoch_start = Clock::now();
+  std::int64_t epoch_images = 0, epoch_correct = 0;
+  double epoch_loss = 0, epoch_seconds = 0;
+  float lr = o.lr;
+  while (session.iteration() < stop_at) {
+    const std::int64_t epoch = session.epoch();
+    const StepReport r = session.train_iteration();
+    if (r.dyn) {
+      for (const auto& p : r.dyn->profiles)
+        std::printf("dyn: %-5s %s\n", to_string(p.mode),
+                    !p.fits ? "does not fit" : p.seconds > 0 ? (std::to_string(p.seconds) + " s/iteration").c_str() : "fits");
+      std::printf("dyn: chose %s\n", to_string(r.dyn->mode));
+      print_memory();
     }
-    skip = 0;
-    const bool epoch_done = b == per_epoch;
+    lr = r.lr;
+    epoch_seconds += r.seconds;
+    epoch_images += r.images;
+    epoch_correct += r.result.correct;
+    epoch_loss += static_cast<double>(r.result.loss) * r.images;
+    peak_load = std::max(peak_load, r.result.peak_load_bytes);
+    footprint = std::max(footprint, r.result.footprint_bytes);
+    const double rate = epoch_images / epoch_seconds;
+    const double eta = (total - session.iteration()) * static_cast<double>(o.batch_size) / rate;
+    progress.update(epoch, epochs, session.iteration(), total, r.result.loss, rate, eta);
+    if (!r.epoch_end && session.iteration() < stop_at) continue;
+
+    // The end of an epoch, or of this invocation's slice: evaluate, log,
+    // checkpoint.
     train_seconds += epoch_seconds;
     train_images += epoch_images;
     last_train_loss = epoch_images ? epoch_loss / epoch_images : 0;
-
-    last_eval = evaluate(trainer, test_loader);
+    last_eval = session.evaluate();
     char text[200];
     std::snprintf(text, sizeof text, "epoch %lld: train loss %.4f, accuracy %.2f%% | test loss %.4f, accuracy %.2f%%%s",
                   static_cast<long long>(epoch + 1), last_train_loss,
@@ -276,7 +178,7 @@ nlohmann::json run_batch(const RunOptions& o, const std::optional<Checkpoint>& r
                   100.0 * last_eval.accuracy,
                   imagenet ? (", top-5 " + std::to_string(100.0 * last_eval.top5).substr(0, 5) + "%").c_str() : "");
     progress.line(text);
-    metrics << epoch + 1 << ',' << iteration << ',' << lr << ',' << last_train_loss << ','
+    metrics << epoch + 1 << ',' << session.iteration() << ',' << lr << ',' << last_train_loss << ','
             << (epoch_images ? static_cast<double>(epoch_correct) / epoch_images : 0.0) << ','
             << last_eval.loss << ',' << last_eval.accuracy << ',' << last_eval.top5 << ','
             << (epoch_seconds > 0 ? epoch_images / epoch_seconds : 0.0) << ',' << peak_load << ','
@@ -285,26 +187,31 @@ nlohmann::json run_batch(const RunOptions& o, const std::optional<Checkpoint>& r
 
     Checkpoint c;
     c.options = o;
-    c.epoch = epoch_done ? epoch + 1 : epoch;
-    c.batch_in_epoch = epoch_done ? 0 : b;
-    c.iteration = iteration;
+    c.epoch = session.epoch();
+    c.batch_in_epoch = session.batch_in_epoch();
+    c.iteration = session.iteration();
     c.state = trainer.read_state();
     save_checkpoint(out / "checkpoint.bin", c);
-    if (epoch_done) ++epoch;
+    epoch_start = Clock::now();
+    epoch_images = epoch_correct = 0;
+    epoch_loss = epoch_seconds = 0;
   }
-  if (start_iteration == stop_at) last_eval = evaluate(trainer, test_loader);  // nothing left to train
+  if (start_iteration == stop_at) last_eval = session.evaluate();  // nothing left to train
   sink.flush();
-  if (iteration < total)
+  ui::write_run_pictures(pictures.snapshot(), trainer.pool_bytes(), o.batch_size, out);
+  if (session.iteration() < total)
     std::printf("stopped after %lld of %lld iterations; continue with --resume %s\n",
-                static_cast<long long>(iteration), static_cast<long long>(total), out.string().c_str());
+                static_cast<long long>(session.iteration()), static_cast<long long>(total), out.string().c_str());
 
+  const auto& train_set = session.train_set();
+  const auto& test_set = session.test_set();
   nlohmann::json summary = {
       {"model", o.model},
       {"dataset", o.dataset},
-      {"device", device->caps().name},
+      {"device", session.device().caps().name},
       {"batch_size", o.batch_size},
       {"epochs", epochs},
-      {"iterations", iteration},
+      {"iterations", session.iteration()},
       {"parameters", net.parameter_count()},
       {"final_test_accuracy", last_eval.accuracy},
       {"final_test_top5", last_eval.top5},
@@ -321,7 +228,7 @@ nlohmann::json run_batch(const RunOptions& o, const std::optional<Checkpoint>& r
       {"heuristic", o.heuristic},
       {"algo", o.algo},
       {"param_checksum", hex(trainer.param_checksum())},
-      {"skipped_images", train_set->skipped() + test_set->skipped()},
+      {"skipped_images", train_set.skipped() + test_set.skipped()},
       {"wall_seconds", seconds_since(wall_start)},
   };
   write_json_atomically(out / "summary.json", summary);

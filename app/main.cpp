@@ -1,5 +1,6 @@
 // The tidepool command line:
 //
+//   tidepool [training options]           train in a window that shows what memory does
 //   tidepool --batch [training options]   train headless, write a run folder
 //   tidepool models                       the model zoo, with sizes
 //   tidepool plan --model M ...           the dry-run planner's table
@@ -20,6 +21,9 @@
 #include "datasets/dataset.h"
 #include "engine/allocator.h"
 #include "models/registry.h"
+#ifdef TIDEPOOL_HAVE_GUI
+#include "app/window_run.h"
+#endif
 
 namespace {
 
@@ -75,6 +79,19 @@ int main(int argc, char** argv) {
                  "(continue with --resume)");
   cli.add_flag("--quiet", quiet, "no progress bar");
 
+  std::string screenshot;
+  int frames = 1, window_width = 1600, window_height = 900;
+  bool fragmentation = false;
+  auto* screenshot_opt = cli.add_option(
+      "--screenshot", screenshot,
+      "window: write the window as PNG after --frames frames showing live data, then exit");
+  cli.add_option("--frames", frames, "window: frames to draw with live data before the screenshot")
+      ->capture_default_str()
+      ->needs(screenshot_opt);
+  cli.add_option("--window-width", window_width, "window width in pixels")->capture_default_str();
+  cli.add_option("--window-height", window_height, "window height in pixels")->capture_default_str();
+  cli.add_flag("--fragmentation-scenario", fragmentation, "window: open the fragmentation teaching scenario");
+
   auto* models_cmd = cli.add_subcommand("models", "list the models with parameter counts and activation memory");
 
   app::PlanRequest plan_request;
@@ -109,10 +126,25 @@ int main(int argc, char** argv) {
     }
     if (*replay_cmd) return app::replay_command(trace_file, std::cout);
     if (!batch) {
+      if (!o.resume.empty()) throw std::invalid_argument("--resume continues a --batch run: add --batch");
+#ifdef TIDEPOOL_HAVE_GUI
+      if (frames < 1) throw std::invalid_argument("--frames must be at least 1");
+      if (window_width < 320 || window_height < 240)
+        throw std::invalid_argument("the window must be at least 320x240 pixels");
+      ui::WindowOptions window;
+      window.width = window_width;
+      window.height = window_height;
+      window.screenshot = screenshot;
+      window.frames = frames;
+      window.show_fragmentation = fragmentation;
+      window.title = "Tidepool: " + o.model + " on " + o.dataset;
+      return app::run_window(o, window);
+#else
       std::fprintf(stderr,
-                   "tidepool: error: this build has no window yet; train headless with --batch "
-                   "(see tidepool --help)\n");
+                   "tidepool: error: this build has no window (it was configured without Dear ImGui and "
+                   "GLFW: run scripts/install-deps.sh and reconfigure); train headless with --batch\n");
       return 1;
+#endif
     }
     std::optional<app::Checkpoint> checkpoint;
     if (!o.resume.empty()) {

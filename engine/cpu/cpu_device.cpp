@@ -33,15 +33,20 @@ void CpuDevice::FreeDeleter::operator()(std::byte* p) const noexcept { std::free
 
 CpuDevice::CpuDevice(CpuDeviceOptions options)
     : options_(options), epoch_(std::chrono::steady_clock::now()) {
-  if (!(options_.link_gbps >= 0) || !std::isfinite(options_.link_gbps)) {
-    throw DeviceError("cpu device: link bandwidth must be a finite number of GB/s >= 0 (0 = "
-                      "unthrottled), got " + std::to_string(options_.link_gbps));
-  }
+  set_link_gbps(options_.link_gbps);
   kernels_ = std::make_unique<CpuKernels>();
   for (int i = 0; i < kStreamCount; ++i) {
     streams_[static_cast<std::size_t>(i)] =
         std::make_unique<WorkerStream>(to_string(static_cast<Stream>(i)));
   }
+}
+
+void CpuDevice::set_link_gbps(double gbps) {
+  if (!(gbps >= 0) || !std::isfinite(gbps)) {
+    throw DeviceError("cpu device: link bandwidth must be a finite number of GB/s >= 0 (0 = "
+                      "unthrottled), got " + std::to_string(gbps));
+  }
+  options_.link_gbps = gbps;
 }
 
 CpuDevice::~CpuDevice() {

@@ -85,6 +85,10 @@ class CpuDevice final : public Device {
 
   DeviceCaps caps() const override;
   const CpuDeviceOptions& options() const { return options_; }
+  // Changes the simulated link for copies submitted from now on (a host
+  // call like copy_async; copies already queued keep their speed). Throws
+  // DeviceError for a negative or non-finite value.
+  void set_link_gbps(double gbps);
 
   std::byte* reserve_arena(std::size_t bytes) override;
   std::byte* reserve_pinned(std::size_t bytes) override;

@@ -7,6 +7,12 @@
 // latest events, and a slow reader must never stall the engine or grow
 // memory without bound.
 //
+// Allocations of the set-up placement (iteration -1: parameters, gradients,
+// momenta, placed once per pool) are kept apart, never overwritten: an
+// address map needs them however long ago they happened. A new placement
+// (set-up allocations arriving after iteration events, as when a re-plan
+// gives the parameters a new pool) replaces the old one.
+//
 // One mutex guards all four rings, so a snapshot is a consistent cut (no
 // span without the load sample that was written before it). Writers hold it
 // only for one copy. Slots are allocated as events arrive rather than up
@@ -15,6 +21,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <atomic>
 #include <mutex>
 #include <vector>
 
@@ -30,6 +37,8 @@ struct RingCapacities {
 };
 
 struct RingSnapshot {
+  // The current set-up placement (iteration -1), in order.
+  std::vector<AllocEvent> placement;
   // Oldest first.
   std::vector<SpanEvent> spans;
   std::vector<AllocEvent> allocs;
@@ -42,6 +51,8 @@ struct RingSnapshot {
   std::uint64_t dropped_allocs = 0;
   std::uint64_t dropped_loads = 0;
   std::uint64_t dropped_iterations = 0;
+  // RingSink::version() when the snapshot was taken.
+  std::uint64_t version = 0;
 };
 
 // A fixed-capacity ring that overwrites its oldest element. Not
@@ -106,6 +117,10 @@ class RingSink final : public EventSink {
   RingSnapshot snapshot() const;
   // Empties the rings and resets the drop counts (e.g. when the view resets).
   void clear();
+  // Counts every event received and every clear(): a reader that saw the
+  // same version has nothing new to copy. Lock-free, so a frame can ask
+  // cheaply.
+  std::uint64_t version() const { return version_.load(std::memory_order_acquire); }
 
   RingCapacities capacities() const { return capacities_; }
 
@@ -116,6 +131,9 @@ class RingSink final : public EventSink {
   Ring<AllocEvent> allocs_;
   Ring<LoadSample> loads_;
   Ring<IterationSummary> iterations_;
+  std::vector<AllocEvent> placement_;
+  bool placement_complete_ = false;  // an iteration event came after the placement
+  std::atomic<std::uint64_t> version_{0};
 };
 
 }  // namespace tidepool

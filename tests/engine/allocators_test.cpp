@@ -10,6 +10,7 @@
 
 #include "engine/alloc_trace.h"
 #include "engine/allocator.h"
+#include "engine/paper_sequences.h"
 
 namespace tidepool {
 namespace {
@@ -182,24 +183,23 @@ TEST(Cnmem, Figure7AnExtraPoolTheSizeOfTheRequest) {
   // vDNN++ Fig. 7 in miniature (1 unit = 100 MB): a 6-unit initial pool;
   // after frees 4 units are free (1 + 3) but not contiguous, so a 4-unit
   // request claims a new 4-unit pool, where merging would have needed 1.
-  auto cnmem = make_cnmem_allocator(20 * U, 6 * U);
+  const PaperSequence fig7 = cnmem_figure7();
+  ASSERT_EQ(fig7.unit_bytes, U);
+  ASSERT_EQ(fig7.cnmem_initial_pool_bytes, 6 * U);
+  const AllocTrace& t = fig7.trace;
+  ASSERT_EQ(t.size(), 6u) << "A(1) A(2) A(3), free the 1 and the 3, A(4)";
+  const AllocTrace allocs(t.begin(), t.begin() + 3), frees(t.begin() + 3, t.begin() + 5), last(t.begin() + 5, t.end());
+  auto cnmem = make_cnmem_allocator(20 * U, fig7.cnmem_initial_pool_bytes);
   EXPECT_EQ(cnmem->stats().extent_bytes, 6 * U) << "the initial pool is claimed up front";
-  const auto a = *cnmem->allocate({1 * U, 0});
-  cnmem->allocate({2 * U, 1});
-  const auto c = *cnmem->allocate({3 * U, 2});
+  Driver d(*cnmem);
+  d.run(allocs);
   EXPECT_EQ(cnmem->stats().extent_bytes, 6 * U) << "best fit inside the initial pool";
-  cnmem->free(a);
-  cnmem->free(c);  // free: [0, 1) and [3, 6), the pool's end
-  EXPECT_EQ(*cnmem->allocate({4 * U, 3}), 6 * U) << "a new pool above the first";
+  d.run(frees);  // free: [0, 1) and [3, 6), the pool's end
+  EXPECT_EQ(d.run(last).offset.at(last[0].id), 6 * U) << "a new pool above the first";
   EXPECT_EQ(cnmem->stats().peak_extent_bytes, 10 * U);
   // Had the pools merged, [3, 6) + one more unit would have served it.
   auto merged = make_allocator("best-fit", 7 * U);
-  merged->allocate({1 * U, 0});
-  merged->allocate({2 * U, 1});
-  const auto mc = *merged->allocate({3 * U, 2});
-  merged->free(0);  // the 1-unit block
-  merged->free(mc);
-  EXPECT_EQ(*merged->allocate({4 * U, 3}), 3 * U);
+  EXPECT_EQ(Driver(*merged).run(t).offset.at(last[0].id), 3 * U);
 }
 
 TEST(Cnmem, GivesEveryPoolBackWhenNothingIsLive) {

@@ -9,6 +9,7 @@
 #include "engine/alloc_trace.h"
 #include "engine/allocator.h"
 #include "engine/cpu/cpu_kernels.h"
+#include "engine/paper_sequences.h"
 #include "engine/planner.h"
 #include "engine/pool_search.h"
 #include "test_networks.h"
@@ -23,27 +24,11 @@ TraceEvent alloc(std::int64_t id, std::size_t bytes, bool offload = false) {
 }
 TraceEvent release(std::int64_t id) { return {TraceEvent::Kind::free, id, 0, false}; }
 
-// §IV-B: A1(5), A2(2), A3(1), D2, A4(1), D1, D3, A5(8).
-AllocTrace nine_versus_eleven() {
-  return {alloc(1, 5 * U), alloc(2, 2 * U), alloc(3, 1 * U), release(2),
-          alloc(4, 1 * U), release(1),      release(3),      alloc(5, 8 * U)};
-}
-
-// §III-B: a11 a12 a13 a14 d1 a22 a23 a24 d2 a33 a34 d3 a44 d4, where a_ij is
-// allocated in block i and freed at d_j; a1j = 1 unit, a2j = 1/3, a3j = 2/3,
-// a4j = 2, so the load is 4 units just before every d_j. Here a unit is
-// three granules, so 1/3 unit is one granule.
+// The papers' sequences (engine/paper_sequences.h): §IV-B's
+// A1(5), A2(2), A3(1), D2, A4(1), D1, D3, A5(8), and §III-B's
+// a11 a12 a13 a14 d1 a22 a23 a24 d2 a33 a34 d3 a44 d4, whose unit is three
+// granules, so 1/3 unit is one granule.
 constexpr std::size_t kThird = kAllocGranularity;
-AllocTrace unavoidable_fragmentation() {
-  const std::size_t size[5] = {0, 3 * kThird, 1 * kThird, 2 * kThird, 6 * kThird};
-  AllocTrace t;
-  auto id = [](int i, int j) { return std::int64_t{10 * i + j}; };
-  for (int i = 1; i <= 4; ++i) {
-    for (int j = i; j <= 4; ++j) t.push_back(alloc(id(i, j), size[i]));
-    for (int b = 1; b <= i; ++b) t.push_back(release(id(b, i)));  // d_i frees every a_bi
-  }
-  return t;
-}
 
 bool serves(const AllocTrace& trace, std::string_view heuristic, std::size_t pool) {
   auto a = make_allocator(heuristic, pool);
@@ -51,7 +36,8 @@ bool serves(const AllocTrace& trace, std::string_view heuristic, std::size_t poo
 }
 
 TEST(PoolSearch, BestFitServesNineUnitsButNotEleven) {
-  const AllocTrace t = nine_versus_eleven();
+  const AllocTrace t = nine_versus_eleven().trace;
+  ASSERT_EQ(nine_versus_eleven().unit_bytes, U);
   EXPECT_EQ(peak_load_bytes(t), 9 * U);
   EXPECT_TRUE(serves(t, "best-fit", 9 * U));
   auto eleven = make_allocator("best-fit", 11 * U);
@@ -63,7 +49,7 @@ TEST(PoolSearch, BestFitServesNineUnitsButNotEleven) {
 }
 
 TEST(PoolSearch, FindsASufficientPoolNotNecessarilyTheSmallest) {
-  const AllocTrace t = nine_versus_eleven();
+  const AllocTrace t = nine_versus_eleven().trace;
   // From the peak load the first replay already fits.
   const PoolSearch from_peak = search_pool_size(t, "best-fit");
   EXPECT_EQ(from_peak.start_bytes, 9 * U);
@@ -79,7 +65,8 @@ TEST(PoolSearch, FindsASufficientPoolNotNecessarilyTheSmallest) {
 }
 
 TEST(PoolSearch, NoPolicyServesTheUnavoidableSequenceAtItsPeakLoad) {
-  const AllocTrace t = unavoidable_fragmentation();
+  const AllocTrace t = unavoidable_fragmentation().trace;
+  ASSERT_EQ(unavoidable_fragmentation().unit_bytes, 3 * kThird);
   const std::size_t peak = peak_load_bytes(t);
   ASSERT_EQ(peak, 12 * kThird) << "4 units";
   for (const std::string& name : allocator_names()) {

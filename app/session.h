@@ -1,0 +1,121 @@
+// A training session: the data, the model, the device and the trainer of
+// one run, stepped one iteration at a time. `--batch` and the window both
+// train through it, so they plan, place and train identically.
+//
+//   TrainingSession session(options);        // loads data, builds the model
+//   session.start(&sink);                    // device, arena, parameters
+//   while (!session.finished()) {
+//     StepReport r = session.train_iteration();
+//     if (r.epoch_end) session.evaluate();
+//   }
+//
+// Settings requests (from the UI) may arrive from any thread; the next
+// train_iteration() applies the newest one before it trains, or refuses it
+// with the reason and trains on unchanged.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "app/run_options.h"
+#include "datasets/dataset.h"
+#include "datasets/loader.h"
+#include "engine/device.h"
+#include "engine/dyn_mode.h"
+#include "engine/events.h"
+#include "engine/network.h"
+#include "engine/trainer.h"
+#include "ui/session_link.h"
+
+namespace tidepool::app {
+
+struct Evaluation {
+  double loss = 0, accuracy = 0, top5 = 0;
+  std::int64_t images = 0;
+};
+
+struct StepReport {
+  IterationResult result;
+  double seconds = 0;  // wall time of the iteration
+  float lr = 0;
+  std::int64_t images = 0;
+  bool epoch_end = false;         // that was the epoch's last batch
+  std::optional<DynChoice> dyn;   // `--mode dyn` chose its mode before this step
+  bool settings_changed = false;  // a request was applied before this step
+};
+
+struct SessionOptions {
+  // Reserve an arena with room for every heuristic in base mode, so that a
+  // later budget may grow (the window's budget slider); otherwise the arena
+  // is the first budget.
+  bool roomy_arena = false;
+};
+
+class TrainingSession {
+ public:
+  // Checks the options and loads the data and the model; throws with a
+  // message for the user (unknown model, missing data, bad setting).
+  explicit TrainingSession(const RunOptions& options, SessionOptions session = {});
+  ~TrainingSession();
+
+  // Creates the device and the trainer (arena, parameters) with events
+  // going to `sink` (may be null). Throws DeviceError when the budget is
+  // too small, naming the smallest that works.
+  void start(EventSink* sink);
+  // Continues from a checkpoint's state and position.
+  void restore(const std::vector<float>& state, std::int64_t epoch, std::int64_t batch_in_epoch,
+               std::int64_t iteration);
+
+  // Trains the next batch (starting an epoch when needed), after applying
+  // the newest pending settings request.
+  StepReport train_iteration();
+  // The test set in evaluation mode. Its events do not reach the sink: the
+  // views and traces show training iterations only.
+  Evaluation evaluate();
+
+  bool finished() const { return iteration_ >= total_; }
+  std::int64_t iteration() const { return iteration_; }
+  std::int64_t total_iterations() const { return total_; }
+  std::int64_t epoch() const { return epoch_; }
+  std::int64_t epochs() const { return epochs_; }
+  std::int64_t batch_in_epoch() const { return batch_in_epoch_; }
+  std::int64_t batches_per_epoch() const { return per_epoch_; }
+
+  const RunOptions& options() const { return options_; }
+  const Network& network() const { return *network_; }
+  const datasets::Dataset& train_set() const { return *train_set_; }
+  const datasets::Dataset& test_set() const { return *test_set_; }
+  Device& device() { return *device_; }
+  Trainer& trainer() { return *trainer_; }
+
+  // From any thread.
+  void request(const ui::MemorySettings& settings);
+  ui::SessionStatus status() const;
+
+ private:
+  void apply_pending(StepReport& report);
+  void refresh_status();  // called on the training thread, takes the lock
+
+  RunOptions options_;
+  SessionOptions session_options_;
+  std::unique_ptr<datasets::Dataset> train_set_, test_set_;
+  std::unique_ptr<Network> network_;
+  std::unique_ptr<Device> device_;
+  std::unique_ptr<Trainer> trainer_;
+  std::unique_ptr<datasets::BatchLoader> train_loader_, test_loader_;
+  std::size_t train_staging_bytes_ = 0, eval_staging_bytes_ = 0;
+  std::int64_t per_epoch_ = 0, epochs_ = 0, total_ = 0;
+  std::int64_t epoch_ = 0, batch_in_epoch_ = 0, iteration_ = 0;
+  bool epoch_open_ = false;  // the loader has started the current epoch
+  bool choose_dyn_ = false;
+  ui::MemorySettings settings_;
+
+  mutable std::mutex mutex_;  // guards pending_ and status_
+  std::optional<ui::MemorySettings> pending_;
+  ui::SessionStatus status_;
+};
+
+}  // namespace tidepool::app

@@ -1,0 +1,78 @@
+// A training session on its own thread, seen by the window through
+// ui::SessionLink: the thread trains iteration after iteration, passes the
+// UI's settings requests to the session at each boundary, and pauses,
+// steps or starts over when told. The UI thread only reads snapshots (the
+// ring of events, a copy of the status) and writes requests, so a slow
+// frame never stalls training and a slow iteration never stalls a frame.
+#pragma once
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "app/run_options.h"
+#include "app/session.h"
+#include "engine/sinks/ring_sink.h"
+#include "ui/session_link.h"
+
+namespace tidepool::app {
+
+// What the window keeps of the events: enough for the last few iterations
+// of a deep network, small enough to copy every few frames.
+inline constexpr RingCapacities kWindowRing{.spans = 1 << 14, .allocs = 1 << 15, .loads = 1 << 15,
+                                            .iterations = 1 << 13};
+
+class SessionRunner final : public ui::SessionLink {
+ public:
+  explicit SessionRunner(RunOptions options, RingCapacities ring = kWindowRing);
+  // Stops training at the next iteration boundary and joins the thread.
+  ~SessionRunner() override;
+  SessionRunner(const SessionRunner&) = delete;
+  SessionRunner& operator=(const SessionRunner&) = delete;
+
+  // Starts the thread: sets the session up (a failure becomes state
+  // `failed` with its message) and trains until the planned end, then
+  // waits, keeping the last events on show.
+  void start(bool paused = false);
+  void stop();
+
+  // ui::SessionLink
+  ui::SessionStatus status() const override;
+  RingSnapshot events() const override { return ring_.snapshot(); }
+  std::uint64_t events_version() const override { return ring_.version(); }
+  void request(const ui::MemorySettings& settings) override;
+  void pause() override;
+  void resume() override;
+  void step() override;
+  void restart(const std::string& model, std::int64_t batch, const ui::MemorySettings& settings) override;
+
+  // Blocks until `iterations` iterations have been trained since start or
+  // the run ended or failed (for tests and --screenshot); false on timeout.
+  bool wait_for_iterations(std::int64_t iterations, double timeout_seconds) const;
+
+ private:
+  void run();
+  // Waits until training may go on; false when the session must end (stop
+  // or restart).
+  bool wait_for_turn(TrainingSession& session);
+  void publish(const ui::SessionStatus& s, ui::RunState state, const std::string& error = {});
+
+  RunOptions options_;
+  RingSink ring_;
+  std::thread thread_;
+
+  mutable std::mutex mutex_;
+  mutable std::condition_variable changed_;
+  bool stop_ = false;
+  bool paused_ = false;
+  int steps_ = 0;  // iterations to train while paused
+  std::optional<ui::MemorySettings> pending_;
+  std::optional<RunOptions> restart_;
+  ui::SessionStatus status_;
+  std::int64_t trained_ = 0;  // iterations trained by this runner, every session
+};
+
+}  // namespace tidepool::app

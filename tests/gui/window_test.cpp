@@ -1,0 +1,132 @@
+// The window, for real: `tidepool --screenshot` under xvfb-run trains a tiny
+// run, renders frames with live data and writes a PNG; the tests crop each
+// view out of it (ui/layout.h gives where) and check that it drew what it
+// should, by the palette's colours (ui/scene/colours.h).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include <opencv2/imgcodecs.hpp>
+
+#include "app/tiny_cifar.h"
+#include "ui/layout.h"
+#include "ui/scene/colours.h"
+
+namespace tidepool::ui {
+namespace {
+
+struct Result {
+  int status = -1;
+  std::string output;
+};
+
+Result shell(const std::string& command) {
+  Result r;
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (!pipe) return r;
+  std::array<char, 4096> buf;
+  while (std::size_t n = std::fread(buf.data(), 1, buf.size(), pipe)) r.output.append(buf.data(), n);
+  const int status = pclose(pipe);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+bool have_xvfb() { return std::system("command -v xvfb-run > /dev/null 2>&1") == 0; }
+
+// ImGui's main menu bar with the default font: 13 px text plus padding.
+constexpr float kMenuHeight = 19;
+
+// Pixels of `rgb` (within a small tolerance for blending) inside the view's
+// rectangle, less its title bar and borders.
+int count_colour(const cv::Mat& image, const Rect& view, std::uint32_t rgb) {
+  const int r = (rgb >> 16) & 0xFF, g = (rgb >> 8) & 0xFF, b = rgb & 0xFF;
+  int n = 0;
+  for (int y = static_cast<int>(view.y) + 24; y < static_cast<int>(view.y + view.h) - 4; ++y)
+    for (int x = static_cast<int>(view.x) + 4; x < static_cast<int>(view.x + view.w) - 4; ++x) {
+      const cv::Vec3b p = image.at<cv::Vec3b>(y, x);  // BGR
+      if (std::abs(p[2] - r) <= 4 && std::abs(p[1] - g) <= 4 && std::abs(p[0] - b) <= 4) ++n;
+    }
+  return n;
+}
+
+// Text: ImGui draws it white on dark backgrounds.
+int count_bright(const cv::Mat& image, const Rect& view) {
+  int n = 0;
+  for (int y = static_cast<int>(view.y) + 24; y < static_cast<int>(view.y + view.h) - 4; ++y)
+    for (int x = static_cast<int>(view.x) + 4; x < static_cast<int>(view.x + view.w) - 4; ++x) {
+      const cv::Vec3b p = image.at<cv::Vec3b>(y, x);
+      if (p[0] > 200 && p[1] > 200 && p[2] > 200) ++n;
+    }
+  return n;
+}
+
+class Window : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!have_xvfb()) GTEST_SKIP() << "xvfb-run is not installed (scripts/install-deps.sh installs it)";
+    testing::write_tiny_cifar10(dir_.path() / "data");
+  }
+  std::string tiny_run() const {
+    return std::string(TIDEPOOL_BINARY) + " --model resnet20 --dataset cifar10 --data " +
+           (dir_.path() / "data").string() + " --batch-size 32 --epochs 3";
+  }
+  testing::TempDir dir_{"window"};
+};
+
+TEST_F(Window, ScreenshotShowsEveryViewWithLiveData) {
+  const std::string shot = (dir_.path() / "shot.png").string();
+  const Result r = shell("xvfb-run -a " + tiny_run() + " --mode all --screenshot " + shot + " --frames 20");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("screenshot"), std::string::npos) << r.output;
+  const cv::Mat image = cv::imread(shot, cv::IMREAD_COLOR);
+  ASSERT_FALSE(image.empty()) << "no PNG at " << shot;
+  EXPECT_GE(image.cols, 1280);
+  EXPECT_GE(image.rows, 720);
+  const Layout l = layout_for(static_cast<float>(image.cols), static_cast<float>(image.rows), kMenuHeight);
+
+  // Timeline: forward and backward spans on the compute lane, transfers on
+  // theirs (mode all offloads every layer's input).
+  EXPECT_GT(count_colour(image, l[ViewId::timeline], span_colour(SpanKind::forward)), 200);
+  EXPECT_GT(count_colour(image, l[ViewId::timeline], span_colour(SpanKind::backward)), 200);
+  EXPECT_GT(count_colour(image, l[ViewId::timeline], span_colour(SpanKind::offload)) +
+                count_colour(image, l[ViewId::timeline], span_colour(SpanKind::prefetch)),
+            50);
+  // Address map: tensors by role, the parameters placed once among them.
+  EXPECT_GT(count_colour(image, l[ViewId::address_map], role_colour(Role::activation)), 1000);
+  EXPECT_GT(count_colour(image, l[ViewId::address_map], role_colour(Role::weight)) +
+                count_colour(image, l[ViewId::address_map], role_colour(Role::optimizer_state)),
+            100);
+  // Memory load: the load curve and the budget line.
+  EXPECT_GT(count_colour(image, l[ViewId::memory_load], kLoad), 100);
+  EXPECT_GT(count_colour(image, l[ViewId::memory_load], kBudget), 100);
+  // Controls and stats: text.
+  EXPECT_GT(count_bright(image, l[ViewId::controls]), 1000);
+  EXPECT_GT(count_bright(image, l[ViewId::stats]), 1000);
+}
+
+TEST_F(Window, FragmentationScenarioDrawsEveryHeuristicsPool) {
+  const std::string shot = (dir_.path() / "fragmentation.png").string();
+  const Result r = shell("xvfb-run -a " + tiny_run() + " --fragmentation-scenario --screenshot " + shot + " --frames 5");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const cv::Mat image = cv::imread(shot, cv::IMREAD_COLOR);
+  ASSERT_FALSE(image.empty());
+  // The scenario window covers the middle of the screen; before the first
+  // event every pool is an empty column (the hole colour) with its outline.
+  const Rect middle{image.cols * 0.15f, image.rows * 0.12f, image.cols * 0.7f, image.rows * 0.75f};
+  EXPECT_GT(count_colour(image, middle, kHole), 20000);
+}
+
+TEST(WindowWithoutDisplay, SaysWhatToDoInstead) {
+  const Result r = shell("env -u DISPLAY -u WAYLAND_DISPLAY " + std::string(TIDEPOOL_BINARY) +
+                         " --model resnet20 --screenshot /tmp/never.png");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("cannot open a window"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("--batch"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace tidepool::ui

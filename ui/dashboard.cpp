@@ -1,0 +1,86 @@
+#include "ui/dashboard.h"
+
+#include <imgui.h>
+
+#include <string>
+
+namespace tidepool::ui {
+namespace {
+
+// New events are turned into scenes at most this often: the copy and the
+// scene building cost milliseconds on a deep network, and a picture that
+// changes five times a second reads as live.
+constexpr auto kRefreshInterval = std::chrono::milliseconds(200);
+// Iterations the timeline shows, and whose per-step load the curves show.
+constexpr int kTimelineIterations = 2;
+constexpr int kLoadIterations = 3;
+
+}  // namespace
+
+Dashboard::Dashboard(SessionLink& link) : link_(link) {}
+
+void Dashboard::refresh() {
+  status_ = link_.status();
+  const auto now = std::chrono::steady_clock::now();
+  const std::uint64_t version = link_.events_version();
+  if (version == version_ || now - refreshed_ < kRefreshInterval) return;
+  refreshed_ = now;
+  events_ = link_.events();
+  version_ = events_.version;
+  timeline_ = build_timeline(events_, kTimelineIterations);
+  map_ = build_address_map(events_, status_.pool_bytes);
+  load_ = build_memory_load(events_, status_.pool_bytes, kLoadIterations, status_.batch);
+  stats_ = build_stats(events_, map_, timeline_, status_.pinned_host_bytes);
+  stalls_ = iteration_stalls(events_);
+}
+
+void Dashboard::draw(float width, float height) {
+  refresh();
+  float menu_height = 0;
+  if (ImGui::BeginMainMenuBar()) {
+    if (ImGui::BeginMenu("Scenarios")) {
+      ImGui::MenuItem("Fragmentation: the papers' sequences through every heuristic", nullptr, &show_fragmentation_);
+      ImGui::MenuItem("Overlap: sync vs async transfers on a throttled link", nullptr, &show_overlap_);
+      ImGui::EndMenu();
+    }
+    ImGui::TextDisabled("  Tidepool | %s on %s, batch %lld | %s", status_.model.c_str(), status_.dataset.c_str(),
+                        static_cast<long long>(status_.batch), status_.device.c_str());
+    menu_height = ImGui::GetWindowSize().y;
+    ImGui::EndMainMenuBar();
+  }
+
+  const Layout layout = layout_for(width, height, menu_height);
+  const Frame frame{status_, events_, timeline_, map_, load_, stats_, stalls_, link_};
+  auto view = [&](ViewId id, auto& v) {
+    const Rect& r = layout[id];
+    ImGui::SetNextWindowPos({r.x, r.y}, ImGuiCond_Always);
+    ImGui::SetNextWindowSize({r.w, r.h}, ImGuiCond_Always);
+    const std::string title(view_title(id));
+    if (ImGui::Begin(title.c_str(), nullptr,
+                     ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
+                         ImGuiWindowFlags_NoBringToFrontOnFocus))
+      v.draw(frame);
+    ImGui::End();
+  };
+  view(ViewId::controls, controls_);
+  view(ViewId::stats, stats_view_);
+  view(ViewId::timeline, timeline_view_);
+  view(ViewId::address_map, address_map_view_);
+  view(ViewId::memory_load, memory_load_view_);
+
+  // Scenario windows float above the views.
+  if (show_fragmentation_) {
+    ImGui::SetNextWindowSize({width * 0.7f, height * 0.75f}, ImGuiCond_FirstUseEver);
+    ImGui::SetNextWindowPos({width * 0.15f, height * 0.12f}, ImGuiCond_FirstUseEver);
+    if (ImGui::Begin("Scenario: fragmentation", &show_fragmentation_)) fragmentation_view_.draw();
+    ImGui::End();
+  }
+  if (show_overlap_) {
+    ImGui::SetNextWindowSize({520, 330}, ImGuiCond_FirstUseEver);
+    ImGui::SetNextWindowPos({width - 540, menu_height + 30}, ImGuiCond_FirstUseEver);
+    if (ImGui::Begin("Scenario: overlap", &show_overlap_)) overlap_view_.draw(frame);
+    ImGui::End();
+  }
+}
+
+}  // namespace tidepool::ui

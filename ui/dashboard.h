@@ -1,0 +1,62 @@
+// Everything the window shows in one frame: the main menu (teaching
+// scenarios), the five views at their layout positions and the scenario
+// windows. It copies the session's events at most a few times a second,
+// when there are new ones, and builds the scenes from that copy; views draw
+// the scenes every frame.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <vector>
+
+#include "ui/layout.h"
+#include "ui/scene/address_map.h"
+#include "ui/scene/memory_load.h"
+#include "ui/scene/stats.h"
+#include "ui/scene/timeline.h"
+#include "ui/session_link.h"
+#include "ui/views/address_map_view.h"
+#include "ui/views/controls_view.h"
+#include "ui/views/fragmentation_view.h"
+#include "ui/views/memory_load_view.h"
+#include "ui/views/overlap_view.h"
+#include "ui/views/stats_view.h"
+#include "ui/views/timeline_view.h"
+
+namespace tidepool::ui {
+
+class Dashboard {
+ public:
+  explicit Dashboard(SessionLink& link);
+  // Draws one frame into the current ImGui frame.
+  void draw(float width, float height);
+  // Every view has drawn data from a finished iteration.
+  bool showing_live_data() const { return !timeline_.empty() && !map_.empty() && !load_.empty(); }
+  // For screenshots of the scenarios.
+  void show_fragmentation(bool on) { show_fragmentation_ = on; }
+
+ private:
+  void refresh();
+
+  SessionLink& link_;
+  SessionStatus status_;
+  RingSnapshot events_;
+  std::uint64_t version_ = ~std::uint64_t{0};
+  std::chrono::steady_clock::time_point refreshed_{};
+  TimelineScene timeline_;
+  AddressMapScene map_;
+  MemoryLoadScene load_;
+  IterationStats stats_;
+  std::vector<TimelineIteration> stalls_;
+
+  ControlsView controls_;
+  StatsView stats_view_;
+  TimelineView timeline_view_;
+  AddressMapView address_map_view_;
+  MemoryLoadView memory_load_view_;
+  FragmentationView fragmentation_view_;
+  OverlapView overlap_view_;
+  bool show_fragmentation_ = false, show_overlap_ = false;
+};
+
+}  // namespace tidepool::ui

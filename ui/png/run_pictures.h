@@ -1,0 +1,34 @@
+// The pictures a --batch run leaves in its folder, drawn from the run's
+// events with the same scenes the live views draw: the stream timeline of
+// the last iterations, the address map of the last complete iteration and
+// the memory-load curves with the run's per-iteration figures.
+//
+// This header needs no OpenCV, so the batch runner can call it without
+// seeing the drawing library.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+
+#include "engine/sinks/ring_sink.h"
+
+namespace tidepool::ui {
+
+inline constexpr int kRunPictureWidth = 1600;
+inline constexpr int kRunPictureHeight = 900;
+inline constexpr const char* kTimelinePicture = "timeline.png";
+inline constexpr const char* kAddressMapPicture = "address_map.png";
+inline constexpr const char* kMemoryLoadPicture = "memory_load.png";
+
+// Writes timeline.png (the last 2 finished iterations), address_map.png
+// (against a pool of `pool_bytes`) and memory_load.png (the last 3
+// iterations' steps; `batch` images per iteration for images/s) into
+// `folder`, creating it if needed, each kRunPictureWidth x
+// kRunPictureHeight. A snapshot with no events still gives three pictures,
+// each saying so. Throws std::runtime_error naming the file when one cannot
+// be written.
+void write_run_pictures(const RingSnapshot& events, std::size_t pool_bytes, std::int64_t batch,
+                        const std::filesystem::path& folder);
+
+}  // namespace tidepool::ui

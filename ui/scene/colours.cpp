@@ -1,0 +1,31 @@
+#include "ui/scene/colours.h"
+
+namespace tidepool::ui {
+
+std::uint32_t role_colour(Role r) {
+  switch (r) {
+    case Role::input: return 0x9AA0A6;                // grey: the batch
+    case Role::activation: return 0x4C9BE8;           // blue
+    case Role::activation_gradient: return 0xE8664C;  // red-orange
+    case Role::weight: return 0x5CBF6A;               // green
+    case Role::weight_gradient: return 0xA8D86A;      // light green
+    case Role::optimizer_state: return 0x3E8C73;      // teal
+    case Role::workspace: return 0xC678DD;            // violet
+  }
+  return 0xFFFFFF;
+}
+
+std::uint32_t span_colour(SpanKind k) {
+  switch (k) {
+    case SpanKind::forward: return 0x4C9BE8;
+    case SpanKind::backward: return 0xE8664C;
+    case SpanKind::accumulate: return 0xE8B04C;
+    case SpanKind::update: return 0x5CBF6A;
+    case SpanKind::offload: return kInFlightToHost;
+    case SpanKind::prefetch: return kInFlightFromHost;
+    case SpanKind::wait: return 0xD03030;
+  }
+  return 0xFFFFFF;
+}
+
+}  // namespace tidepool::ui

@@ -1,0 +1,45 @@
+// Memory-load curves as data: the load and the pool extent after every step
+// of the recent iterations, the budget line, the peak; and per iteration
+// the peak load, footprint, loss, accuracy and images/s across the run.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "engine/events.h"
+#include "engine/sinks/ring_sink.h"
+
+namespace tidepool::ui {
+
+struct LoadPoint {
+  std::int64_t iteration = 0;
+  int step = 0;
+  double time_us = 0;
+  std::size_t load_bytes = 0, extent_bytes = 0;
+};
+
+struct IterationPoint {
+  std::int64_t iteration = 0;
+  std::size_t peak_load_bytes = 0, footprint_bytes = 0;
+  float loss = 0, accuracy = 0;
+  double images_per_second = 0;
+  double seconds = 0;
+};
+
+struct MemoryLoadScene {
+  std::vector<LoadPoint> points;  // the last iterations' samples, in order
+  std::size_t budget_bytes = 0;   // the pool the run is given (0: unknown)
+  std::size_t peak_load_bytes = 0;
+  std::size_t peak_index = 0;     // into points
+  std::size_t max_extent_bytes = 0;
+  std::vector<IterationPoint> iterations;  // every summary in the snapshot
+  bool empty() const { return points.empty() && iterations.empty(); }
+};
+
+// `iterations`: how many of the latest iterations' per-step samples to keep;
+// `batch`: images per iteration, for images/s.
+MemoryLoadScene build_memory_load(const RingSnapshot& events, std::size_t budget_bytes,
+                                  int iterations, std::int64_t batch);
+
+}  // namespace tidepool::ui

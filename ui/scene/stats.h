@@ -1,0 +1,29 @@
+// The figures of the stats view, from the latest finished iteration.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "engine/events.h"
+#include "engine/sinks/ring_sink.h"
+#include "ui/scene/address_map.h"
+#include "ui/scene/timeline.h"
+
+namespace tidepool::ui {
+
+struct IterationStats {
+  std::int64_t iteration = -1;  // -1: none finished yet
+  std::size_t peak_load_bytes = 0;
+  std::size_t footprint_bytes = 0;
+  double competitive_ratio = 0;  // footprint / peak load (1 is perfect)
+  std::size_t largest_free_at_peak_bytes = 0;
+  std::size_t pinned_host_bytes = 0;
+  double stall_ms = 0;      // compute-stream waiting on transfers
+  double iteration_ms = 0;
+  double offloaded_bytes = 0, prefetched_bytes = 0;
+};
+
+IterationStats build_stats(const RingSnapshot& events, const AddressMapScene& map,
+                           const TimelineScene& timeline, std::size_t pinned_host_bytes);
+
+}  // namespace tidepool::ui

@@ -1,0 +1,130 @@
+#include "ui/views/controls_view.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "engine/allocator.h"
+
+namespace tidepool::ui {
+namespace {
+
+// A combo over an enum's values; true when the user picked another.
+template <typename E>
+bool enum_combo(const char* label, E& value, std::initializer_list<E> values) {
+  bool changed = false;
+  if (ImGui::BeginCombo(label, to_string(value))) {
+    for (E v : values) {
+      if (ImGui::Selectable(to_string(v), v == value)) {
+        changed = v != value;
+        value = v;
+      }
+    }
+    ImGui::EndCombo();
+  }
+  return changed;
+}
+
+const char* scheme_name(ConvScheme s) { return s == ConvScheme::m ? "m (least workspace)" : "p (fastest)"; }
+
+}  // namespace
+
+void ControlsView::draw(const Frame& frame) {
+  const SessionStatus& s = frame.status;
+  SessionLink& link = frame.link;
+  if (sent_at_ && s.requests > *sent_at_) sent_at_.reset();
+  if (!editing_ && !sent_at_) {
+    edit_ = s.settings;
+    automatic_budget_ = s.settings.budget_bytes == 0;
+  }
+
+  // Run control.
+  const bool paused = s.state == RunState::paused;
+  if (ImGui::Button(paused ? "Resume" : "Pause")) paused ? link.resume() : link.pause();
+  ImGui::SameLine();
+  if (ImGui::Button("Step one iteration")) link.step();
+  ImGui::SameLine();
+  ImGui::Text("%s, iteration %lld/%lld", to_string(s.state), static_cast<long long>(s.iteration),
+              static_cast<long long>(s.total_iterations));
+  if (s.state == RunState::failed) ImGui::TextColored({1, 0.4f, 0.4f, 1}, "%s", s.error.c_str());
+  ImGui::Separator();
+
+  bool changed = false;
+  ImGui::PushItemWidth(ImGui::GetContentRegionAvail().x * 0.55f);
+  changed |= enum_combo("offload mode", edit_.mode, {OffloadMode::base, OffloadMode::all, OffloadMode::conv, OffloadMode::aconv});
+  if (ImGui::BeginCombo("conv algorithm", scheme_name(edit_.scheme))) {
+    for (ConvScheme v : {ConvScheme::m, ConvScheme::p})
+      if (ImGui::Selectable(scheme_name(v), v == edit_.scheme)) {
+        changed |= v != edit_.scheme;
+        edit_.scheme = v;
+      }
+    ImGui::EndCombo();
+  }
+  if (ImGui::BeginCombo("heuristic", edit_.heuristic.c_str())) {
+    for (const std::string& h : allocator_names())
+      if (ImGui::Selectable(h.c_str(), h == edit_.heuristic)) {
+        changed |= h != edit_.heuristic;
+        edit_.heuristic = h;
+      }
+    ImGui::EndCombo();
+  }
+  changed |= enum_combo("allocation order", edit_.order, {AllocOrder::prefetch_first, AllocOrder::derivative_first});
+  changed |= enum_combo("transfers", edit_.transfer, {TransferMode::sync, TransferMode::async});
+
+  // The budget: automatic (what the settings need) or a pool size up to the
+  // arena reserved at start.
+  if (ImGui::Checkbox("budget: what the settings need", &automatic_budget_)) {
+    changed = true;
+    edit_.budget_bytes = automatic_budget_ ? 0 : std::max(s.pool_bytes, std::size_t{1} << 20);
+  }
+  const float mib_scale = 1024.0f * 1024.0f;
+  if (!automatic_budget_) {
+    float budget = static_cast<float>(edit_.budget_bytes) / mib_scale;
+    const float most = std::max(static_cast<float>(s.arena_bytes) / mib_scale, 1.0f);
+    if (ImGui::SliderFloat("budget", &budget, 1.0f, most, "%.1f MiB")) {
+      edit_.budget_bytes = static_cast<std::size_t>(budget * mib_scale);
+      changed = true;
+    }
+    // Where the smallest workable budget of the current settings sits on
+    // the slider.
+    const ImVec2 lo = ImGui::GetItemRectMin(), hi = ImGui::GetItemRectMax();
+    const float frac = std::clamp((static_cast<float>(s.minimum_budget) / mib_scale - 1.0f) / std::max(most - 1.0f, 1.0f), 0.0f, 1.0f);
+    const float x = lo.x + frac * (hi.x - lo.x);
+    ImGui::GetWindowDrawList()->AddLine({x, lo.y}, {x, hi.y}, IM_COL32(255, 80, 80, 255), 2.0f);
+    if (ImGui::SmallButton("smallest workable")) {
+      edit_.budget_bytes = s.minimum_budget;
+      changed = true;
+    }
+  }
+  ImGui::TextDisabled("smallest workable now: %s (red mark)", format_bytes(s.minimum_budget).c_str());
+  if (s.link_adjustable) {
+    float gbps = static_cast<float>(edit_.link_gbps);
+    if (ImGui::SliderFloat("link GB/s", &gbps, 0.0f, 32.0f, gbps == 0 ? "unthrottled" : "%.1f GB/s")) {
+      edit_.link_gbps = gbps;
+      changed = true;
+    }
+  }
+  ImGui::PopItemWidth();
+  if (changed) editing_ = true;
+
+  ImGui::BeginDisabled(!editing_);
+  if (ImGui::Button("Apply at the next iteration")) {
+    sent_at_ = s.requests;
+    link.request(edit_);
+    editing_ = false;
+  }
+  ImGui::SameLine();
+  if (ImGui::Button("Revert")) editing_ = false;
+  ImGui::EndDisabled();
+
+  if (sent_at_) {
+    ImGui::TextColored({0.9f, 0.85f, 0.4f, 1}, "waiting for the next iteration boundary...");
+  } else if (s.requests > 0) {
+    if (s.refused) ImGui::TextColored({1, 0.45f, 0.45f, 1}, "%s", s.message.c_str());
+    else ImGui::TextColored({0.5f, 0.9f, 0.5f, 1}, "%s", s.message.c_str());
+  }
+  ImGui::TextWrapped("Changes re-plan and re-place the network before the next iteration; training goes on. "
+                     "A setting that cannot work is refused and nothing changes.");
+}
+
+}  // namespace tidepool::ui

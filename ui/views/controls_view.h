@@ -1,0 +1,28 @@
+// The settings a student changes while training runs: offload mode, conv
+// algorithm scheme, heuristic, allocation order, transfer semantics, the
+// budget and the simulated link. Edits stay local until Apply sends one
+// request; the session applies it at the next iteration boundary or refuses
+// it with the reason, shown here. Pause, step and resume control training.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "ui/views/view.h"
+
+namespace tidepool::ui {
+
+class ControlsView {
+ public:
+  void draw(const Frame& frame);
+
+ private:
+  MemorySettings edit_;
+  bool editing_ = false;  // edit_ differs from what the session reported
+  bool automatic_budget_ = true;
+  // After Apply: the session's request count then, until it moves on (the
+  // request was handled), the edits stay on show.
+  std::optional<std::uint64_t> sent_at_;
+};
+
+}  // namespace tidepool::ui

@@ -1,0 +1,51 @@
+#include "ui/views/stats_view.h"
+
+namespace tidepool::ui {
+namespace {
+
+void row(const char* name, const std::string& value) {
+  ImGui::TableNextRow();
+  ImGui::TableSetColumnIndex(0);
+  ImGui::TextUnformatted(name);
+  ImGui::TableSetColumnIndex(1);
+  ImGui::TextUnformatted(value.c_str());
+}
+
+std::string number(const char* format, double v) {
+  char text[48];
+  std::snprintf(text, sizeof text, format, v);
+  return text;
+}
+
+}  // namespace
+
+void StatsView::draw(const Frame& frame) {
+  const SessionStatus& s = frame.status;
+  const IterationStats& st = frame.stats;
+  if (!ImGui::BeginTable("stats", 2, ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV)) return;
+  ImGui::TableSetupColumn("figure", ImGuiTableColumnFlags_WidthFixed, 150);
+  ImGui::TableSetupColumn("value");
+  row("run", s.model + " on " + s.dataset + ", batch " + std::to_string(s.batch));
+  row("device", s.device.empty() ? "-" : s.device);
+  row("state", to_string(s.state));
+  row("iteration", std::to_string(s.iteration) + " of " + std::to_string(s.total_iterations) + " (epoch " +
+                       std::to_string(s.epoch + 1) + " of " + std::to_string(s.epochs) + ")");
+  row("test accuracy", s.test_accuracy < 0 ? "after the first epoch" : number("%.2f %%", 100.0 * s.test_accuracy));
+  if (st.iteration >= 0) {
+    row("last iteration", std::to_string(st.iteration) + ", " + number("%.1f ms", st.iteration_ms));
+    row("peak load", format_bytes(st.peak_load_bytes));
+    row("footprint", format_bytes(st.footprint_bytes));
+    row("competitive ratio", number("%.3f", st.competitive_ratio));
+    row("largest free at peak", format_bytes(st.largest_free_at_peak_bytes));
+    row("stall time", number("%.2f ms", st.stall_ms));
+    row("offloaded / prefetched", format_bytes(static_cast<std::size_t>(st.offloaded_bytes)) + " / " + format_bytes(static_cast<std::size_t>(st.prefetched_bytes)));
+  }
+  row("pinned host", format_bytes(s.pinned_host_bytes));
+  row("pool (budget)", format_bytes(s.pool_bytes));
+  row("smallest workable", format_bytes(s.minimum_budget));
+  row("planned peak load", format_bytes(s.planned_peak_load_bytes));
+  row("arena reserved", format_bytes(s.arena_bytes));
+  ImGui::EndTable();
+}
+
+}  // namespace tidepool::ui

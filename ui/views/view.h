@@ -1,0 +1,53 @@
+// What every view gets each frame, and the small drawing helpers they
+// share. Views read the frame and write settings requests through the
+// link; none of them touches the engine's objects.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <imgui.h>
+
+#include "engine/bytes_text.h"
+#include "engine/sinks/ring_sink.h"
+#include "ui/scene/address_map.h"
+#include "ui/scene/memory_load.h"
+#include "ui/scene/stats.h"
+#include "ui/scene/timeline.h"
+#include "ui/session_link.h"
+
+namespace tidepool::ui {
+
+struct Frame {
+  const SessionStatus& status;
+  const RingSnapshot& events;
+  const TimelineScene& timeline;
+  const AddressMapScene& map;
+  const MemoryLoadScene& load;
+  const IterationStats& stats;
+  const std::vector<TimelineIteration>& stalls;  // every iteration in the snapshot
+  SessionLink& link;
+};
+
+// 0xRRGGBB to ImGui's packed colour.
+inline ImU32 im_colour(std::uint32_t rgb, float alpha = 1.0f) {
+  return IM_COL32((rgb >> 16) & 0xFF, (rgb >> 8) & 0xFF, rgb & 0xFF, static_cast<int>(alpha * 255.0f));
+}
+std::string duration_text(double us);  // "850 us", "12.4 ms", "1.20 s"
+
+// A drawing area filling the rest of the window, with mouse input captured
+// (so dragging it does not move the window).
+struct Canvas {
+  ImVec2 min, max;
+  ImDrawList* draw = nullptr;
+  bool hovered = false;
+  float width() const { return max.x - min.x; }
+  float height() const { return max.y - min.y; }
+};
+Canvas begin_canvas(const char* id, ImVec2 size = {0, 0});
+
+// The greyed-out message views show before there is anything to draw.
+void waiting_text(const SessionStatus& status);
+
+}  // namespace tidepool::ui

@@ -1,0 +1,149 @@
+#include "ui/window.h"
+
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+#include <imgui_impl_glfw.h>
+#include <imgui_impl_opengl3.h>
+
+#include <chrono>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <opencv2/core.hpp>
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
+
+#include "ui/dashboard.h"
+
+namespace tidepool::ui {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string glfw_error;  // the last GLFW error, for the exception text
+void on_glfw_error(int code, const char* text) { glfw_error = std::to_string(code) + ": " + text; }
+
+// RAII for GLFW, the window and the ImGui context.
+class Gui {
+ public:
+  Gui(const WindowOptions& o) {
+    glfwSetErrorCallback(on_glfw_error);
+    if (!glfwInit())
+      throw std::runtime_error("cannot open a window (" + glfw_error +
+                               "); on a machine without a display train with --batch, or run under xvfb-run");
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 0);
+    window_ = glfwCreateWindow(o.width, o.height, o.title.c_str(), nullptr, nullptr);
+    if (!window_) {
+      glfwTerminate();
+      throw std::runtime_error("cannot create a " + std::to_string(o.width) + "x" + std::to_string(o.height) +
+                               " OpenGL 3 window (" + glfw_error + ")");
+    }
+    glfwMakeContextCurrent(window_);
+    glfwSwapInterval(1);
+    IMGUI_CHECKVERSION();
+    ImGui::CreateContext();
+    ImGui::GetIO().IniFilename = nullptr;  // the layout is computed, not saved
+    ImGui::StyleColorsDark();
+    ImGui::GetStyle().WindowRounding = 0;
+    ImGui_ImplGlfw_InitForOpenGL(window_, true);
+    ImGui_ImplOpenGL3_Init("#version 130");
+  }
+  ~Gui() {
+    ImGui_ImplOpenGL3_Shutdown();
+    ImGui_ImplGlfw_Shutdown();
+    ImGui::DestroyContext();
+    glfwDestroyWindow(window_);
+    glfwTerminate();
+  }
+  Gui(const Gui&) = delete;
+  Gui& operator=(const Gui&) = delete;
+  GLFWwindow* window() const { return window_; }
+
+ private:
+  GLFWwindow* window_ = nullptr;
+};
+
+// The back buffer as a PNG (OpenGL's rows run bottom-up).
+void write_png(const std::string& path, int width, int height) {
+  std::vector<unsigned char> rgba(static_cast<std::size_t>(width) * static_cast<std::size_t>(height) * 4);
+  glPixelStorei(GL_PACK_ALIGNMENT, 1);
+  glReadBuffer(GL_BACK);
+  glReadPixels(0, 0, width, height, GL_RGBA, GL_UNSIGNED_BYTE, rgba.data());
+  cv::Mat image(height, width, CV_8UC4, rgba.data()), bgr;
+  cv::cvtColor(image, bgr, cv::COLOR_RGBA2BGR);
+  cv::flip(bgr, bgr, 0);
+  if (!cv::imwrite(path, bgr)) throw std::runtime_error("cannot write the screenshot " + path);
+}
+
+}  // namespace
+
+int run_window(SessionLink& link, const WindowOptions& o) {
+  Gui gui(o);
+  if (o.on_open) o.on_open();
+  Dashboard dashboard(link);
+  dashboard.show_fragmentation(o.show_fragmentation);
+  const bool screenshot = !o.screenshot.empty();
+  const auto frame_budget = std::chrono::duration<double>(1.0 / std::max(o.max_fps, 1.0));
+  const auto started = Clock::now();
+  int live_frames = 0;
+  Clock::time_point first_live{};
+  // Where frame time goes once live data is on show (no pacing sleep):
+  // building (the dashboard and ImGui's draw lists), rendering them with
+  // OpenGL, and presenting (swap, where a software rasteriser does its work).
+  double build_seconds = 0, render_seconds = 0, present_seconds = 0;
+  while (!glfwWindowShouldClose(gui.window())) {
+    const auto frame_start = Clock::now();
+    glfwPollEvents();
+    ImGui_ImplOpenGL3_NewFrame();
+    ImGui_ImplGlfw_NewFrame();
+    ImGui::NewFrame();
+    int width = 0, height = 0;
+    glfwGetFramebufferSize(gui.window(), &width, &height);
+    dashboard.draw(static_cast<float>(width), static_cast<float>(height));
+    ImGui::Render();
+    const auto built = Clock::now();
+    glViewport(0, 0, width, height);
+    glClearColor(0.09f, 0.09f, 0.11f, 1.0f);
+    glClear(GL_COLOR_BUFFER_BIT);
+    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+    const auto rendered = Clock::now();
+    if (live_frames > 0) {
+      build_seconds += std::chrono::duration<double>(built - frame_start).count();
+      render_seconds += std::chrono::duration<double>(rendered - built).count();
+    }
+
+    if (screenshot) {
+      if (dashboard.showing_live_data()) {
+        if (live_frames++ == 0) first_live = Clock::now();
+      } else if (std::chrono::duration<double>(Clock::now() - started).count() > o.live_data_timeout_seconds) {
+        const SessionStatus s = link.status();
+        std::fprintf(stderr, "tidepool: error: no iteration reached the views within %.0f s (state %s%s%s)\n",
+                     o.live_data_timeout_seconds, to_string(s.state), s.error.empty() ? "" : ": ", s.error.c_str());
+        return 1;
+      }
+      if (live_frames >= o.frames) {
+        write_png(o.screenshot, width, height);
+        const double live_seconds = std::chrono::duration<double>(Clock::now() - first_live).count();
+        const double per_frame = 1e3 / std::max(live_frames, 1);
+        std::printf("screenshot %s (%dx%d) after %d frames with live data in %.1f s: %.1f frames/s; "
+                    "per frame %.1f ms building, %.1f ms rendering, %.1f ms presenting\n",
+                    o.screenshot.c_str(), width, height, live_frames, live_seconds,
+                    live_seconds > 0 ? live_frames / live_seconds : 0.0, build_seconds * per_frame,
+                    render_seconds * per_frame, present_seconds * per_frame);
+        return 0;
+      }
+    }
+    const auto before_swap = Clock::now();
+    glfwSwapBuffers(gui.window());
+    const auto spent = Clock::now() - frame_start;
+    if (live_frames > 0) present_seconds += std::chrono::duration<double>(Clock::now() - before_swap).count();
+    if (spent < frame_budget) std::this_thread::sleep_for(frame_budget - spent);
+  }
+  return 0;
+}
+
+}  // namespace tidepool::ui

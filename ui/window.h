@@ -1,0 +1,36 @@
+// The desktop window: GLFW + OpenGL 3 + Dear ImGui, one Dashboard per frame.
+// With a screenshot file it renders a number of frames once live data is on
+// show, writes the window as PNG and closes: how the views are tested under
+// xvfb-run.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "ui/session_link.h"
+
+namespace tidepool::ui {
+
+struct WindowOptions {
+  int width = 1600, height = 900;
+  std::string title = "Tidepool";
+  // Screenshot mode: after `frames` frames that show a finished iteration's
+  // data, write the window to this PNG and return.
+  std::string screenshot;
+  int frames = 1;
+  // Screenshot mode: give up (and fail) when no iteration has reached the
+  // views after this long.
+  double live_data_timeout_seconds = 600;
+  bool show_fragmentation = false;  // open the fragmentation scenario
+  double max_fps = 60;              // frames are paced to at most this
+  // Called once the window is open: where training starts, so that a
+  // machine without a display fails before any data is loaded.
+  std::function<void()> on_open;
+};
+
+// Runs the window until it is closed (or the screenshot is written).
+// Returns the process exit status; throws std::runtime_error when no window
+// can be opened (no display), with what to do instead.
+int run_window(SessionLink& link, const WindowOptions& options);
+
+}  // namespace tidepool::ui
