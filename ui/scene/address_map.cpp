@@ -93,12 +93,21 @@ AddressMapScene build_address_map(const RingSnapshot& events, std::size_t pool_b
     }
   }
   for (const auto& [offset, index] : live) extent_max = std::max(extent_max, map.blocks[index].end());
+  // The allocator's own extent can lie above every live block: cnmem's is
+  // the end of the pools it claimed, and those stay claimed from earlier
+  // iterations. The load samples carry it; the map shows that footprint.
+  std::size_t extent_at_peak = 0;
+  for (const auto& l : events.loads) {
+    if (l.iteration != iteration) continue;
+    extent_max = std::max(extent_max, l.extent_bytes);
+    if (l.step == map.peak_step) extent_at_peak = std::max(extent_at_peak, l.extent_bytes);
+  }
   map.footprint_bytes = extent_max;
 
   // The holes below the extent when the load peaked.
   std::vector<const MapBlock*> peak_blocks;
   for (std::size_t i : at_peak) peak_blocks.push_back(&map.blocks[i]);
-  std::size_t peak_extent = 0;
+  std::size_t peak_extent = extent_at_peak;
   for (const MapBlock* b : peak_blocks) peak_extent = std::max(peak_extent, b->end());
   map.holes_at_peak = holes_between(peak_blocks, peak_extent);
   for (const MapHole& h : map.holes_at_peak)

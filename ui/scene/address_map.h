@@ -46,7 +46,7 @@ struct AddressMapScene {
   // highest live byte) and the free holes below the extent then.
   int peak_step = 0;
   std::size_t peak_load_bytes = 0;
-  std::size_t footprint_bytes = 0;  // the highest extent of the iteration
+  std::size_t footprint_bytes = 0;  // the allocator's highest extent in the iteration (cnmem: its claimed pools)
   std::vector<MapHole> holes_at_peak;
   std::optional<MapHole> largest_free_at_peak;
   bool empty() const { return iteration < 0; }
