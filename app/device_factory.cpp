@@ -17,8 +17,10 @@ bool cuda_backend_built() {
 #endif
 }
 
-std::unique_ptr<Device> make_device(const std::string& name, double link_gbps) {
-  if (name == "cpu") return std::make_unique<CpuDevice>(CpuDeviceOptions{link_gbps});
+std::unique_ptr<Device> make_device(const std::string& name, double link_gbps, bool for_window) {
+  constexpr int kWindowWorkerNice = 10;
+  if (name == "cpu")
+    return std::make_unique<CpuDevice>(CpuDeviceOptions{link_gbps, for_window ? kWindowWorkerNice : 0});
   if (name == "cuda") {
     if (!cuda_backend_built())
       throw std::invalid_argument(

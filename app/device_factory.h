@@ -15,7 +15,10 @@ namespace tidepool::app {
 // cuda, or cuda in a build without the CUDA backend, and DeviceError when
 // the build has it but the machine has no usable GPU ("no CUDA device is
 // available: <reason>").
-std::unique_ptr<Device> make_device(const std::string& name, double link_gbps);
+// `for_window`: the cpu device's workers run at a lower priority so the
+// window on the same cores stays responsive (no effect on the numbers, nor
+// on the cuda device, whose work runs on the GPU).
+std::unique_ptr<Device> make_device(const std::string& name, double link_gbps, bool for_window = false);
 
 // Whether this build has the cuda device (configured with TIDEPOOL_CUDA).
 bool cuda_backend_built();

@@ -86,7 +86,7 @@ TrainingSession::~TrainingSession() = default;
 
 void TrainingSession::start(EventSink* sink) {
   const RunOptions& o = options_;
-  device_ = make_device(o.device, o.link_gbps);
+  device_ = make_device(o.device, o.link_gbps, session_options_.for_window);
   TrainerOptions topts;
   topts.batch = o.batch_size;
   topts.plan.scheme = settings_.scheme;

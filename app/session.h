@@ -52,6 +52,9 @@ struct SessionOptions {
   // later budget may grow (the window's budget slider); otherwise the arena
   // is the first budget.
   bool roomy_arena = false;
+  // The window draws on the same machine: the cpu device's workers give it
+  // precedence (see make_device).
+  bool for_window = false;
 };
 
 class TrainingSession {

@@ -139,7 +139,7 @@ void SessionRunner::run() {
   for (;;) {
     std::unique_ptr<TrainingSession> session;
     try {
-      session = std::make_unique<TrainingSession>(options, SessionOptions{.roomy_arena = true});
+      session = std::make_unique<TrainingSession>(options, SessionOptions{.roomy_arena = true, .for_window = true});
       publish(session->status(), ui::RunState::starting);
       session->start(&ring_);
       publish(session->status(), ui::RunState::training);

@@ -95,6 +95,7 @@ int run_window(SessionLink& link, const WindowOptions& o) {
   // building (the dashboard and ImGui's draw lists), rendering them with
   // OpenGL, and presenting (swap, where a software rasteriser does its work).
   double build_seconds = 0, render_seconds = 0, present_seconds = 0;
+  double vertices = 0;  // summed over live frames
   while (!glfwWindowShouldClose(gui.window())) {
     const auto frame_start = Clock::now();
     glfwPollEvents();
@@ -114,6 +115,7 @@ int run_window(SessionLink& link, const WindowOptions& o) {
     if (live_frames > 0) {
       build_seconds += std::chrono::duration<double>(built - frame_start).count();
       render_seconds += std::chrono::duration<double>(rendered - built).count();
+      vertices += ImGui::GetDrawData()->TotalVtxCount;
     }
 
     if (screenshot) {
@@ -130,10 +132,10 @@ int run_window(SessionLink& link, const WindowOptions& o) {
         const double live_seconds = std::chrono::duration<double>(Clock::now() - first_live).count();
         const double per_frame = 1e3 / std::max(live_frames, 1);
         std::printf("screenshot %s (%dx%d) after %d frames with live data in %.1f s: %.1f frames/s; "
-                    "per frame %.1f ms building, %.1f ms rendering, %.1f ms presenting\n",
+                    "per frame %.1f ms building, %.1f ms rendering, %.1f ms presenting, %.0f vertices\n",
                     o.screenshot.c_str(), width, height, live_frames, live_seconds,
                     live_seconds > 0 ? live_frames / live_seconds : 0.0, build_seconds * per_frame,
-                    render_seconds * per_frame, present_seconds * per_frame);
+                    render_seconds * per_frame, present_seconds * per_frame, vertices / std::max(live_frames, 1));
         return 0;
       }
     }

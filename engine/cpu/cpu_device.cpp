@@ -37,7 +37,7 @@ CpuDevice::CpuDevice(CpuDeviceOptions options)
   kernels_ = std::make_unique<CpuKernels>();
   for (int i = 0; i < kStreamCount; ++i) {
     streams_[static_cast<std::size_t>(i)] =
-        std::make_unique<WorkerStream>(to_string(static_cast<Stream>(i)));
+        std::make_unique<WorkerStream>(to_string(static_cast<Stream>(i)), options_.worker_nice);
   }
 }
 

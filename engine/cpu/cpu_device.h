@@ -73,6 +73,10 @@ struct CpuDeviceOptions {
   // Bandwidth of the simulated host<->device link in GB/s (1e9 bytes/s);
   // 0 = copies run at memcpy speed.
   double link_gbps = 0;
+  // Niceness of the stream workers and their OpenMP pools (Linux). The
+  // window sets it so that drawing gets a core the moment it needs one while
+  // training takes the rest; the numbers do not depend on it.
+  int worker_nice = 0;
 };
 
 class CpuDevice final : public Device {

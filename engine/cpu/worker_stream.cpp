@@ -5,6 +5,9 @@
 
 #if defined(__linux__)
 #include <pthread.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #endif
 
 namespace tidepool {
@@ -22,10 +25,20 @@ void name_current_thread(const std::string& name) {
 #endif
 }
 
+// Linux keeps niceness per thread, and a thread starts with its creator's.
+// Best effort: a refusal leaves the thread at the normal priority.
+void lower_priority_of_current_thread(int nice) {
+#if defined(__linux__)
+  (void)setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), nice);
+#else
+  (void)nice;
+#endif
+}
+
 }  // namespace
 
-WorkerStream::WorkerStream(std::string name)
-    : name_(std::move(name)), thread_([this] { run(); }) {}
+WorkerStream::WorkerStream(std::string name, int nice)
+    : name_(std::move(name)), nice_(nice), thread_([this] { run(); }) {}
 
 WorkerStream::~WorkerStream() { shut_down(); }
 
@@ -93,6 +106,7 @@ void WorkerStream::shut_down() {
 
 void WorkerStream::run() {
   name_current_thread(name_);
+  if (nice_ > 0) lower_priority_of_current_thread(nice_);
   std::unique_lock lock(mutex_);
   for (;;) {
     work_cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });

@@ -36,7 +36,9 @@ enum class TaskKind : std::uint8_t {
 
 class WorkerStream {
  public:
-  explicit WorkerStream(std::string name);
+  // `nice` > 0 lowers the worker's scheduling priority (Linux niceness;
+  // threads it starts, such as its OpenMP pool, inherit it).
+  explicit WorkerStream(std::string name, int nice = 0);
   ~WorkerStream();
   WorkerStream(const WorkerStream&) = delete;
   WorkerStream& operator=(const WorkerStream&) = delete;
@@ -78,6 +80,7 @@ class WorkerStream {
   void run();
 
   const std::string name_;
+  const int nice_;
   mutable std::mutex mutex_;
   std::condition_variable work_cv_;  // the worker sleeps here for tasks or a stop
   std::condition_variable done_cv_;  // waiters sleep here for completions

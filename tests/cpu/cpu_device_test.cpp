@@ -19,6 +19,12 @@
 
 #include "engine/cpu/worker_stream.h"
 
+#if defined(__linux__)
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
 namespace tidepool {
 namespace {
 
@@ -208,6 +214,22 @@ TEST(CpuDevice, TasksOnOneStreamRunInOrder) {
   ASSERT_EQ(order.size(), 50u);
   for (int i = 0; i < 50; ++i) EXPECT_EQ(order[static_cast<std::size_t>(i)], i);
 }
+
+#if defined(__linux__)
+TEST(CpuDevice, WorkersRunAtTheRequestedNiceness) {
+  const int own = getpriority(PRIO_PROCESS, 0);
+  if (own > 19 - 5) GTEST_SKIP() << "this process already runs at niceness " << own;
+  CpuDevice device({.worker_nice = 5});
+  std::vector<int> seen(kStreamCount, -100);
+  for (int i = 0; i < kStreamCount; ++i)
+    device.submit(static_cast<Stream>(i), [&seen, i](Kernels&) {
+      seen[static_cast<std::size_t>(i)] = getpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)));
+    });
+  device.synchronize();
+  for (int i = 0; i < kStreamCount; ++i) EXPECT_EQ(seen[static_cast<std::size_t>(i)], own + 5) << "stream " << i;
+  EXPECT_EQ(getpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid))), own) << "the host thread is left alone";
+}
+#endif
 
 TEST(CpuDevice, WorkReceivesTheDevicesKernels) {
   CpuDevice device;

@@ -82,7 +82,10 @@ void AddressMapView::draw(const Frame& frame) {
   // The footprint and the pool (the budget).
   const float yf = y_of(static_cast<double>(map.footprint_bytes));
   d->AddLine({x0, yf}, {x1, yf}, im_colour(kExtent), 1.5f);
-  d->AddText({x0 + 4, yf - 15}, im_colour(kExtent), ("footprint " + format_bytes(map.footprint_bytes)).c_str());
+  // Labelled at the right, just under the line: the left edge holds the
+  // axis, and above the line may be the top of the plot.
+  const std::string footprint = "footprint " + format_bytes(map.footprint_bytes);
+  d->AddText({x1 - ImGui::CalcTextSize(footprint.c_str()).x - 4, yf + 2}, im_colour(kExtent), footprint.c_str());
   const float yp = y_of(static_cast<double>(map.pool_bytes));
   d->AddLine({x0, yp}, {x1, yp}, im_colour(kBudget), 1.5f);
   // The peak and the largest free block then: the hole a request larger
