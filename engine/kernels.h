@@ -60,6 +60,14 @@ struct LinearShape {
   std::int64_t n = 1, in = 1, out = 1;  // y[n, out] = x[n, in] * W[out, in]^T + b[out]
 };
 
+// Throw std::invalid_argument naming the op and the shape when a shape
+// cannot be computed (engine/kernel_shapes.cpp); every backend checks its
+// inputs with these before it runs an op.
+void validate(const ConvShape& s);
+void validate(const BatchNormShape& s);
+void validate(const PoolShape& s);
+void validate(const LinearShape& s);
+
 class Kernels {
  public:
   virtual ~Kernels() = default;

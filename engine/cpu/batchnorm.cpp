@@ -21,14 +21,6 @@ using namespace onednn;
 
 using dnnl::normalization_flags;
 
-void validate(const BatchNormShape& s) {
-  if (s.n <= 0 || s.c <= 0 || s.h <= 0 || s.w <= 0 || !(s.eps > 0.0f)) {
-    throw std::invalid_argument("batchnorm: invalid shape n=" + std::to_string(s.n) +
-                                " c=" + std::to_string(s.c) + " h=" + std::to_string(s.h) +
-                                " w=" + std::to_string(s.w));
-  }
-}
-
 memory::desc data_desc(const BatchNormShape& s) {
   return f32_desc({s.n, s.c, s.h, s.w}, Tag::nchw);
 }

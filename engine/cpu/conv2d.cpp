@@ -43,20 +43,6 @@ namespace {
 
 using namespace onednn;
 
-void validate(const ConvShape& s) {
-  const bool ok = s.n > 0 && s.c > 0 && s.h > 0 && s.w > 0 && s.k > 0 && s.r > 0 && s.s > 0 &&
-                  s.stride_h > 0 && s.stride_w > 0 && s.pad_h >= 0 && s.pad_w >= 0 && s.dil_h > 0 &&
-                  s.dil_w > 0 && s.groups > 0 && s.c % s.groups == 0 && s.k % s.groups == 0 &&
-                  s.out_h() > 0 && s.out_w() > 0;
-  if (!ok) {
-    throw std::invalid_argument("conv: invalid shape n=" + std::to_string(s.n) +
-                                " c=" + std::to_string(s.c) + " h=" + std::to_string(s.h) +
-                                " w=" + std::to_string(s.w) + " k=" + std::to_string(s.k) +
-                                " r=" + std::to_string(s.r) + " s=" + std::to_string(s.s) +
-                                " groups=" + std::to_string(s.groups));
-  }
-}
-
 struct Geometry {
   Dims src, weights, dst, strides, dilates, pad_l, pad_r;
   Tag weights_tag;
@@ -322,24 +308,7 @@ std::unique_ptr<ConvPlan> build_plan(Context& ctx, const ConvShape& s, ConvSchem
 }
 
 ConvPlan& plan_for(Context& ctx, const ConvShape& s, ConvScheme scheme, ConvPass pass) {
-  const CacheKey key = {static_cast<std::int64_t>(Op::conv),
-                        s.n,
-                        s.c,
-                        s.h,
-                        s.w,
-                        s.k,
-                        s.r,
-                        s.s,
-                        s.stride_h,
-                        s.stride_w,
-                        s.pad_h,
-                        s.pad_w,
-                        s.dil_h,
-                        s.dil_w,
-                        s.groups,
-                        s.bias ? 1 : 0,
-                        static_cast<std::int64_t>(scheme),
-                        static_cast<std::int64_t>(pass)};
+  const CacheKey key = conv_key(static_cast<std::int64_t>(Op::conv), s, scheme, pass);
   return ctx.entry<ConvPlan>(key, [&] { return build_plan(ctx, s, scheme, pass); });
 }
 

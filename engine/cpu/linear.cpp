@@ -18,13 +18,6 @@ namespace {
 
 using namespace onednn;
 
-void validate(const LinearShape& s) {
-  if (s.n <= 0 || s.in <= 0 || s.out <= 0) {
-    throw std::invalid_argument("linear: invalid shape n=" + std::to_string(s.n) +
-                                " in=" + std::to_string(s.in) + " out=" + std::to_string(s.out));
-  }
-}
-
 struct Descs {
   memory::desc src, weights, bias, dst;
 };

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/kernel_cache.h"
 #include "engine/kernels.h"
 
 namespace tidepool::onednn {
@@ -46,19 +47,6 @@ inline dnnl::primitive_attr user_scratchpad() {
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   return attr;
 }
-
-// Keys are the op's tag followed by every number that shapes the primitive.
-using CacheKey = std::vector<std::int64_t>;
-
-struct CacheKeyHash {
-  std::size_t operator()(const CacheKey& key) const noexcept {
-    std::uint64_t h = 0xcbf29ce484222325ull;
-    for (std::int64_t v : key) {
-      h ^= static_cast<std::uint64_t>(v) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-    }
-    return static_cast<std::size_t>(h);
-  }
-};
 
 // First element of every key, so different ops never share an entry.
 enum class Op : std::int64_t {

@@ -46,14 +46,6 @@ __global__ void var_to_invstd_kernel(const float* __restrict__ var, float* __res
 
 // ---------------------------------------------------------------- helpers
 
-void validate(const BatchNormShape& s) {
-  if (s.n <= 0 || s.c <= 0 || s.h <= 0 || s.w <= 0 || !(s.eps > 0.0f)) {
-    throw std::invalid_argument("batchnorm: invalid shape n=" + std::to_string(s.n) +
-                                " c=" + std::to_string(s.c) + " h=" + std::to_string(s.h) +
-                                " w=" + std::to_string(s.w));
-  }
-}
-
 // Descriptors per shape: the data [n, c, h, w] and the per-channel [1, c, 1, 1].
 struct BnDescs final : CacheEntry {
   TensorDesc data, channel;

@@ -30,6 +30,7 @@
 
 #include "engine/bytes_text.h"
 #include "engine/cuda/cuda_error.h"
+#include "engine/kernel_cache.h"
 #include "engine/kernels.h"
 
 namespace tidepool::cuda {
@@ -117,20 +118,8 @@ FilterDesc filter_desc(std::int64_t k, std::int64_t c, std::int64_t r, std::int6
 
 // --- kernel tables -----------------------------------------------------------------
 
-// Keys are the op's tag followed by every number that shapes the entry,
-// as in the cpu backend's cache.
-using CacheKey = std::vector<std::int64_t>;
-
-struct CacheKeyHash {
-  std::size_t operator()(const CacheKey& key) const noexcept {
-    std::uint64_t h = 0xcbf29ce484222325ull;
-    for (std::int64_t v : key) {
-      h ^= static_cast<std::uint64_t>(v) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-    }
-    return static_cast<std::size_t>(h);
-  }
-};
-
+// First element of every cache key (engine/kernel_cache.h), so different
+// ops never share an entry.
 enum class Op : std::int64_t { conv = 1, batchnorm };
 
 struct CacheEntry {

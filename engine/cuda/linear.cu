@@ -34,13 +34,6 @@ __global__ void add_bias_kernel(float* __restrict__ y, const float* __restrict__
 
 // ---------------------------------------------------------------- helpers
 
-void validate(const LinearShape& s) {
-  if (s.n <= 0 || s.in <= 0 || s.out <= 0) {
-    throw std::invalid_argument("linear: invalid shape n=" + std::to_string(s.n) +
-                                " in=" + std::to_string(s.in) + " out=" + std::to_string(s.out));
-  }
-}
-
 struct Dims {
   int n, in, out;
 };

@@ -150,19 +150,6 @@ __global__ void avg_backward_kernel(const float* __restrict__ dy, float* __restr
 
 // ---------------------------------------------------------------- helpers
 
-void validate(const PoolShape& s) {
-  const bool ok = s.n > 0 && s.c > 0 && s.h > 0 && s.w > 0 && s.kh > 0 && s.kw > 0 &&
-                  s.stride_h > 0 && s.stride_w > 0 && s.pad_h >= 0 && s.pad_w >= 0 &&
-                  s.pad_h < s.kh && s.pad_w < s.kw && s.out_h() > 0 && s.out_w() > 0;
-  if (!ok) {
-    throw std::invalid_argument("pool: invalid shape n=" + std::to_string(s.n) +
-                                " c=" + std::to_string(s.c) + " h=" + std::to_string(s.h) +
-                                " w=" + std::to_string(s.w) + " kernel=" + std::to_string(s.kh) +
-                                "x" + std::to_string(s.kw) + " pad=" + std::to_string(s.pad_h) +
-                                "x" + std::to_string(s.pad_w));
-  }
-}
-
 // One byte names a tap of a window of up to 256; larger windows need more.
 bool byte_indices(const PoolShape& s) { return s.kh * s.kw <= 256; }
 
