@@ -1,33 +1,19 @@
 // The tidepool executable on bad input: a clear message naming the problem
 // and a non-zero exit, never an abort.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
 #include <cstdio>
 #include <string>
 
 #include "tiny_cifar.h"
+#include "testing/run_command.h"
 
 namespace tidepool {
 namespace {
 
-struct Result {
-  int status = -1;  // the exit status; -1 when killed by a signal
-  std::string output;
-};
+using Result = test_util::CommandResult;
 
-Result run(const std::string& args) {
-  const std::string command = std::string(TIDEPOOL_BINARY) + " " + args + " 2>&1";
-  Result r;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return r;
-  std::array<char, 4096> buf;
-  while (std::size_t n = std::fread(buf.data(), 1, buf.size(), pipe)) r.output.append(buf.data(), n);
-  const int status = pclose(pipe);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+Result run(const std::string& args) { return test_util::run_command(std::string(TIDEPOOL_BINARY) + " " + args); }
 
 void expect_error(const Result& r, const std::string& needle) {
   EXPECT_EQ(r.status, 1) << r.output;

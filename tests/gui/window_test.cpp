@@ -3,9 +3,7 @@
 // view out of it (ui/layout.h gives where) and check that it drew what it
 // should, by the palette's colours (ui/scene/colours.h).
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -15,25 +13,13 @@
 #include "app/tiny_cifar.h"
 #include "ui/layout.h"
 #include "ui/scene/colours.h"
+#include "testing/run_command.h"
 
 namespace tidepool::ui {
 namespace {
 
-struct Result {
-  int status = -1;
-  std::string output;
-};
-
-Result shell(const std::string& command) {
-  Result r;
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  if (!pipe) return r;
-  std::array<char, 4096> buf;
-  while (std::size_t n = std::fread(buf.data(), 1, buf.size(), pipe)) r.output.append(buf.data(), n);
-  const int status = pclose(pipe);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using Result = test_util::CommandResult;
+using test_util::run_command;
 
 bool have_xvfb() { return std::system("command -v xvfb-run > /dev/null 2>&1") == 0; }
 
@@ -79,7 +65,7 @@ class Window : public ::testing::Test {
 
 TEST_F(Window, ScreenshotShowsEveryViewWithLiveData) {
   const std::string shot = (dir_.path() / "shot.png").string();
-  const Result r = shell("xvfb-run -a " + tiny_run() + " --mode all --screenshot " + shot + " --frames 20");
+  const Result r = run_command("xvfb-run -a " + tiny_run() + " --mode all --screenshot " + shot + " --frames 20");
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("screenshot"), std::string::npos) << r.output;
   const cv::Mat image = cv::imread(shot, cv::IMREAD_COLOR);
@@ -110,7 +96,7 @@ TEST_F(Window, ScreenshotShowsEveryViewWithLiveData) {
 
 TEST_F(Window, FragmentationScenarioDrawsEveryHeuristicsPool) {
   const std::string shot = (dir_.path() / "fragmentation.png").string();
-  const Result r = shell("xvfb-run -a " + tiny_run() + " --fragmentation-scenario --screenshot " + shot + " --frames 5");
+  const Result r = run_command("xvfb-run -a " + tiny_run() + " --fragmentation-scenario --screenshot " + shot + " --frames 5");
   ASSERT_EQ(r.status, 0) << r.output;
   const cv::Mat image = cv::imread(shot, cv::IMREAD_COLOR);
   ASSERT_FALSE(image.empty());
@@ -121,7 +107,7 @@ TEST_F(Window, FragmentationScenarioDrawsEveryHeuristicsPool) {
 }
 
 TEST(WindowWithoutDisplay, SaysWhatToDoInstead) {
-  const Result r = shell("env -u DISPLAY -u WAYLAND_DISPLAY " + std::string(TIDEPOOL_BINARY) +
+  const Result r = run_command("env -u DISPLAY -u WAYLAND_DISPLAY " + std::string(TIDEPOOL_BINARY) +
                          " --model resnet20 --screenshot /tmp/never.png");
   EXPECT_EQ(r.status, 1) << r.output;
   EXPECT_NE(r.output.find("cannot open a window"), std::string::npos) << r.output;
