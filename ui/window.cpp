@@ -67,6 +67,16 @@ class Gui {
   GLFWwindow* window_ = nullptr;
 };
 
+// Mesa's CPU rasterisers name themselves in GL_RENDERER.
+bool software_renderer() {
+  const auto* renderer = reinterpret_cast<const char*>(glGetString(GL_RENDERER));
+  if (!renderer) return false;
+  const std::string r = renderer;
+  for (const char* name : {"llvmpipe", "softpipe", "swrast", "Software Rasterizer"})
+    if (r.find(name) != std::string::npos) return true;
+  return false;
+}
+
 // The back buffer as a PNG (OpenGL's rows run bottom-up).
 void write_png(const std::string& path, int width, int height) {
   std::vector<unsigned char> rgba(static_cast<std::size_t>(width) * static_cast<std::size_t>(height) * 4);
@@ -87,10 +97,18 @@ int run_window(SessionLink& link, const WindowOptions& o) {
   Dashboard dashboard(link);
   dashboard.show_fragmentation(o.show_fragmentation);
   const bool screenshot = !o.screenshot.empty();
-  const auto frame_budget = std::chrono::duration<double>(1.0 / std::max(o.max_fps, 1.0));
+  const bool software = software_renderer();
+  const double fps_cap = software ? std::min(o.max_fps, o.software_max_fps) : o.max_fps;
+  if (software)
+    std::printf("tidepool: OpenGL draws on the CPU (%s): at most %.0f frames/s, training has the rest\n",
+                reinterpret_cast<const char*>(glGetString(GL_RENDERER)), fps_cap);
+  const auto frame_period = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(1.0 / std::max(fps_cap, 1.0)));
+  Clock::time_point next_frame = Clock::now();
   const auto started = Clock::now();
   int live_frames = 0;
   Clock::time_point first_live{};
+  std::int64_t first_live_iteration = 0;  // training's progress while frames were measured
   // Where frame time goes once live data is on show (no pacing sleep):
   // building (the dashboard and ImGui's draw lists), rendering them with
   // OpenGL, and presenting (swap, where a software rasteriser does its work).
@@ -120,7 +138,10 @@ int run_window(SessionLink& link, const WindowOptions& o) {
 
     if (screenshot) {
       if (dashboard.showing_live_data()) {
-        if (live_frames++ == 0) first_live = Clock::now();
+        if (live_frames++ == 0) {
+          first_live = Clock::now();
+          first_live_iteration = link.status().iteration;
+        }
       } else if (std::chrono::duration<double>(Clock::now() - started).count() > o.live_data_timeout_seconds) {
         const SessionStatus s = link.status();
         std::fprintf(stderr, "tidepool: error: no iteration reached the views within %.0f s (state %s%s%s)\n",
@@ -132,18 +153,22 @@ int run_window(SessionLink& link, const WindowOptions& o) {
         const double live_seconds = std::chrono::duration<double>(Clock::now() - first_live).count();
         const double per_frame = 1e3 / std::max(live_frames, 1);
         std::printf("screenshot %s (%dx%d) after %d frames with live data in %.1f s: %.1f frames/s; "
-                    "per frame %.1f ms building, %.1f ms rendering, %.1f ms presenting, %.0f vertices\n",
+                    "per frame %.1f ms building, %.1f ms rendering, %.1f ms presenting, %.0f vertices; "
+                    "meanwhile %lld training iterations\n",
                     o.screenshot.c_str(), width, height, live_frames, live_seconds,
                     live_seconds > 0 ? live_frames / live_seconds : 0.0, build_seconds * per_frame,
-                    render_seconds * per_frame, present_seconds * per_frame, vertices / std::max(live_frames, 1));
+                    render_seconds * per_frame, present_seconds * per_frame, vertices / std::max(live_frames, 1),
+                    static_cast<long long>(link.status().iteration - first_live_iteration));
         return 0;
       }
     }
     const auto before_swap = Clock::now();
     glfwSwapBuffers(gui.window());
-    const auto spent = Clock::now() - frame_start;
     if (live_frames > 0) present_seconds += std::chrono::duration<double>(Clock::now() - before_swap).count();
-    if (spent < frame_budget) std::this_thread::sleep_for(frame_budget - spent);
+    // Paced against a schedule rather than per frame, so oversleeping one
+    // frame is made up by the next; a frame that ran late starts a new one.
+    next_frame = std::max(next_frame + frame_period, Clock::now() - frame_period);
+    std::this_thread::sleep_until(next_frame);
   }
   return 0;
 }
