@@ -85,7 +85,7 @@ void AddressMapView::draw(const Frame& frame) {
   // Labelled at the right, just under the line: the left edge holds the
   // axis, and above the line may be the top of the plot.
   const std::string footprint = "footprint " + format_bytes(map.footprint_bytes);
-  d->AddText({x1 - ImGui::CalcTextSize(footprint.c_str()).x - 4, yf + 2}, im_colour(kExtent), footprint.c_str());
+  plot_label(d, {x1 - ImGui::CalcTextSize(footprint.c_str()).x - 4, yf + 2}, im_colour(kExtent), footprint);
   const float yp = y_of(static_cast<double>(map.pool_bytes));
   d->AddLine({x0, yp}, {x1, yp}, im_colour(kBudget), 1.5f);
   // The peak and the largest free block then: the hole a request larger
@@ -96,8 +96,7 @@ void AddressMapView::draw(const Frame& frame) {
     const auto& h = *map.largest_free_at_peak;
     const float hy0 = y_of(static_cast<double>(h.offset + h.bytes)), hy1 = y_of(static_cast<double>(h.offset));
     d->AddRect({x0, hy0}, {x1, std::max(hy1, hy0 + 2)}, im_colour(kLargestHole), 0, 0, 2.0f);
-    d->AddText({xpk + 4, hy0 + 1}, im_colour(kLargestHole),
-               ("largest free at peak " + format_bytes(h.bytes)).c_str());
+    plot_label(d, {xpk + 4, hy0 + 1}, im_colour(kLargestHole), "largest free at peak " + format_bytes(h.bytes));
   }
 
   // The occupancy strip: the pool at one step, bottom to top.

@@ -57,12 +57,12 @@ void MemoryLoadView::draw(const Frame& frame) {
   if (scene.budget_bytes) {
     const float yb = y_of(scene.budget_bytes);
     d->AddLine({x0, yb}, {x1, yb}, im_colour(kBudget), 2.0f);
-    d->AddText({x0 + 4, yb - 15}, im_colour(kBudget), ("budget " + format_bytes(scene.budget_bytes)).c_str());
+    plot_label(d, {x0 + 4, yb - 15}, im_colour(kBudget), "budget " + format_bytes(scene.budget_bytes));
   }
   const ImVec2 peak = load[std::min(scene.peak_index, n - 1)];
   d->AddCircleFilled(peak, 5, IM_COL32(255, 255, 255, 255));
-  d->AddText({std::min(peak.x + 6, x1 - 120), peak.y - 16}, IM_COL32(255, 255, 255, 255),
-             ("peak " + format_bytes(scene.peak_load_bytes)).c_str());
+  plot_label(d, {std::min(peak.x + 6, x1 - 120), peak.y - 16}, IM_COL32(255, 255, 255, 255),
+             "peak " + format_bytes(scene.peak_load_bytes));
   if (c.hovered) {
     const float mx = ImGui::GetIO().MousePos.x;
     const std::size_t i = std::min<std::size_t>(n - 1, static_cast<std::size_t>(std::max(0.0f, (mx - x0) / (x1 - x0)) * static_cast<float>(n - 1) + 0.5f));

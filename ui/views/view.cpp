@@ -5,6 +5,12 @@
 
 namespace tidepool::ui {
 
+void plot_label(ImDrawList* d, ImVec2 at, ImU32 colour, const std::string& text) {
+  const ImVec2 size = ImGui::CalcTextSize(text.c_str());
+  d->AddRectFilled({at.x - 2, at.y - 1}, {at.x + size.x + 2, at.y + size.y + 1}, IM_COL32(20, 20, 24, 200));
+  d->AddText(at, colour, text.c_str());
+}
+
 std::string duration_text(double us) {
   char text[32];
   if (us < 1000) std::snprintf(text, sizeof text, "%.0f us", us);

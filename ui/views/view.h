@@ -36,6 +36,9 @@ inline ImU32 im_colour(std::uint32_t rgb, float alpha = 1.0f) {
 }
 std::string duration_text(double us);  // "850 us", "12.4 ms", "1.20 s"
 
+// Text on a plot, over a dark plate so it stays readable on any rectangle.
+void plot_label(ImDrawList* d, ImVec2 at, ImU32 colour, const std::string& text);
+
 // A drawing area filling the rest of the window, with mouse input captured
 // (so dragging it does not move the window).
 struct Canvas {
