@@ -23,6 +23,7 @@
 #include "models/registry.h"
 #ifdef TIDEPOOL_HAVE_GUI
 #include "app/window_run.h"
+#include "ui/scene/overlap.h"
 #endif
 
 namespace {
@@ -81,7 +82,7 @@ int main(int argc, char** argv) {
 
   std::string screenshot;
   int frames = 1, window_width = 1600, window_height = 900;
-  bool fragmentation = false;
+  bool fragmentation = false, overlap = false;
   auto* screenshot_opt = cli.add_option(
       "--screenshot", screenshot,
       "window: write the window as PNG after --frames frames showing live data, then exit");
@@ -91,6 +92,9 @@ int main(int argc, char** argv) {
   cli.add_option("--window-width", window_width, "window width in pixels")->capture_default_str();
   cli.add_option("--window-height", window_height, "window height in pixels")->capture_default_str();
   cli.add_flag("--fragmentation-scenario", fragmentation, "window: open the fragmentation teaching scenario");
+  cli.add_flag("--overlap-scenario", overlap,
+               "window: train the overlap teaching scenario (vdnn_constructed, every input offloaded, sync "
+               "transfers on a throttled link)");
 
   auto* models_cmd = cli.add_subcommand("models", "list the models with parameter counts and activation memory");
 
@@ -137,6 +141,15 @@ int main(int argc, char** argv) {
       window.screenshot = screenshot;
       window.frames = frames;
       window.show_fragmentation = fragmentation;
+      window.overlap_scenario = overlap;
+      if (overlap) {
+        o.model = ui::OverlapScenario::model;
+        o.batch_size = ui::OverlapScenario::batch;
+        o.mode = "all";
+        o.transfer = "sync";
+        o.lookahead = ui::OverlapScenario::lookahead;
+        if (o.link_gbps == 0) o.link_gbps = ui::OverlapScenario::first_link_gbps;
+      }
       window.title = "Tidepool: " + o.model + " on " + o.dataset;
       return app::run_window(o, window);
 #else

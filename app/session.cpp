@@ -49,6 +49,7 @@ TrainingSession::TrainingSession(const RunOptions& o, SessionOptions session)
   settings_.heuristic = o.heuristic;
   settings_.link_gbps = o.link_gbps;
   if (o.lookahead < 0) throw std::invalid_argument("--lookahead must not be negative");
+  settings_.lookahead = o.lookahead;
 
   // Data first: a wrong path should fail before anything slow happens.
   std::string data_dir = o.data_dir;
@@ -163,6 +164,7 @@ void TrainingSession::apply_pending(StepReport& report) {
     p.mode = request->mode;
     p.order = request->order;
     p.transfer = request->transfer;
+    p.lookahead = request->lookahead;
     // Throws, changing nothing, when the settings cannot work.
     trainer_->apply(p, request->heuristic, request->budget_bytes);
     if (cpu) cpu->set_link_gbps(request->link_gbps);

@@ -34,6 +34,12 @@ class Dashboard {
   bool showing_live_data() const { return !timeline_.empty() && !map_.empty() && !load_.empty(); }
   // For screenshots of the scenarios.
   void show_fragmentation(bool on) { show_fragmentation_ = on; }
+  // The session runs the overlap scenario's settings: show it, and let it
+  // set the link after the first iteration.
+  void adopt_overlap_scenario() {
+    show_overlap_ = true;
+    overlap_view_.adopt();
+  }
 
  private:
   void refresh();

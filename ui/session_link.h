@@ -23,6 +23,7 @@ struct MemorySettings {
   OffloadMode mode = OffloadMode::base;
   AllocOrder order = AllocOrder::prefetch_first;
   TransferMode transfer = TransferMode::async;
+  int lookahead = 1;             // prefetches in flight beyond the current layer's needs
   std::string heuristic = "best-fit";
   std::size_t budget_bytes = 0;  // the pool; 0: what these settings need
   double link_gbps = 0;          // cpu device: simulated host link, 0 = unthrottled

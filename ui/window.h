@@ -22,6 +22,7 @@ struct WindowOptions {
   // views after this long.
   double live_data_timeout_seconds = 600;
   bool show_fragmentation = false;  // open the fragmentation scenario
+  bool overlap_scenario = false;    // the session runs the overlap scenario: show it
   // Frames are paced to at most this. A software rasteriser (Mesa's
   // llvmpipe, as under Xvfb or a remote desktop) draws on the CPU that
   // training uses: there the window holds the slower rate and training gets

@@ -80,6 +80,28 @@ TEST(Session, ImpossibleBudgetIsRefusedWithTheMinimumAndTrainingContinues) {
   EXPECT_NE(session.status().message.find("exceeds"), std::string::npos) << session.status().message;
 }
 
+TEST(Session, LookaheadRequestReplansThePrefetches) {
+  testing::TempDir dir("session");
+  testing::write_tiny_cifar10(dir.path());
+  TrainingSession session(tiny(dir.path()), {.roomy_arena = true});
+  session.start(nullptr);
+  session.train_iteration();
+  ui::MemorySettings s = session.status().settings;
+  EXPECT_EQ(s.lookahead, 1) << "the command line's --lookahead";
+  s.mode = OffloadMode::all;
+  s.lookahead = 3;
+  session.request(s);
+  session.train_iteration();
+  EXPECT_FALSE(session.status().refused) << session.status().message;
+  EXPECT_EQ(session.status().settings.lookahead, 3);
+  EXPECT_EQ(session.trainer().options().plan.lookahead, 3);
+  s.lookahead = -1;
+  session.request(s);
+  session.train_iteration();
+  EXPECT_TRUE(session.status().refused);
+  EXPECT_EQ(session.trainer().options().plan.lookahead, 3) << "a refused request changes nothing";
+}
+
 TEST(Session, SettingsChangedMidRunKeepTheNumbers) {
   testing::TempDir dir("session");
   testing::write_tiny_cifar10(dir.path());

@@ -106,6 +106,20 @@ TEST_F(Window, FragmentationScenarioDrawsEveryHeuristicsPool) {
   EXPECT_GT(count_colour(image, middle, kHole), 20000);
 }
 
+// --overlap-scenario trains vDNN++'s constructed network with synchronous
+// transfers on a throttled link: the compute lane shows stalls, and the
+// scenario's window shows its controls.
+TEST_F(Window, OverlapScenarioShowsComputeStalls) {
+  const std::string shot = (dir_.path() / "overlap.png").string();
+  const Result r = run_command("xvfb-run -a " + tiny_run() + " --overlap-scenario --screenshot " + shot + " --frames 10");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const cv::Mat image = cv::imread(shot, cv::IMREAD_COLOR);
+  ASSERT_FALSE(image.empty());
+  const Layout l = layout_for(static_cast<float>(image.cols), static_cast<float>(image.rows), kMenuHeight);
+  EXPECT_GT(count_colour(image, l[ViewId::timeline], span_colour(SpanKind::wait)), 20);
+  EXPECT_GT(count_colour(image, l[ViewId::timeline], span_colour(SpanKind::offload)), 50);
+}
+
 TEST(WindowWithoutDisplay, SaysWhatToDoInstead) {
   const Result r = run_command("env -u DISPLAY -u WAYLAND_DISPLAY " + std::string(TIDEPOOL_BINARY) +
                          " --model resnet20 --screenshot /tmp/never.png");

@@ -1,54 +1,74 @@
 #include "ui/views/overlap_view.h"
 
 #include <algorithm>
+#include <cfloat>
+#include <cstdio>
+
+#include "ui/scene/overlap.h"
 
 namespace tidepool::ui {
 namespace {
 
-constexpr const char* kModel = "vdnn_constructed";
-// Small enough that an iteration takes well under a second on a laptop's
-// cores, large enough that each activation takes milliseconds on the link.
-constexpr std::int64_t kBatch = 32;
+constexpr const char* kModel = OverlapScenario::model;
+
+MemorySettings scenario_settings(MemorySettings s, TransferMode transfer, float link_gbps) {
+  s.mode = OffloadMode::all;
+  s.transfer = transfer;
+  s.lookahead = OverlapScenario::lookahead;
+  s.budget_bytes = 0;
+  s.link_gbps = link_gbps;
+  return s;
+}
 
 }  // namespace
+
+void OverlapView::start(SessionLink& link) {
+  link.restart(kModel, OverlapScenario::batch,
+               scenario_settings(link.status().settings, TransferMode::sync, link_gbps_));
+  calibrating_ = true;
+}
+
+void OverlapView::adopt() { calibrating_ = true; }
 
 void OverlapView::draw(const Frame& frame) {
   const SessionStatus& s = frame.status;
   ImGui::TextWrapped(
       "vDNN++'s constructed network (Table III) with every layer's input offloaded to pinned host memory "
-      "over a link throttled to a few GB/s. With synchronous transfers (vDNN) each layer waits for its "
-      "copies: the compute lane of the timeline shows red stalls. Switch to asynchronous transfers "
-      "(vDNN++): the copies run under the next layers' compute and the stalls disappear. The numbers "
-      "trained are the same either way.");
-  ImGui::SetNextItemWidth(160);
-  ImGui::SliderFloat("link GB/s", &link_gbps_, 0.25f, 8.0f, "%.2f GB/s");
-  MemorySettings settings = s.settings;
-  settings.mode = OffloadMode::all;
-  settings.budget_bytes = 0;
-  settings.link_gbps = link_gbps_;
+      "over a throttled link. With synchronous transfers (vDNN) each layer waits for its copies: the "
+      "compute lane of the timeline shows red stalls. Switch to asynchronous transfers (vDNN++): the "
+      "next layer starts at once and backward's prefetches run ahead under compute, so the backward "
+      "stalls shrink; in forward the memory an offload frees is reused at once, and that reuse waits "
+      "for the copy. The numbers trained are the same either way.");
   const bool running_it = s.model == kModel;
-  if (ImGui::Button(running_it ? "Restart the scenario (sync)" : "Start: vDNN++ constructed network, sync")) {
-    settings.transfer = TransferMode::sync;
-    frame.link.restart(kModel, kBatch, settings);
-    started_ = true;
-  }
+  if (ImGui::Button(running_it ? "Restart the scenario (sync)" : "Start: vDNN++ constructed network, sync"))
+    start(frame.link);
   if (!running_it) {
     ImGui::TextDisabled("(training %s now; starting replaces it)", s.model.c_str());
     return;
   }
-  ImGui::SameLine();
-  if (ImGui::Button("sync (vDNN)")) {
-    settings.transfer = TransferMode::sync;
-    frame.link.request(settings);
+  // The first iteration measured how fast this machine computes: set the
+  // link so that the copies take a little over half of that.
+  if (calibrating_ && s.iteration >= 1 && s.settings.transfer == TransferMode::sync) {
+    if (const auto gbps = overlap_link_gbps(frame.timeline)) {
+      link_gbps_ = static_cast<float>(*gbps);
+      frame.link.request(scenario_settings(s.settings, TransferMode::sync, link_gbps_));
+    }
+    calibrating_ = false;
   }
   ImGui::SameLine();
-  if (ImGui::Button("async (vDNN++)")) {
-    settings.transfer = TransferMode::async;
-    frame.link.request(settings);
-  }
-  ImGui::Text("now: %s transfers, link %s", to_string(s.settings.transfer),
-              s.settings.link_gbps > 0 ? (std::to_string(s.settings.link_gbps).substr(0, 4) + " GB/s").c_str()
-                                       : "unthrottled");
+  if (ImGui::Button("sync (vDNN)")) frame.link.request(scenario_settings(s.settings, TransferMode::sync, link_gbps_));
+  ImGui::SameLine();
+  if (ImGui::Button("async (vDNN++)"))
+    frame.link.request(scenario_settings(s.settings, TransferMode::async, link_gbps_));
+  ImGui::SetNextItemWidth(160);
+  if (ImGui::SliderFloat("link GB/s", &link_gbps_, 0.1f, 16.0f, "%.2f GB/s", ImGuiSliderFlags_Logarithmic))
+    calibrating_ = false;
+  ImGui::SameLine();
+  if (ImGui::SmallButton("set link")) frame.link.request(scenario_settings(s.settings, s.settings.transfer, link_gbps_));
+  char link[32] = "unthrottled";
+  if (s.settings.link_gbps > 0) std::snprintf(link, sizeof link, "%.2f GB/s", s.settings.link_gbps);
+  ImGui::Text("now: %s transfers, link %s%s", to_string(s.settings.transfer), link,
+              calibrating_ ? " (measuring this machine's compute...)" : "");
   // Stall time per iteration, newest last: the drop when async takes over.
   std::vector<float> stall_ms, iteration_ms;
   for (const TimelineIteration& it : frame.stalls) {
