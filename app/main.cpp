@@ -129,6 +129,12 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (*replay_cmd) return app::replay_command(trace_file, std::cout);
+    if (batch) {  // the window's options would otherwise be ignored without a word
+      for (const auto& [set, name] : {std::pair{!screenshot.empty(), "--screenshot"},
+                                      std::pair{fragmentation, "--fragmentation-scenario"},
+                                      std::pair{overlap, "--overlap-scenario"}})
+        if (set) throw std::invalid_argument(std::string(name) + " is for the window: leave out --batch");
+    }
     if (!batch) {
       if (!o.resume.empty()) throw std::invalid_argument("--resume continues a --batch run: add --batch");
 #ifdef TIDEPOOL_HAVE_GUI
@@ -143,12 +149,14 @@ int main(int argc, char** argv) {
       window.show_fragmentation = fragmentation;
       window.overlap_scenario = overlap;
       if (overlap) {
+        const ui::MemorySettings s = ui::overlap_settings(
+            {}, TransferMode::sync, o.link_gbps > 0 ? o.link_gbps : ui::OverlapScenario::first_link_gbps);
         o.model = ui::OverlapScenario::model;
         o.batch_size = ui::OverlapScenario::batch;
-        o.mode = "all";
-        o.transfer = "sync";
-        o.lookahead = ui::OverlapScenario::lookahead;
-        if (o.link_gbps == 0) o.link_gbps = ui::OverlapScenario::first_link_gbps;
+        o.mode = to_string(s.mode);
+        o.transfer = to_string(s.transfer);
+        o.lookahead = s.lookahead;
+        o.link_gbps = s.link_gbps;
       }
       window.title = "Tidepool: " + o.model + " on " + o.dataset;
       return app::run_window(o, window);

@@ -39,6 +39,11 @@ TEST(Cli, UnknownDatasetListsTheValidOnes) {
   EXPECT_NE(r.output.find("cifar10"), std::string::npos) << r.output;
 }
 
+TEST(Cli, WindowOptionsWithBatchAreRefused) {
+  for (const char* option : {"--overlap-scenario", "--fragmentation-scenario", "--screenshot shot.png"})
+    expect_error(run(std::string("--batch --quiet --iterations 1 ") + option), "leave out --batch");
+}
+
 TEST(Cli, ZeroBatchSizeIsRefused) {
   testing::TempDir dir("cli_batch");
   testing::write_tiny_cifar10(dir.path());

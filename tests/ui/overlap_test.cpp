@@ -37,6 +37,21 @@ TEST(OverlapScenario, LinkMakesTheNewestIterationsCopiesTakeTheShareOfItsForward
   EXPECT_NEAR(*overlap_link_gbps(t, 0.7), 0.86, 1e-9);
 }
 
+TEST(OverlapScenario, SettingsOffloadEveryInputAndKeepTheHeuristic) {
+  MemorySettings from;
+  from.heuristic = "high-end";
+  from.scheme = ConvScheme::m;
+  from.budget_bytes = 123 << 20;
+  const MemorySettings s = overlap_settings(from, TransferMode::async, 2.5);
+  EXPECT_EQ(s.mode, OffloadMode::all);
+  EXPECT_EQ(s.transfer, TransferMode::async);
+  EXPECT_EQ(s.lookahead, OverlapScenario::lookahead);
+  EXPECT_EQ(s.budget_bytes, 0u) << "the budget the scenario's settings need";
+  EXPECT_DOUBLE_EQ(s.link_gbps, 2.5);
+  EXPECT_EQ(s.heuristic, "high-end");
+  EXPECT_EQ(s.scheme, ConvScheme::m);
+}
+
 TEST(OverlapScenario, NoLinkWithoutForwardComputeOrOffloads) {
   TimelineScene t;
   EXPECT_FALSE(overlap_link_gbps(t).has_value()) << "no iteration";

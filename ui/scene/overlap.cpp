@@ -4,6 +4,15 @@
 
 namespace tidepool::ui {
 
+MemorySettings overlap_settings(MemorySettings s, TransferMode transfer, double link_gbps) {
+  s.mode = OffloadMode::all;
+  s.transfer = transfer;
+  s.lookahead = OverlapScenario::lookahead;
+  s.budget_bytes = 0;
+  s.link_gbps = link_gbps;
+  return s;
+}
+
 std::optional<double> overlap_link_gbps(const TimelineScene& timeline, double fraction) {
   if (timeline.iterations.empty() || fraction <= 0) return std::nullopt;
   const std::int64_t newest = timeline.iterations.back().iteration;

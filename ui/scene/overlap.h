@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "ui/scene/timeline.h"
+#include "ui/session_link.h"
 
 namespace tidepool::ui {
 
@@ -28,6 +29,11 @@ struct OverlapScenario {
   static constexpr int lookahead = 2;
   static constexpr double first_link_gbps = 1.0;  // until an iteration has been measured
 };
+
+// The scenario's memory settings over `from` (which keeps its heuristic
+// and conv scheme): every input offloaded, the scenario's lookahead, the
+// budget the settings need, and the given transfers and link.
+MemorySettings overlap_settings(MemorySettings from, TransferMode transfer, double link_gbps);
 
 inline constexpr double kOverlapCopyFraction = 0.6;
 

@@ -11,20 +11,11 @@ namespace {
 
 constexpr const char* kModel = OverlapScenario::model;
 
-MemorySettings scenario_settings(MemorySettings s, TransferMode transfer, float link_gbps) {
-  s.mode = OffloadMode::all;
-  s.transfer = transfer;
-  s.lookahead = OverlapScenario::lookahead;
-  s.budget_bytes = 0;
-  s.link_gbps = link_gbps;
-  return s;
-}
-
 }  // namespace
 
 void OverlapView::start(SessionLink& link) {
   link.restart(kModel, OverlapScenario::batch,
-               scenario_settings(link.status().settings, TransferMode::sync, link_gbps_));
+               overlap_settings(link.status().settings, TransferMode::sync, link_gbps_));
   calibrating_ = true;
 }
 
@@ -48,23 +39,24 @@ void OverlapView::draw(const Frame& frame) {
   }
   // The first iteration measured how fast this machine computes: set the
   // link so that the copies take a little over half of that.
-  if (calibrating_ && s.iteration >= 1 && s.settings.transfer == TransferMode::sync) {
+  // (The scenes refresh a few times a second: keep asking until the
+  // iteration is on show.)
+  if (calibrating_ && s.iteration >= 1)
     if (const auto gbps = overlap_link_gbps(frame.timeline)) {
       link_gbps_ = static_cast<float>(*gbps);
-      frame.link.request(scenario_settings(s.settings, TransferMode::sync, link_gbps_));
+      frame.link.request(overlap_settings(s.settings, s.settings.transfer, link_gbps_));
+      calibrating_ = false;
     }
-    calibrating_ = false;
-  }
   ImGui::SameLine();
-  if (ImGui::Button("sync (vDNN)")) frame.link.request(scenario_settings(s.settings, TransferMode::sync, link_gbps_));
+  if (ImGui::Button("sync (vDNN)")) frame.link.request(overlap_settings(s.settings, TransferMode::sync, link_gbps_));
   ImGui::SameLine();
   if (ImGui::Button("async (vDNN++)"))
-    frame.link.request(scenario_settings(s.settings, TransferMode::async, link_gbps_));
+    frame.link.request(overlap_settings(s.settings, TransferMode::async, link_gbps_));
   ImGui::SetNextItemWidth(160);
   if (ImGui::SliderFloat("link GB/s", &link_gbps_, 0.1f, 16.0f, "%.2f GB/s", ImGuiSliderFlags_Logarithmic))
     calibrating_ = false;
   ImGui::SameLine();
-  if (ImGui::SmallButton("set link")) frame.link.request(scenario_settings(s.settings, s.settings.transfer, link_gbps_));
+  if (ImGui::SmallButton("set link")) frame.link.request(overlap_settings(s.settings, s.settings.transfer, link_gbps_));
   char link[32] = "unthrottled";
   if (s.settings.link_gbps > 0) std::snprintf(link, sizeof link, "%.2f GB/s", s.settings.link_gbps);
   ImGui::Text("now: %s transfers, link %s%s", to_string(s.settings.transfer), link,
