@@ -47,6 +47,12 @@ void write_json_atomically(const fs::path& file, const nlohmann::json& j) {
   fs::rename(tmp, file);
 }
 
+// A size as --budget reads it back exactly: whole MiB, or else bytes.
+std::string budget_text(std::size_t bytes) {
+  constexpr std::size_t kMiB = std::size_t{1} << 20;
+  return bytes % kMiB == 0 ? std::to_string(bytes / kMiB) + "MiB" : std::to_string(bytes);
+}
+
 std::string hex(std::uint64_t v) {
   char buf[20];
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
@@ -126,6 +132,13 @@ nlohmann::json run_batch(const RunOptions& o, const std::optional<Checkpoint>& r
                 format_bytes(trainer.minimum_budget()).c_str(), o.heuristic.c_str(), to_string(s.settings.mode),
                 to_string(s.settings.scheme), to_string(s.settings.transfer), to_string(s.settings.order),
                 format_bytes(s.pinned_bytes).c_str());
+    if (trainer.parks_offloads())
+      std::printf("async offloads: blocks parked until the pool needs the room (forward never waits for a copy "
+                  "while it has room)\n");
+    else if (trainer.parking_budget())
+      std::printf("async offloads: blocks reused at once, and that reuse waits for the copy; with --budget %s "
+                  "they are parked instead\n",
+                  budget_text(trainer.parking_budget()).c_str());
     std::fflush(stdout);
   };
   print_memory();
@@ -225,6 +238,7 @@ nlohmann::json run_batch(const RunOptions& o, const std::optional<Checkpoint>& r
       {"transfer", o.transfer},
       {"order", o.order},
       {"pinned_host_bytes", trainer.train_schedule().pinned_bytes},
+      {"parks_offloads", trainer.parks_offloads()},
       {"heuristic", o.heuristic},
       {"algo", o.algo},
       {"param_checksum", hex(trainer.param_checksum())},

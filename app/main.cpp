@@ -106,6 +106,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   plan_cmd->add_option("--batch-size", plan_request.batch_size, "images per iteration")->capture_default_str();
   plan_cmd->add_option("--heuristic", plan_request.heuristic, "one heuristic only (default: all)");
+  plan_cmd->add_option("--transfer", plan_request.transfer,
+                       "sync or async (async parks offloaded blocks where the pool has room)")
+      ->capture_default_str();
   plan_cmd->add_flag("--json", plan_request.json, "a JSON list of result objects");
 
   std::string trace_file;

@@ -14,15 +14,20 @@
 namespace tidepool::app {
 
 std::vector<PlanRow> plan_table(const Network& net, std::int64_t batch, Kernels& kernels,
-                                const std::vector<std::string>& heuristics) {
+                                const std::vector<std::string>& heuristics, TransferMode transfer) {
   std::vector<PlanRow> rows;
   for (OffloadMode mode : {OffloadMode::base, OffloadMode::all, OffloadMode::conv, OffloadMode::aconv})
     for (ConvScheme scheme : {ConvScheme::m, ConvScheme::p})
       for (AllocOrder order : {AllocOrder::prefetch_first, AllocOrder::derivative_first}) {
-        const Schedule s = plan(net, batch, {.scheme = scheme, .mode = mode, .order = order}, kernels);
+        Schedule s = plan(net, batch, {.scheme = scheme, .mode = mode, .order = order, .transfer = transfer}, kernels);
         for (const std::string& h : heuristics) {
-          const Replay r = replay_twice(s, h);
+          // The pool is the unparked schedule's; in it a real run parks
+          // offloaded blocks where that fits (as the trainer decides).
+          s.park_offloaded = false;
+          Replay r = replay_twice(s, h);
+          if (park_if_it_fits(s, h, r.pool)) r = replay_in(s, h, r.pool);
           PlanRow row;
+          row.parks = s.park_offloaded;
           row.mode = to_string(mode);
           row.algo = to_string(scheme);
           row.order = to_string(order);
@@ -53,8 +58,9 @@ void plan_command(const PlanRequest& q, std::ostream& out) {
     make_allocator(q.heuristic, 0);  // throws for an unknown name, listing the valid ones
     heuristics = {q.heuristic};
   }
+  const TransferMode transfer = parse_transfer(q.transfer);
   CpuKernels kernels;  // workspace sizes are the cpu device's
-  const auto rows = plan_table(net, q.batch_size, kernels, heuristics);
+  const auto rows = plan_table(net, q.batch_size, kernels, heuristics, transfer);
   if (q.json) {
     nlohmann::json j = nlohmann::json::array();
     for (const PlanRow& r : rows)
@@ -62,24 +68,29 @@ void plan_command(const PlanRequest& q, std::ostream& out) {
                    {"peak_load_bytes", r.peak_load_bytes}, {"pool_bytes", r.pool_bytes},
                    {"footprint_bytes", r.footprint_bytes}, {"competitive_ratio", r.competitive_ratio},
                    {"largest_free_block_bytes", r.largest_free_block_bytes},
-                   {"pinned_host_bytes", r.pinned_host_bytes}});
+                   {"pinned_host_bytes", r.pinned_host_bytes}, {"parks_offloads", r.parks}});
     out << j.dump(2) << '\n';
     return;
   }
   char line[256];
-  std::snprintf(line, sizeof line, "%s, %s input, batch %lld (cpu device workspaces)\n", q.model.c_str(),
-                std::string(models::to_string(input)).c_str(), static_cast<long long>(q.batch_size));
+  std::snprintf(line, sizeof line, "%s, %s input, batch %lld, %s transfers (cpu device workspaces)\n",
+                q.model.c_str(), std::string(models::to_string(input)).c_str(), static_cast<long long>(q.batch_size),
+                to_string(transfer));
   out << line;
-  std::snprintf(line, sizeof line, "%-6s %-4s %-17s %-10s %12s %12s %12s %7s %12s %12s\n", "mode", "algo", "order",
-                "heuristic", "peak load", "pool", "footprint", "ratio", "largest free", "pinned");
+  std::snprintf(line, sizeof line, "%-6s %-4s %-17s %-10s %12s %12s %12s %7s %12s %12s %5s\n", "mode", "algo",
+                "order", "heuristic", "peak load", "pool", "footprint", "ratio", "largest free", "pinned", "parks");
   out << line;
   for (const PlanRow& r : rows) {
-    std::snprintf(line, sizeof line, "%-6s %-4s %-17s %-10s %12s %12s %12s %7.3f %12s %12s\n", r.mode.c_str(),
+    std::snprintf(line, sizeof line, "%-6s %-4s %-17s %-10s %12s %12s %12s %7.3f %12s %12s %5s\n", r.mode.c_str(),
                   r.algo.c_str(), r.order.c_str(), r.heuristic.c_str(), format_bytes(r.peak_load_bytes).c_str(),
                   format_bytes(r.pool_bytes).c_str(), format_bytes(r.footprint_bytes).c_str(), r.competitive_ratio,
-                  format_bytes(r.largest_free_block_bytes).c_str(), format_bytes(r.pinned_host_bytes).c_str());
+                  format_bytes(r.largest_free_block_bytes).c_str(), format_bytes(r.pinned_host_bytes).c_str(),
+                  r.pinned_host_bytes == 0 || transfer == TransferMode::sync ? "-" : (r.parks ? "yes" : "no"));
     out << line;
   }
+  if (transfer == TransferMode::async)
+    out << "parks: whether async offloads' blocks are parked until the pool needs them (no forward waits for "
+           "copies while it has room); \"no\" where the pool is too tight for that\n";
 }
 
 }  // namespace tidepool::app

@@ -11,6 +11,7 @@
 
 #include "engine/kernels.h"
 #include "engine/network.h"
+#include "engine/schedule.h"
 
 namespace tidepool::app {
 
@@ -22,16 +23,21 @@ struct PlanRow {
   double competitive_ratio = 1;     // footprint / peak load
   std::size_t largest_free_block_bytes = 0;  // inside the footprint, at the peak load
   std::size_t pinned_host_bytes = 0;
+  bool parks = false;  // async: offloaded blocks parked in this pool (Schedule::park_offloaded)
 };
 
+// `transfer`: async (the trainer's default) parks offloaded blocks where the
+// pool has room for it, which moves placement; sync never does.
 std::vector<PlanRow> plan_table(const Network& net, std::int64_t batch, Kernels& kernels,
-                                const std::vector<std::string>& heuristics);
+                                const std::vector<std::string>& heuristics,
+                                TransferMode transfer = TransferMode::async);
 
 struct PlanRequest {
   std::string model = "resnet18";
   std::string dataset = "cifar10";  // cifar10 | cifar100 | imagenet (sets the input size and classes)
   std::int64_t batch_size = 128;
   std::string heuristic;  // empty: every heuristic
+  std::string transfer = "async";  // sync | async
   bool json = false;
 };
 

@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "engine/async_release.h"
 #include "engine/schedule.h"
 
 namespace tidepool {
@@ -175,11 +176,10 @@ AllocTrace read_trace(std::istream& in, const std::string& source) {
     }
     if (f.size() == 4 && !f[3].empty()) {
       if (f[3] == "1")
-        e.will_offload = true;
+        (e.kind == TraceEvent::Kind::alloc ? e.will_offload : e.after_copy) = true;
       else if (f[3] != "0")
         fail("offload '" + std::string(f[3]) + "' must be 0 or 1");
     }
-    if (e.kind == TraceEvent::Kind::free) e.will_offload = false;  // meaningless for a free
     if (std::string err = live.apply(e); !err.empty()) fail(err);
     trace.push_back(e);
   }
@@ -200,7 +200,7 @@ void write_trace(std::ostream& out, const AllocTrace& trace) {
     if (e.kind == TraceEvent::Kind::alloc)
       out << "alloc," << e.id << ',' << e.bytes << ',' << (e.will_offload ? 1 : 0) << '\n';
     else
-      out << "free," << e.id << ",,\n";
+      out << "free," << e.id << ",," << (e.after_copy ? "1" : "") << '\n';
   }
 }
 
@@ -254,7 +254,7 @@ AllocTrace trace_of(const Schedule& s, int iterations) {
       if (st.kind == StepKind::alloc)
         trace.push_back({TraceEvent::Kind::alloc, st.tensor, s.tensors[st.tensor].info.bytes(), st.will_offload});
       else if (st.kind == StepKind::free)
-        trace.push_back({TraceEvent::Kind::free, st.tensor, 0, false});
+        trace.push_back({TraceEvent::Kind::free, st.tensor, 0, false, s.parks(st)});
     }
   return trace;
 }
@@ -264,26 +264,32 @@ TraceReplay replay(const AllocTrace& trace, Allocator& allocator) {
   TraceReplay r;
   const std::string who = "allocator '" + std::string(allocator.name()) + "'";
   Occupancy occupied(allocator.stats().pool_bytes);
+  AsyncRelease pool(allocator);
   std::unordered_map<std::int64_t, std::pair<std::size_t, std::size_t>> block;  // id -> offset, bytes
-  std::size_t load = 0;
+  std::size_t load = 0;  // the live blocks' (parked ones are dead, though still taken)
   for (std::size_t i = 0; i < trace.size(); ++i) {
     const TraceEvent& e = trace[i];
     if (e.kind == TraceEvent::Kind::free) {
       auto it = block.find(e.id);
-      allocator.free(it->second.first);
-      occupied.remove(it->second.first);
+      if (e.after_copy) {
+        pool.free_after_copy(e.id, it->second.first, it->second.second);
+      } else {
+        pool.free(it->second.first);
+        occupied.remove(it->second.first);
+      }
       load -= it->second.second;
       block.erase(it);
       continue;
     }
     const int tensor = e.id >= 0 && e.id <= INT_MAX ? static_cast<int>(e.id) : -1;
     const std::size_t bytes = round_up(e.bytes);
-    const auto offset = allocator.allocate({e.bytes, tensor, Role::activation, e.will_offload});
+    const auto offset = pool.allocate(e.id, {e.bytes, tensor, Role::activation, e.will_offload});
+    for (std::size_t given_back : pool.released()) occupied.remove(given_back);
     if (!offset) {
       r.fits = false;
       r.failed_event = static_cast<int>(i);
       r.failed_request_bytes = bytes;
-      r.stats = allocator.stats();
+      r.stats = pool.stats();
       r.largest_free_at_failure_bytes = r.stats.largest_free_block_bytes;
       return r;
     }
@@ -294,13 +300,13 @@ TraceReplay replay(const AllocTrace& trace, Allocator& allocator) {
       r.peak_load_bytes = load;
       // Below the policy's own footprint (exact reports the ideal one, cnmem
       // the pools it claimed) and no larger than what it says it could serve.
-      const PoolStats st = allocator.stats();
+      const PoolStats st = pool.stats();
       const std::size_t footprint = std::max(st.peak_extent_bytes, load);
       r.largest_free_at_peak_bytes = std::min(
           {occupied.largest_free_below(footprint), st.largest_free_block_bytes, footprint - load});
     }
   }
-  r.stats = allocator.stats();
+  r.stats = pool.stats();
   return r;
 }
 

@@ -21,10 +21,13 @@
 //     that gives each iteration's blocks the same ids lets them learn.
 //   - bytes: for alloc, the size in bytes (1 to 2^48; policies round it up
 //     to 256 B); for free, empty (a number there is ignored).
-//   - offload: 1 if the block will be offloaded to the host (vDNN++'s
-//     high-end policy places such blocks at the top of the pool), 0 or empty
-//     otherwise; the whole column, or a row's trailing empty field, may be
-//     left out.
+//   - offload: on an alloc, 1 if the block will be offloaded to the host
+//     (vDNN++'s high-end policy places such blocks at the top of the pool);
+//     on a free, 1 if the block's copy to the host may still be running
+//     (async transfers): it is parked, still taken, until an allocation
+//     needs the room or the id is allocated again (engine/async_release.h).
+//     0 or empty otherwise; the whole column, or a row's trailing empty
+//     field, may be left out.
 //   - Blank lines and lines starting with `#` are ignored; fields may be
 //     padded with spaces; CRLF line ends are accepted.
 //   - A free of an id that is not live, or an alloc of an id that is still
@@ -50,7 +53,8 @@ struct TraceEvent {
   Kind kind = Kind::alloc;
   std::int64_t id = 0;
   std::size_t bytes = 0;  // alloc only
-  bool will_offload = false;
+  bool will_offload = false;  // alloc: see the offload column
+  bool after_copy = false;    // free: see the offload column
   bool operator==(const TraceEvent&) const = default;
 };
 using AllocTrace = std::vector<TraceEvent>;
@@ -104,7 +108,8 @@ struct TraceReplay {
 };
 
 // Runs the trace through the allocator (alloc → allocate with tensor = id
-// when it fits an int, else -1; free → free), stopping at the first alloc
+// when it fits an int, else -1; free → free, or parked when after_copy, as
+// a real run does), stopping at the first alloc
 // it cannot place. Throws std::invalid_argument for a malformed trace (see
 // validate) and std::logic_error if the policy ever returns a block that
 // overlaps a live one, runs past the pool or is misaligned.

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "engine/alloc_trace.h"
+#include "engine/async_release.h"
 #include "engine/pool_search.h"
 
 namespace tidepool {
@@ -11,16 +12,17 @@ namespace tidepool {
 DryRun dry_run(const Schedule& s, Allocator& allocator, bool with_persistent) {
   DryRun r;
   r.offset.assign(s.tensors.size(), 0);
+  AsyncRelease pool(allocator);  // as the executor places: parked blocks and all
   auto place = [&](int t, int step, bool will_offload) {
     const TensorInfo& info = s.tensors[t].info;
-    const auto offset = allocator.allocate({info.bytes(), t, info.role, will_offload});
+    const auto offset = pool.allocate(t, {info.bytes(), t, info.role, will_offload});
     if (!offset) {
       r.fits = false;
       r.failed_step = step;
       return false;
     }
     r.offset[t] = *offset;
-    const PoolStats st = allocator.stats();
+    const PoolStats st = pool.stats();
     r.footprint_bytes = std::max(r.footprint_bytes, st.extent_bytes);
     if (st.load_bytes >= r.peak_load_bytes) {
       r.peak_load_bytes = st.load_bytes;
@@ -36,10 +38,12 @@ DryRun dry_run(const Schedule& s, Allocator& allocator, bool with_persistent) {
     const Step& st = s.steps[i];
     if (st.kind == StepKind::alloc)
       place(st.tensor, i, st.will_offload);
+    else if (s.parks(st))
+      pool.free_after_copy(st.tensor, r.offset[st.tensor], s.tensors[st.tensor].info.bytes());
     else if (st.kind == StepKind::free)
-      allocator.free(r.offset[st.tensor]);
+      pool.free(r.offset[st.tensor]);
   }
-  r.stats = allocator.stats();
+  r.stats = pool.stats();
   return r;
 }
 
@@ -48,16 +52,31 @@ Replay replay_twice(const Schedule& s, std::string_view heuristic) {
   // from an unbounded replay: a policy that places at the top of the pool
   // (high-end) has no meaningful extent without a pool size.
   const PoolSearch search = search_pool_size(trace_of(s, 2), heuristic);
-  auto allocator = make_allocator(heuristic, search.pool_bytes);
-  Replay r;
-  r.pool = search.pool_bytes;
-  r.first = dry_run(s, *allocator);
-  r.steady = dry_run(s, *allocator, /*with_persistent=*/false);
+  Replay r = replay_in(s, heuristic, search.pool_bytes);
   if (!r.first.fits || !r.steady.fits)
     throw std::logic_error("the searched pool did not serve the schedule it was searched for");
+  return r;
+}
+
+Replay replay_in(const Schedule& s, std::string_view heuristic, std::size_t pool_bytes) {
+  auto allocator = make_allocator(heuristic, pool_bytes);
+  Replay r;
+  r.pool = pool_bytes;
+  r.first = dry_run(s, *allocator);
+  if (!r.first.fits) return r;
+  r.steady = dry_run(s, *allocator, /*with_persistent=*/false);
   // The persistent tensors count in both iterations' load.
   r.steady.peak_load_bytes = std::max(r.steady.peak_load_bytes, s.persistent_bytes);
   return r;
+}
+
+bool park_if_it_fits(Schedule& s, std::string_view heuristic, std::size_t pool_bytes) {
+  s.park_offloaded = false;
+  if (std::none_of(s.steps.begin(), s.steps.end(), [](const Step& st) { return st.after_copy; })) return false;
+  s.park_offloaded = true;
+  const Replay parked = replay_in(s, heuristic, pool_bytes);
+  s.park_offloaded = parked.first.fits && parked.steady.fits;
+  return s.park_offloaded;
 }
 
 std::size_t footprint_of(const Schedule& s, std::string_view heuristic) {

@@ -38,6 +38,16 @@ struct Replay {
   std::size_t pool_bytes() const { return pool; }
 };
 Replay replay_twice(const Schedule& schedule, std::string_view heuristic);
+// The same two iterations in a given pool (fresh allocator); `fits` of
+// either replay says whether the pool served it.
+Replay replay_in(const Schedule& schedule, std::string_view heuristic, std::size_t pool_bytes);
+
+// Async transfers: turns on the schedule's park_offloaded when it has
+// offloaded blocks to park and, parked, it runs in `pool_bytes` under the
+// heuristic, run after run (replay_in). Returns whether it parks. Greedy
+// parking takes room early and can fragment a tight pool that serves the
+// unparked schedule, which is why this is decided per pool.
+bool park_if_it_fits(Schedule& schedule, std::string_view heuristic, std::size_t pool_bytes);
 
 // A pool size that serves the schedule under the named policy, run after run.
 std::size_t footprint_of(const Schedule& schedule, std::string_view heuristic);

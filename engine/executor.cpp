@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <string>
 
+#include "engine/async_release.h"
+
 namespace tidepool {
 
 namespace {
@@ -28,6 +30,7 @@ std::uint64_t mix_seed(std::uint64_t seed, std::int64_t iteration, int node) {
 }  // namespace
 
 struct Executor::Pending {
+  explicit Pending(Allocator& pool) : release(pool) {}
   struct Span {
     SpanEvent event;
     std::shared_ptr<DeviceEvent> start, end;
@@ -42,10 +45,12 @@ struct Executor::Pending {
   std::shared_ptr<DeviceEvent> first, last_compute;
   std::vector<std::shared_ptr<DeviceEvent>> offload_done, prefetch_done;  // per tensor
   std::vector<bool> offload_unwaited;  // per tensor: an offload the compute stream has not waited for
-  // Async (vDNN++): an offloaded tensor's block goes back to the allocator at
-  // its planned step, so placement is exactly the dry run's; until its copy
-  // to the host completes the range stays fenced, and the first work that
-  // takes it over waits on the device for that copy, not the host.
+  // Async (vDNN++): an offloaded tensor's block is parked at its planned
+  // free and given back when the pool needs the room (AsyncRelease), so
+  // placement is exactly the dry run's; until its copy to the host
+  // completes the range stays fenced, and the first work that takes it over
+  // waits on the device for that copy, not the host.
+  AsyncRelease release;
   struct Fence {
     std::size_t offset, bytes;
     std::shared_ptr<DeviceEvent> copied;
@@ -65,7 +70,7 @@ std::byte* Executor::device_address(const Placement& p, int tensor) const {
 
 void Executor::place_persistent(const Schedule& s, Placement& p) {
   p.resize(s.tensors.size());
-  Pending pending;
+  Pending pending(allocator_);
   pending.last_compute = device_.record(Stream::compute);
   for (int t : s.persistent) place(s, p, t, -1, pending, false);
   device_.synchronize();
@@ -77,9 +82,9 @@ std::size_t Executor::place(const Schedule& s, Placement& p, int t, int step, Pe
                             bool will_offload) {
   const TensorInfo& info = s.tensors[t].info;
   if (p.placed[t]) throw std::logic_error("tensor " + info.name + " is placed twice");
-  const auto offset = allocator_.allocate({info.bytes(), t, info.role, will_offload});
+  const auto offset = pending.release.allocate(t, {info.bytes(), t, info.role, will_offload});
   if (!offset) {
-    const PoolStats st = allocator_.stats();
+    const PoolStats st = pending.release.stats();
     throw DeviceError("the memory pool (" + mib(st.pool_bytes) + ") has no room for " + info.name +
                       " (" + mib(round_up(info.bytes())) + "): " + mib(st.load_bytes) +
                       " in use, largest free block " + mib(st.largest_free_block_bytes));
@@ -88,7 +93,7 @@ std::size_t Executor::place(const Schedule& s, Placement& p, int t, int step, Pe
   p.placed[t] = true;
   p.residency[t] = Residency::device;
   if (!pending.fences.empty()) wait_for_fences(*offset, round_up(info.bytes()), step, pending);
-  const PoolStats st = allocator_.stats();
+  const PoolStats st = pending.release.stats();
   pending.allocs.push_back({AllocEvent{0, step, false, t, info.name, info.role, *offset,
                                        round_up(info.bytes()), 0},
                             LoadSample{0, step, 0, st.load_bytes, st.extent_bytes},
@@ -118,7 +123,7 @@ void Executor::wait_for_fences(std::size_t offset, std::size_t bytes, int step, 
   }
 }
 
-void Executor::release(const Schedule& s, Placement& p, int t, int step, Pending& pending) {
+void Executor::release(const Schedule& s, Placement& p, int t, bool after_copy, int step, Pending& pending) {
   const TensorInfo& info = s.tensors[t].info;
   if (!p.placed[t]) throw std::logic_error("tensor " + info.name + " is freed while not placed");
   if (pending.offload_unwaited[t])  // async: the copy to the host may still read it
@@ -126,11 +131,14 @@ void Executor::release(const Schedule& s, Placement& p, int t, int step, Pending
   if (t == s.loss)  // the host reads the loss once the iteration is done
     device_.copy_async(Stream::compute, pending.readback.data(), device_address(p, t),
                        sizeof pending.readback);
-  allocator_.free(p.offset[t]);
+  if (after_copy)
+    pending.release.free_after_copy(t, p.offset[t], info.bytes());
+  else
+    pending.release.free(p.offset[t]);
   p.placed[t] = false;
   // Freed while its offload is issued: the data lives on in the pinned region.
   if (p.residency[t] == Residency::in_flight) p.residency[t] = Residency::host;
-  const PoolStats st = allocator_.stats();
+  const PoolStats st = pending.release.stats();
   pending.allocs.push_back({AllocEvent{0, step, true, t, info.name, info.role, p.offset[t],
                                        round_up(info.bytes()), 0},
                             LoadSample{0, step, 0, st.load_bytes, st.extent_bytes},
@@ -263,7 +271,7 @@ IterationResult Executor::run(const Schedule& s, Placement& p, const IterationIn
   p.resize(s.tensors.size());
   p.host[s.data] = const_cast<float*>(in.images);
   p.host[s.labels] = const_cast<std::int32_t*>(in.labels);
-  Pending pending;
+  Pending pending(allocator_);
   pending.offload_done.resize(s.tensors.size());
   pending.prefetch_done.resize(s.tensors.size());
   pending.offload_unwaited.assign(s.tensors.size(), false);
@@ -274,7 +282,7 @@ IterationResult Executor::run(const Schedule& s, Placement& p, const IterationIn
     const Step& st = s.steps[i];
     switch (st.kind) {
       case StepKind::alloc: place(s, p, st.tensor, i, pending, st.will_offload); break;
-      case StepKind::free: release(s, p, st.tensor, i, pending); break;
+      case StepKind::free: release(s, p, st.tensor, s.parks(st), i, pending); break;
       case StepKind::forward:
       case StepKind::backward: compute(s, p, st, i, in, pending); break;
       case StepKind::accumulate: {
@@ -303,6 +311,11 @@ IterationResult Executor::run(const Schedule& s, Placement& p, const IterationIn
   }
   device_.synchronize();
   std::fill(p.host.begin(), p.host.end(), nullptr);
+  // Every offloaded tensor comes back in backward, which gives its parked
+  // block back (the planner's promise; the dry run relies on it too).
+  if (pending.release.parked_blocks() != 0)
+    throw std::logic_error(std::to_string(pending.release.parked_blocks()) +
+                           " parked blocks outlived the iteration");
 
   IterationResult result;
   result.loss = pending.readback[0];

@@ -85,7 +85,7 @@ class Executor {
   struct Pending;  // events of one iteration, resolved when it ends
   std::size_t place(const Schedule& s, Placement& p, int tensor, int step, Pending& pending,
                     bool will_offload);
-  void release(const Schedule& s, Placement& p, int tensor, int step, Pending& pending);
+  void release(const Schedule& s, Placement& p, int tensor, bool after_copy, int step, Pending& pending);
   // Makes the compute stream wait for offloads still reading a block that
   // was just handed out again (async semantics).
   void wait_for_fences(std::size_t offset, std::size_t bytes, int step, Pending& pending);

@@ -61,6 +61,12 @@ class Planner {
   void emit_free(int t) {
     if (t >= 0) step(StepKind::free, -1, t);
   }
+  // An offloaded tensor's device block, after its last forward reader:
+  // with async transfers its copy may still be running.
+  void emit_free_offloaded(int t) {
+    emit_free(t);
+    s_.steps.back().after_copy = s_.settings.transfer == TransferMode::async;
+  }
 
   // Parameters first and in node order, so every schedule of this network
   // gives them the same ids (see Schedule::persistent).
@@ -206,12 +212,17 @@ class Planner {
       if (!training())
         for (int t : nt.saved) emit_free(t);
       for (int t : nt.inputs)
-        if (last_forward_reader[t] == node && (!kept_for_backward(t) || offloaded(t))) emit_free(t);
+        if (last_forward_reader[t] == node && (!kept_for_backward(t) || offloaded(t))) {
+          if (offloaded(t))
+            emit_free_offloaded(t);
+          else
+            emit_free(t);
+        }
       if (offloaded(nt.output)) {
         emit_offload(nt.output);
         if (last_forward_reader[nt.output] < 0) {  // only backward reads it
           emit_wait_offloads();
-          emit_free(nt.output);
+          emit_free_offloaded(nt.output);
         }
       }
       // An output nobody reads (other than the loss) is dead at once.

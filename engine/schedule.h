@@ -36,6 +36,11 @@ struct Step {
   int tensor = -1;  // alloc, free, accumulate (target), transfers
   int source = -1;  // accumulate
   bool will_offload = false;  // alloc: the tensor leaves for the host later (high-end placement)
+  // free: the tensor's copy to the host may still be reading the block
+  // (async transfers), so it may be parked rather than given back at once
+  // (engine/async_release.h); whether it is, is the schedule's
+  // park_offloaded.
+  bool after_copy = false;
 };
 
 enum class Phase : std::uint8_t { train, eval };
@@ -59,7 +64,8 @@ const char* to_string(AllocOrder o);
 // vDNN: compute and transfers synchronise at the end of every layer.
 // vDNN++: the next layer starts at once; an offloaded tensor's memory is
 // released when its copy completes, and an allocation waits only while the
-// pool has no room.
+// pool has no room (Tidepool parks the block instead, so that placement
+// does not depend on timing: engine/async_release.h).
 enum class TransferMode : std::uint8_t { sync, async };
 const char* to_string(TransferMode t);
 
@@ -118,6 +124,17 @@ struct Schedule {
   // Pinned host bytes the offloaded tensors need: slots are reused once a
   // tensor is back on the device.
   std::size_t pinned_bytes = 0;
+
+  // Async transfers: park offloaded tensors' blocks at their planned free
+  // (after_copy steps) until the pool needs the room, so forward work never
+  // waits for a copy to the host while the pool has room for it
+  // (engine/async_release.h). Off, such a block goes straight back to the
+  // allocator and whatever takes it over first waits for its copy. The
+  // planner leaves it off; the trainer turns it on where a dry run in the
+  // chosen pool shows parking fits (greedy parking can fragment a tight
+  // pool, so the minimum pool is always the unparked one).
+  bool park_offloaded = false;
+  bool parks(const Step& st) const { return park_offloaded && st.kind == StepKind::free && st.after_copy; }
 
   // The memory load right after each step (persistent bytes included).
   std::vector<std::size_t> load_after_steps() const;

@@ -7,6 +7,7 @@
 #include "engine/dry_run.h"
 #include "engine/param_init.h"
 #include "engine/planner.h"
+#include "engine/pool_search.h"
 
 namespace tidepool {
 
@@ -33,7 +34,35 @@ Trainer::Validated Trainer::validate(const PlanSettings& settings, const std::st
         throw DeviceError("a budget of " + format_bytes(v.pool) + " is too small for " + what +
                           ": the smallest budget that works is " + format_bytes(v.minimum));
     }
+  decide_parking(v, heuristic);
   return v;
+}
+
+// Async transfers park offloaded blocks where that fits in the pool these
+// settings get (park_if_it_fits: a dry run of two iterations). Both outcomes
+// are deterministic, so the run places every block where the dry run did,
+// and the numbers are the same either way.
+void Trainer::decide_parking(Validated& v, const std::string& heuristic) const {
+  if (park_if_it_fits(v.train, heuristic, v.pool)) return;
+  const auto& steps = v.train.steps;
+  if (std::none_of(steps.begin(), steps.end(), [](const Step& st) { return st.after_copy; })) return;
+  // A pool where parking fits, for the user who wants the forward waits
+  // gone: rounded up to whole MiB, which is what people type and what the
+  // window's slider sets, where parking fits there too. The search gives a
+  // sufficient pool, not the least one, and parking is not monotone in the
+  // pool size, so the figure is checked, and only one larger than the pool
+  // in effect is a useful hint.
+  Schedule parked = v.train;
+  const std::size_t found = [&] {
+    parked.park_offloaded = true;
+    return search_pool_size(parked, heuristic).pool_bytes;
+  }();
+  constexpr std::size_t kMiB = std::size_t{1} << 20;
+  for (std::size_t pool : {(found + kMiB - 1) / kMiB * kMiB, found})
+    if (pool > v.pool && (!arena_ || pool <= arena_bytes_) && park_if_it_fits(parked, heuristic, pool)) {
+      v.parking_budget = pool;
+      return;
+    }
 }
 
 Trainer::Trainer(Device& device, const Network& network, TrainerOptions options, EventSink* sink)
@@ -71,6 +100,7 @@ void Trainer::apply(const PlanSettings& settings, const std::string& heuristic, 
 
 void Trainer::commit(Validated v, bool new_pool) {
   minimum_budget_ = v.minimum;
+  parking_budget_ = v.parking_budget;
   train_ = std::move(v.train);
   eval_.clear();
   eval_.emplace(options_.batch, std::move(v.eval));

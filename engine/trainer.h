@@ -79,6 +79,13 @@ class Trainer {
   // The smallest pool in which the current settings' schedules were found
   // to run (a sufficient size, see pool_search).
   std::size_t minimum_budget() const { return minimum_budget_; }
+  // Async transfers: whether offloaded blocks are parked until the pool
+  // needs the room, so no forward work waits for a copy to the host while
+  // the pool has room (Schedule::park_offloaded). When they could be parked
+  // but the pool is too tight, parking_budget() is a larger pool in which
+  // parking was found to fit; otherwise 0.
+  bool parks_offloads() const { return train_.park_offloaded; }
+  std::size_t parking_budget() const { return parking_budget_; }
   const Allocator& allocator() const { return *allocator_; }
   std::span<std::byte> staging() const { return staging_; }
 
@@ -97,8 +104,10 @@ class Trainer {
     Schedule train, eval;
     std::size_t minimum = 0;  // the smallest pool found to serve both
     std::size_t pool = 0;     // the pool these settings get
+    std::size_t parking_budget = 0;   // see Trainer::parking_budget
   };
   Validated validate(const PlanSettings& plan, const std::string& heuristic, std::size_t budget) const;
+  void decide_parking(Validated& v, const std::string& heuristic) const;
   void commit(Validated v, bool new_pool);
   const Schedule& eval_schedule(std::int64_t batch);
   void initialise_parameters();
@@ -113,6 +122,7 @@ class Trainer {
   std::map<std::int64_t, Schedule> eval_;  // by batch size
   std::size_t arena_bytes_ = 0;
   std::size_t minimum_budget_ = 0;
+  std::size_t parking_budget_ = 0;
   std::size_t pool_bytes_ = 0;
   std::byte* offload_region_ = nullptr;
   std::byte* arena_ = nullptr;

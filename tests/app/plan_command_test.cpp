@@ -1,6 +1,7 @@
 // The dry-run planner's figures are what real runs observe.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
@@ -16,18 +17,26 @@
 namespace tidepool::app {
 namespace {
 
+// Async transfers park offloaded blocks where the pool has room, which
+// moves placement: the table is made per transfer semantics, and each row
+// checked against a real run in the row's pool.
 TEST(Plan, FiguresEqualWhatARealRunObserves) {
   const Network net = tidepool::testing::residual_net();
   CpuKernels kernels;
-  const auto rows = plan_table(net, 8, kernels, allocator_names());
-  ASSERT_EQ(rows.size(), 4u * 2 * 2 * allocator_names().size());
   std::vector<float> images(8 * 3 * 8 * 8);
   std::vector<std::int32_t> labels(8, 1);
   std::mt19937 rng(3);
   std::normal_distribution<float> normal;
   for (float& v : images) v = normal(rng);
-  for (const PlanRow& row : rows) {
-    for (TransferMode transfer : {TransferMode::sync, TransferMode::async}) {
+  for (TransferMode transfer : {TransferMode::sync, TransferMode::async}) {
+    const auto rows = plan_table(net, 8, kernels, allocator_names(), transfer);
+    ASSERT_EQ(rows.size(), 4u * 2 * 2 * allocator_names().size());
+    const auto parked = std::count_if(rows.begin(), rows.end(), [](const PlanRow& r) { return r.parks; });
+    if (transfer == TransferMode::sync)
+      EXPECT_EQ(parked, 0);
+    else
+      EXPECT_GT(parked, 0) << "some minimum pools have room to park in";
+    for (const PlanRow& row : rows) {
       SCOPED_TRACE(row.mode + " " + row.algo + " " + row.order + " " + row.heuristic + " " + to_string(transfer));
       CpuDevice device;
       TrainerOptions o{.batch = 8,
@@ -44,6 +53,7 @@ TEST(Plan, FiguresEqualWhatARealRunObserves) {
       EXPECT_EQ(steady.footprint_bytes, row.footprint_bytes);
       EXPECT_LE(first.footprint_bytes, row.pool_bytes);
       EXPECT_EQ(trainer.train_schedule().pinned_bytes, row.pinned_host_bytes);
+      EXPECT_EQ(trainer.parks_offloads(), row.parks);
       EXPECT_NEAR(row.competitive_ratio, static_cast<double>(steady.footprint_bytes) / steady.peak_load_bytes, 1e-12);
     }
   }
@@ -55,10 +65,11 @@ TEST(Plan, JsonHasTheDocumentedKeys) {
   const auto j = nlohmann::json::parse(out.str());
   ASSERT_EQ(j.size(), 16u);  // 4 modes x 2 algos x 2 orders
   for (const char* key : {"mode", "algo", "order", "heuristic", "peak_load_bytes", "pool_bytes", "competitive_ratio",
-                          "largest_free_block_bytes", "pinned_host_bytes"})
+                          "largest_free_block_bytes", "pinned_host_bytes", "parks_offloads"})
     EXPECT_TRUE(j[0].contains(key)) << key;
   EXPECT_THROW(plan_command({.model = "resnet20", .dataset = "mnist"}, out), std::invalid_argument);
   EXPECT_THROW(plan_command({.model = "resnet20", .heuristic = "nope"}, out), std::invalid_argument);
+  EXPECT_THROW(plan_command({.model = "resnet20", .transfer = "later"}, out), std::invalid_argument);
 }
 
 }  // namespace

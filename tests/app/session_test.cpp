@@ -102,6 +102,39 @@ TEST(Session, LookaheadRequestReplansThePrefetches) {
   EXPECT_EQ(session.trainer().options().plan.lookahead, 3) << "a refused request changes nothing";
 }
 
+// Async offloads in the least pool reuse freed blocks at once; the status
+// names a pool with room to park them, and asking for it parks them.
+TEST(Session, TheParkingBudgetFromTheStatusParksOffloadedBlocks) {
+  testing::TempDir dir("session");
+  testing::write_tiny_cifar10(dir.path());
+  RunOptions o = tiny(dir.path());
+  o.model = "vdnn_constructed";  // its least pool is too tight to park in
+  o.mode = "all";
+  TrainingSession session(o, {.roomy_arena = true});
+  session.start(nullptr);
+  session.train_iteration();
+  const ui::SessionStatus tight = session.status();
+  EXPECT_FALSE(tight.parks_offloads);
+  ASSERT_GT(tight.parking_budget, tight.pool_bytes);
+  ASSERT_LE(tight.parking_budget, tight.arena_bytes);
+
+  ui::MemorySettings roomy = tight.settings;
+  roomy.budget_bytes = tight.parking_budget;
+  session.request(roomy);
+  session.train_iteration();
+  const ui::SessionStatus after = session.status();
+  EXPECT_FALSE(after.refused) << after.message;
+  EXPECT_EQ(after.pool_bytes, tight.parking_budget);
+  EXPECT_TRUE(after.parks_offloads);
+  EXPECT_EQ(after.parking_budget, 0u);
+
+  roomy.transfer = TransferMode::sync;  // sync transfers never park
+  session.request(roomy);
+  session.train_iteration();
+  EXPECT_FALSE(session.status().parks_offloads);
+  EXPECT_EQ(session.status().parking_budget, 0u);
+}
+
 TEST(Session, SettingsChangedMidRunKeepTheNumbers) {
   testing::TempDir dir("session");
   testing::write_tiny_cifar10(dir.path());

@@ -76,6 +76,32 @@ TEST(AllocTrace, WritesWhatItReads) {
   std::filesystem::remove(path);
 }
 
+// On a free, the offload column marks a block whose copy to the host may
+// still run (async transfers): the replay parks it, as a real run does.
+TEST(AllocTrace, AFreeAfterACopyParksTheBlockUntilThePoolNeedsIt) {
+  const AllocTrace t = parse(
+      "event,id,bytes,offload\n"
+      "alloc,0,256,1\nalloc,1,256,0\nfree,0,,1\n"
+      "alloc,2,256,0\n"    // room above: the parked block stays taken
+      "alloc,3,256,0\n");  // no room: the parked block goes back and is reused
+  ASSERT_EQ(t.size(), 5u);
+  EXPECT_TRUE(t[2].after_copy);
+  EXPECT_FALSE(t[2].will_offload);
+  std::ostringstream out;
+  write_trace(out, t);
+  EXPECT_NE(out.str().find("free,0,,1\n"), std::string::npos) << out.str();
+  EXPECT_EQ(parse(out.str()), t);
+
+  auto pool = make_allocator("best-fit", 3 * U);
+  const TraceReplay r = replay(t, *pool);
+  EXPECT_TRUE(r.fits);
+  EXPECT_EQ(r.peak_load_bytes, 3 * U) << "a parked block is out of the load";
+  // Every free at once would fit in 3 units too; the same trace without the
+  // pool's room fails only once no parked block is left to give back.
+  auto small = make_allocator("best-fit", 2 * U);
+  EXPECT_FALSE(replay(t, *small).fits);
+}
+
 TEST(AllocTrace, MalformedLinesNameTheFileAndLine) {
   struct Case {
     const char* text;

@@ -169,11 +169,6 @@ TEST(Offload, AsyncTransfersOverlapComputeAndSyncOnesStall) {
   EXPECT_GT(offloads, 5);
 }
 
-}  // namespace
-}  // namespace tidepool
-
-namespace tidepool {
-namespace {
 
 // Settings switched between iterations: the numbers stay those of an
 // uninterrupted base run, and an impossible budget is refused without
@@ -294,6 +289,99 @@ TEST(Residency, ForwardPassLeavesOffloadedTensorsOnTheHost) {
     }
     EXPECT_GT(on_host, 5);
   }
+}
+
+}  // namespace
+}  // namespace tidepool
+
+namespace tidepool {
+namespace {
+
+// vDNN++'s async release: with room in the pool, offloaded blocks are
+// parked and forward never reuses a block whose copy to the host may still
+// run, so the compute stream never waits for an offload there; with sync
+// transfers every layer waits for its copies. Over a link this slow the
+// copies are still running.
+TEST(Offload, AsyncForwardWaitsForNoCopyWhenThePoolHasRoom) {
+  const Network net = testing::residual_net();
+  auto forward_waits = [&](TransferMode transfer, bool roomy) {
+    CpuDevice device({/*link_gbps=*/0.05});
+    SpanRecorder rec;
+    TrainerOptions o{.batch = 16, .plan = {.mode = OffloadMode::all, .transfer = transfer}};
+    if (roomy) {
+      CpuKernels k;
+      o.budget_bytes = footprint_of(plan(net, 16, {}, k), "best-fit");  // base's pool: room for everything
+    }
+    Trainer trainer(device, net, o, &rec);
+    EXPECT_EQ(trainer.parks_offloads(), transfer == TransferMode::async);
+    const Batch b = random_batch(16, 3);
+    trainer.train_step(b.images.data(), b.labels.data());
+    const auto& steps = trainer.train_schedule().steps;
+    // Up to the last forward layer (the prefetches for backward come after).
+    const auto forward_end = std::find_if(steps.rbegin(), steps.rend(),
+                                          [](const Step& s) { return s.kind == StepKind::forward; }).base() -
+                             steps.begin();
+    int waits = 0;
+    for (const SpanEvent& e : rec.spans)
+      if (e.kind == SpanKind::wait && e.stream == Stream::compute && e.step < forward_end &&
+          e.tensor != "data" && e.tensor != "labels") {
+        ++waits;
+      }
+    return waits;
+  };
+  EXPECT_EQ(forward_waits(TransferMode::async, /*roomy=*/true), 0);
+  EXPECT_GT(forward_waits(TransferMode::sync, /*roomy=*/true), 5);
+}
+
+// The planner marks only what async offloads leave behind as parkable;
+// whether it parks is the trainer's to decide.
+TEST(Offload, OnlyAsyncFreesOfOffloadedTensorsAreParked) {
+  const Network net = testing::residual_net();
+  for (TransferMode transfer : {TransferMode::sync, TransferMode::async}) {
+    CpuKernels k;
+    const Schedule s = plan(net, 8, {.mode = OffloadMode::all, .transfer = transfer}, k);
+    int parked = 0;
+    for (const Step& st : s.steps)
+      if (st.kind == StepKind::free && st.after_copy) {
+        EXPECT_TRUE(s.tensors[st.tensor].offloaded) << s.tensors[st.tensor].info.name;
+        ++parked;
+      }
+    if (transfer == TransferMode::sync)
+      EXPECT_EQ(parked, 0);
+    else
+      EXPECT_GT(parked, 5);
+  }
+}
+
+// Parking is decided per pool: where the pool has room it parks, where it
+// is too tight it gives blocks back at once and names a pool that would
+// park. Either way the numbers are base's.
+TEST(Offload, ParkingIsDecidedByThePoolAndNeverChangesTheNumbers) {
+  const Network net = testing::residual_net();
+  const std::uint64_t base = train(net, {.batch = 8, .seed = 4}, 2);
+  CpuKernels k;
+  const std::size_t roomy = 2 * footprint_of(plan(net, 8, {}, k), "best-fit");
+  int tight = 0;
+  for (const std::string& heuristic : allocator_names())
+    for (std::size_t budget : {std::size_t{0}, roomy}) {
+      SCOPED_TRACE(heuristic + " budget " + std::to_string(budget));
+      TrainerOptions o{.batch = 8, .plan = {.mode = OffloadMode::all}, .heuristic = heuristic,
+                       .budget_bytes = budget, .seed = 4};
+      CpuDevice device;
+      Trainer trainer(device, net, o);
+      if (budget == roomy) EXPECT_TRUE(trainer.parks_offloads());
+      if (trainer.parks_offloads()) {
+        EXPECT_EQ(trainer.parking_budget(), 0u);
+      } else if (trainer.parking_budget() != 0) {
+        ++tight;
+        EXPECT_GT(trainer.parking_budget(), trainer.pool_bytes());
+        o.budget_bytes = trainer.parking_budget();
+        CpuDevice other;
+        EXPECT_TRUE(Trainer(other, net, o).parks_offloads()) << "the named pool parks";
+      }
+      EXPECT_EQ(train(net, o, 2), base);
+    }
+  EXPECT_GT(tight, 0) << "some heuristic's minimum pool is too tight to park in";
 }
 
 }  // namespace

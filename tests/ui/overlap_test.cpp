@@ -50,6 +50,8 @@ TEST(OverlapScenario, SettingsOffloadEveryInputAndKeepTheHeuristic) {
   EXPECT_DOUBLE_EQ(s.link_gbps, 2.5);
   EXPECT_EQ(s.heuristic, "high-end");
   EXPECT_EQ(s.scheme, ConvScheme::m);
+  EXPECT_EQ(overlap_settings(from, TransferMode::async, 2.5, 99 << 20).budget_bytes, 99u << 20)
+      << "a pool with room to park";
 }
 
 TEST(OverlapScenario, NoLinkWithoutForwardComputeOrOffloads) {

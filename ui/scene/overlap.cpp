@@ -4,11 +4,12 @@
 
 namespace tidepool::ui {
 
-MemorySettings overlap_settings(MemorySettings s, TransferMode transfer, double link_gbps) {
+MemorySettings overlap_settings(MemorySettings s, TransferMode transfer, double link_gbps,
+                                std::size_t budget_bytes) {
   s.mode = OffloadMode::all;
   s.transfer = transfer;
   s.lookahead = OverlapScenario::lookahead;
-  s.budget_bytes = 0;
+  s.budget_bytes = budget_bytes;
   s.link_gbps = link_gbps;
   return s;
 }

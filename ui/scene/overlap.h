@@ -32,8 +32,11 @@ struct OverlapScenario {
 
 // The scenario's memory settings over `from` (which keeps its heuristic
 // and conv scheme): every input offloaded, the scenario's lookahead, the
-// budget the settings need, and the given transfers and link.
-MemorySettings overlap_settings(MemorySettings from, TransferMode transfer, double link_gbps);
+// given transfers and link, and the given budget (0: the least the
+// settings need; async transfers park offloaded blocks only in a pool with
+// room for that, see SessionStatus::parking_budget).
+MemorySettings overlap_settings(MemorySettings from, TransferMode transfer, double link_gbps,
+                                std::size_t budget_bytes = 0);
 
 inline constexpr double kOverlapCopyFraction = 0.6;
 

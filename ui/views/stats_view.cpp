@@ -41,6 +41,11 @@ void StatsView::draw(const Frame& frame) {
     row("offloaded / prefetched", format_bytes(static_cast<std::size_t>(st.offloaded_bytes)) + " / " + format_bytes(static_cast<std::size_t>(st.prefetched_bytes)));
   }
   row("pinned host", format_bytes(s.pinned_host_bytes));
+  if (s.parks_offloads)
+    row("offloaded blocks", "parked until the pool needs room");
+  else if (s.settings.transfer == TransferMode::async && s.pinned_host_bytes > 0)
+    row("offloaded blocks", s.parking_budget ? "reused at once; parked from " + format_bytes(s.parking_budget)
+                                             : "reused at once");
   row("pool (budget)", format_bytes(s.pool_bytes));
   row("smallest workable", format_bytes(s.minimum_budget));
   row("planned peak load", format_bytes(s.planned_peak_load_bytes));

@@ -1,0 +1,37 @@
+#include "engine/async_release.h"
+
+#include <algorithm>
+
+namespace tidepool {
+
+std::optional<std::size_t> AsyncRelease::allocate(std::int64_t id, const AllocRequest& request) {
+  released_.clear();
+  if (auto own = std::find_if(parked_.begin(), parked_.end(), [&](const Parked& p) { return p.id == id; });
+      own != parked_.end())
+    give_back(own);
+  for (;;) {
+    if (auto offset = pool_.allocate(request)) return offset;
+    if (parked_.empty()) return std::nullopt;
+    give_back(parked_.begin());
+  }
+}
+
+void AsyncRelease::free_after_copy(std::int64_t id, std::size_t offset, std::size_t bytes) {
+  parked_.push_back({id, offset, round_up(bytes)});
+  parked_bytes_ += round_up(bytes);
+}
+
+void AsyncRelease::give_back(std::deque<Parked>::iterator it) {
+  pool_.free(it->offset);
+  released_.push_back(it->offset);
+  parked_bytes_ -= it->bytes;
+  parked_.erase(it);
+}
+
+PoolStats AsyncRelease::stats() const {
+  PoolStats s = pool_.stats();
+  s.load_bytes -= std::min(s.load_bytes, parked_bytes_);
+  return s;
+}
+
+}  // namespace tidepool

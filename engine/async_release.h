@@ -1,0 +1,72 @@
+// vDNN++'s asynchronous release (Shriram et al., §IV-A), kept independent of
+// timing.
+//
+// In vDNN++ an offloaded tensor's device block goes back to the pool when
+// its copy to the host completes, and an allocation stalls only while the
+// pool has no room. Releasing on completion would make placement (and so
+// fragmentation and the pool a run needs) depend on how fast the link is.
+// Tidepool instead *parks* such a block when the plan frees it: the tensor
+// is dead (it no longer counts in the memory load), but its bytes stay
+// taken in the pool, so the next allocations go elsewhere while there is
+// room and never wait for the copy. A parked block is given back
+//
+//   - when an allocation cannot be placed without it: the oldest first,
+//     because the offload stream copies in order and the oldest copy is the
+//     first to finish; the work that then reuses the range waits for that
+//     copy on the device (the executor's fences), and only then;
+//   - when its own tensor is allocated again (prefetched for backward,
+//     after its copy to the host has completed).
+//
+// The executor, the dry run and the trace replay all go through this one
+// class, so they place every block at the same offset in every run.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <vector>
+
+#include "engine/allocator.h"
+
+namespace tidepool {
+
+class AsyncRelease {
+ public:
+  explicit AsyncRelease(Allocator& pool) : pool_(pool) {}
+
+  // Places a block for `id` (the tensor, or a trace's block id): gives back
+  // the block `id` has parked, if any, then asks the pool, giving back
+  // parked blocks oldest first while the pool has no room. Nothing when the
+  // pool cannot place it even with every parked block given back.
+  std::optional<std::size_t> allocate(std::int64_t id, const AllocRequest& request);
+  // Frees at once (nothing is reading the block).
+  void free(std::size_t offset) { pool_.free(offset); }
+  // Parks the block `id` holds at `offset` (`bytes` as allocated): its copy
+  // to the host may still be reading it.
+  void free_after_copy(std::int64_t id, std::size_t offset, std::size_t bytes);
+
+  // The pool's figures with parked blocks out of the load (the tensors are
+  // dead) and in the extent (their bytes are taken). peak_load_bytes is
+  // the pool's own record, parked blocks included.
+  PoolStats stats() const;
+  std::size_t parked_bytes() const { return parked_bytes_; }
+  std::size_t parked_blocks() const { return parked_.size(); }
+  // The parked blocks the last allocate() gave back, by offset (for callers
+  // that track occupancy, like the trace replay's overlap check).
+  const std::vector<std::size_t>& released() const { return released_; }
+
+ private:
+  struct Parked {
+    std::int64_t id;
+    std::size_t offset, bytes;
+  };
+  void give_back(std::deque<Parked>::iterator it);
+
+  Allocator& pool_;
+  std::deque<Parked> parked_;  // oldest first
+  std::size_t parked_bytes_ = 0;
+  std::vector<std::size_t> released_;
+};
+
+}  // namespace tidepool
