@@ -11,24 +11,6 @@ constexpr float kAxisWidth = 64;
 constexpr float kStripWidth = 46;
 constexpr float kStripGap = 14;
 
-void legend() {
-  for (Role r : {Role::input, Role::activation, Role::activation_gradient, Role::weight, Role::weight_gradient,
-                 Role::optimizer_state, Role::workspace}) {
-    ImGui::ColorButton(std::string(to_string(r)).c_str(), ImGui::ColorConvertU32ToFloat4(im_colour(role_colour(r))),
-                       ImGuiColorEditFlags_NoTooltip, {10, 10});
-    ImGui::SameLine(0, 3);
-    ImGui::TextUnformatted(std::string(to_string(r)).c_str());
-    ImGui::SameLine();
-  }
-  for (auto [colour, name] : {std::pair{kInFlightToHost, "to host"}, std::pair{kInFlightFromHost, "from host"}}) {
-    ImGui::ColorButton(name, ImGui::ColorConvertU32ToFloat4(im_colour(colour)), ImGuiColorEditFlags_NoTooltip, {10, 10});
-    ImGui::SameLine(0, 3);
-    ImGui::TextUnformatted(name);
-    ImGui::SameLine();
-  }
-  ImGui::NewLine();
-}
-
 }  // namespace
 
 void AddressMapView::draw(const Frame& frame) {
@@ -37,12 +19,17 @@ void AddressMapView::draw(const Frame& frame) {
     waiting_text(frame.status);
     return;
   }
-  ImGui::Text("iteration %lld: peak load %s, footprint %s (ratio %.3f), pool %s", static_cast<long long>(map.iteration),
+  ImGui::TextWrapped("iteration %lld: peak load %s, footprint %s (ratio %.3f), pool %s", static_cast<long long>(map.iteration),
               format_bytes(map.peak_load_bytes).c_str(),
               format_bytes(map.footprint_bytes).c_str(),
               map.peak_load_bytes ? static_cast<double>(map.footprint_bytes) / static_cast<double>(map.peak_load_bytes) : 0.0,
               format_bytes(map.pool_bytes).c_str());
-  legend();
+  ImGui::TextUnformatted("");  // the legend starts a line of its own
+  for (Role r : {Role::input, Role::activation, Role::activation_gradient, Role::weight, Role::weight_gradient,
+                 Role::optimizer_state, Role::workspace})
+    legend_item(role_colour(r), std::string(to_string(r)));
+  legend_item(kInFlightToHost, "to host");
+  legend_item(kInFlightFromHost, "from host");
   const Canvas c = begin_canvas("address map");
   ImDrawList* d = c.draw;
   const float x0 = c.min.x + kAxisWidth, x1 = c.max.x - kStripWidth - kStripGap;

@@ -44,8 +44,8 @@ void ControlsView::draw(const Frame& frame) {
   ImGui::SameLine();
   if (ImGui::Button("Step one iteration")) link.step();
   ImGui::SameLine();
-  ImGui::Text("%s, iteration %lld/%lld", to_string(s.state), static_cast<long long>(s.iteration),
-              static_cast<long long>(s.total_iterations));
+  ImGui::TextWrapped("%s, iteration %lld/%lld", to_string(s.state), static_cast<long long>(s.iteration),
+                     static_cast<long long>(s.total_iterations));
   if (s.state == RunState::failed) ImGui::TextColored({1, 0.4f, 0.4f, 1}, "%s", s.error.c_str());
   ImGui::Separator();
 

@@ -8,7 +8,7 @@ void row(const char* name, const std::string& value) {
   ImGui::TableSetColumnIndex(0);
   ImGui::TextUnformatted(name);
   ImGui::TableSetColumnIndex(1);
-  ImGui::TextUnformatted(value.c_str());
+  ImGui::TextWrapped("%s", value.c_str());  // a long run name or hint wraps in a narrow panel
 }
 
 std::string number(const char* format, double v) {

@@ -32,13 +32,8 @@ void TimelineView::draw(const Frame& frame) {
                           ? "-"
                           : duration_text(frame.timeline.iterations.back().stall_us).c_str());
   for (SpanKind k : {SpanKind::forward, SpanKind::backward, SpanKind::update, SpanKind::offload,
-                     SpanKind::prefetch, SpanKind::wait}) {
-    ImGui::SameLine();
-    ImGui::ColorButton(to_string(k), ImGui::ColorConvertU32ToFloat4(im_colour(span_colour(k))),
-                       ImGuiColorEditFlags_NoTooltip, {10, 10});
-    ImGui::SameLine(0, 3);
-    ImGui::TextUnformatted(k == SpanKind::wait ? "stall" : to_string(k));
-  }
+                     SpanKind::prefetch, SpanKind::wait})
+    legend_item(span_colour(k), k == SpanKind::wait ? "stall" : to_string(k));
   if (scene.empty()) {
     waiting_text(frame.status);
     return;

@@ -35,6 +35,16 @@ Canvas begin_canvas(const char* id, ImVec2 size) {
   return c;
 }
 
+void legend_item(std::uint32_t rgb, const std::string& name) {
+  constexpr float kSwatch = 10, kGap = 3;
+  ImGui::SameLine();
+  if (ImGui::GetContentRegionAvail().x < kSwatch + kGap + ImGui::CalcTextSize(name.c_str()).x) ImGui::NewLine();
+  ImGui::ColorButton(name.c_str(), ImGui::ColorConvertU32ToFloat4(im_colour(rgb)), ImGuiColorEditFlags_NoTooltip,
+                     {kSwatch, kSwatch});
+  ImGui::SameLine(0, kGap);
+  ImGui::TextUnformatted(name.c_str());
+}
+
 void waiting_text(const SessionStatus& status) {
   const char* what = status.state == RunState::failed ? "training failed (see Controls)"
                      : status.state == RunState::starting ? "planning and placing the network..."

@@ -50,6 +50,11 @@ struct Canvas {
 };
 Canvas begin_canvas(const char* id, ImVec2 size = {0, 0});
 
+// One entry of a legend: a colour swatch and its name, on the current line
+// (after whatever came before it) while it fits, else at the start of the
+// next, so a legend wraps in a narrow window instead of running off it.
+void legend_item(std::uint32_t rgb, const std::string& name);
+
 // The greyed-out message views show before there is anything to draw.
 void waiting_text(const SessionStatus& status);
 
