@@ -199,10 +199,20 @@ TEST(StatsScene, FiguresOfTheLastIteration) {
   EXPECT_EQ(s.pinned_host_bytes, run.pinned_bytes);
   EXPECT_GT(s.offloaded_bytes, 0.0);
   // What leaves comes back; the batch's upload (images and labels) travels
-  // on the prefetch stream too.
+  // on the prefetch stream too, and is counted apart.
   const double batch_upload_bytes = (8 * 3 * 8 * 8 + 8) * 4.0;
-  EXPECT_EQ(s.prefetched_bytes, s.offloaded_bytes + batch_upload_bytes);
+  EXPECT_EQ(s.prefetched_bytes, s.offloaded_bytes);
+  EXPECT_EQ(s.uploaded_bytes, batch_upload_bytes);
   EXPECT_GT(s.iteration_ms, 0.0);
+}
+
+TEST(StatsScene, BaseModeOnlyUploadsTheBatch) {
+  const TrainedRun run = train({}, 1);
+  const TimelineScene t = build_timeline(run.events, 1);
+  const IterationStats s = build_stats(run.events, build_address_map(run.events, run.pool_bytes), t, 0);
+  EXPECT_EQ(s.offloaded_bytes, 0.0);
+  EXPECT_EQ(s.prefetched_bytes, 0.0) << "the batch's upload is not a prefetch";
+  EXPECT_EQ(s.uploaded_bytes, (8 * 3 * 8 * 8 + 8) * 4.0);
 }
 
 }  // namespace

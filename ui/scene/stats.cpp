@@ -1,5 +1,9 @@
 #include "ui/scene/stats.h"
 
+#include <algorithm>
+#include <map>
+#include <string>
+
 namespace tidepool::ui {
 
 IterationStats build_stats(const RingSnapshot& events, const AddressMapScene& map,
@@ -18,11 +22,21 @@ IterationStats build_stats(const RingSnapshot& events, const AddressMapScene& ma
     s.largest_free_at_peak_bytes = map.largest_free_at_peak->bytes;
   for (const TimelineIteration& it : timeline.iterations)
     if (it.iteration == last.iteration) s.stall_ms = it.stall_us * 1e-3;
-  for (const TimelineSpan& sp : timeline.spans) {
-    if (sp.iteration != last.iteration) continue;
-    if (sp.kind == SpanKind::offload) s.offloaded_bytes += static_cast<double>(sp.bytes);
-    if (sp.kind == SpanKind::prefetch) s.prefetched_bytes += static_cast<double>(sp.bytes);
-  }
+  // A copy in is a prefetch when the tensor went out earlier in the
+  // iteration, else an upload from the host (the batch).
+  std::map<std::string, int> first_offload;  // tensor -> step
+  for (const TimelineSpan& sp : timeline.spans)
+    if (sp.iteration == last.iteration && sp.kind == SpanKind::offload) {
+      s.offloaded_bytes += static_cast<double>(sp.bytes);
+      auto [it, added] = first_offload.emplace(sp.tensor, sp.step);
+      if (!added) it->second = std::min(it->second, sp.step);
+    }
+  for (const TimelineSpan& sp : timeline.spans)
+    if (sp.iteration == last.iteration && sp.kind == SpanKind::prefetch) {
+      const auto out = first_offload.find(sp.tensor);
+      (out != first_offload.end() && out->second < sp.step ? s.prefetched_bytes : s.uploaded_bytes) +=
+          static_cast<double>(sp.bytes);
+    }
   return s;
 }
 

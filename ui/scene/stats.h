@@ -20,7 +20,9 @@ struct IterationStats {
   std::size_t pinned_host_bytes = 0;
   double stall_ms = 0;      // compute-stream waiting on transfers
   double iteration_ms = 0;
-  double offloaded_bytes = 0, prefetched_bytes = 0;
+  // Host copies of the iteration: offloaded to the host, prefetched back,
+  // and uploaded (the batch: copied in without having been offloaded).
+  double offloaded_bytes = 0, prefetched_bytes = 0, uploaded_bytes = 0;
 };
 
 IterationStats build_stats(const RingSnapshot& events, const AddressMapScene& map,

@@ -38,7 +38,9 @@ void StatsView::draw(const Frame& frame) {
     row("competitive ratio", number("%.3f", st.competitive_ratio));
     row("largest free at peak", format_bytes(st.largest_free_at_peak_bytes));
     row("stall time", number("%.2f ms", st.stall_ms));
-    row("offloaded / prefetched", format_bytes(static_cast<std::size_t>(st.offloaded_bytes)) + " / " + format_bytes(static_cast<std::size_t>(st.prefetched_bytes)));
+    row("offloaded / prefetched", format_bytes(static_cast<std::size_t>(st.offloaded_bytes)) + " / " +
+                                      format_bytes(static_cast<std::size_t>(st.prefetched_bytes)));
+    row("batch upload", format_bytes(static_cast<std::size_t>(st.uploaded_bytes)));
   }
   row("pinned host", format_bytes(s.pinned_host_bytes));
   if (s.parks_offloads)
