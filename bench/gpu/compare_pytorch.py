@@ -114,6 +114,9 @@ def run_tidepool(binary: Path, model: str, mode: str, iterations: int, warmup: i
     figures["summary_images_per_second"] = summary["images_per_second"]
     figures["pool_bytes"] = summary["pool_bytes"]
     figures["pinned_host_bytes"] = summary["pinned_host_bytes"]
+    # Async offloads in the least pool: freed blocks parked (no forward
+    # waits for copies) or, where the pool is too tight, reused at once.
+    figures["parks_offloads"] = summary.get("parks_offloads", False)
     figures["device"] = summary.get("device", "?")
     return figures
 
@@ -288,7 +291,8 @@ def make_rows(results: dict, copy: dict | None) -> list[tuple[str, str, str, str
         rows.append((f"{model}: step time, ~half offloaded",
                      fmt(to["step_ms"], " ms", 2), fmt(po["step_ms"], " ms", 2),
                      f"Tidepool --mode {mode} --transfer async ({r['offload_fraction'] * 100:.0f}% of "
-                     f"`all`'s bytes); PyTorch save_on_cpu on {po.get('offloaded_convs', '?')} convs"))
+                     f"`all`'s bytes; freed blocks {'parked' if to.get('parks_offloads') else 'reused at once'}); "
+                     f"PyTorch save_on_cpu on {po.get('offloaded_convs', '?')} convs"))
         rows.append((f"{model}: offload slowdown vs own base",
                      f"{(to['step_ms'] / tb['step_ms'] - 1) * 100:+.1f}%",
                      f"{(po['step_ms'] / tp['step_ms'] - 1) * 100:+.1f}%", ""))
