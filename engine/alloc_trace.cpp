@@ -293,7 +293,7 @@ TraceReplay replay(const AllocTrace& trace, Allocator& allocator) {
       r.largest_free_at_failure_bytes = r.stats.largest_free_block_bytes;
       return r;
     }
-    occupied.add(*offset, bytes, who);
+    if (!pool.reclaimed()) occupied.add(*offset, bytes, who);  // a reclaimed block never left
     block.emplace(e.id, std::make_pair(*offset, bytes));
     load += bytes;
     if (load >= r.peak_load_bytes) {

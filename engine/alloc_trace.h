@@ -25,7 +25,8 @@
 //     (vDNN++'s high-end policy places such blocks at the top of the pool);
 //     on a free, 1 if the block's copy to the host may still be running
 //     (async transfers): it is parked, still taken, until an allocation
-//     needs the room or the id is allocated again (engine/async_release.h).
+//     needs the room, or taken back as it is when the id is allocated again
+//     with the same size (engine/async_release.h).
 //     0 or empty otherwise; the whole column, or a row's trailing empty
 //     field, may be left out.
 //   - Blank lines and lines starting with `#` are ignored; fields may be

@@ -6,9 +6,18 @@ namespace tidepool {
 
 std::optional<std::size_t> AsyncRelease::allocate(std::int64_t id, const AllocRequest& request) {
   released_.clear();
+  reclaimed_ = false;
   if (auto own = std::find_if(parked_.begin(), parked_.end(), [&](const Parked& p) { return p.id == id; });
-      own != parked_.end())
-    give_back(own);
+      own != parked_.end()) {
+    if (own->bytes == round_up(request.bytes)) {
+      const std::size_t offset = own->offset;
+      parked_bytes_ -= own->bytes;
+      parked_.erase(own);
+      reclaimed_ = true;
+      return offset;
+    }
+    give_back(own);  // a trace may reuse an id for a block of another size
+  }
   for (;;) {
     if (auto offset = pool_.allocate(request)) return offset;
     if (parked_.empty()) return std::nullopt;

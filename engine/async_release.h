@@ -8,14 +8,16 @@
 // Tidepool instead *parks* such a block when the plan frees it: the tensor
 // is dead (it no longer counts in the memory load), but its bytes stay
 // taken in the pool, so the next allocations go elsewhere while there is
-// room and never wait for the copy. A parked block is given back
+// room and never wait for the copy. A parked block is given back when an
+// allocation cannot be placed without it: the oldest first, because the
+// offload stream copies in order and the oldest copy is the first to
+// finish; the work that then reuses the range waits for that copy on the
+// device (the executor's fences), and only then.
 //
-//   - when an allocation cannot be placed without it: the oldest first,
-//     because the offload stream copies in order and the oldest copy is the
-//     first to finish; the work that then reuses the range waits for that
-//     copy on the device (the executor's fences), and only then;
-//   - when its own tensor is allocated again (prefetched for backward,
-//     after its copy to the host has completed).
+// When the tensor is allocated again (prefetched for backward) while its
+// block is still parked, it takes that block back as it is: nobody has
+// written there since, so its bytes are still the tensor's and the executor
+// skips the copy back (reclaimed()).
 //
 // The executor, the dry run and the trace replay all go through this one
 // class, so they place every block at the same offset in every run.
@@ -35,11 +37,15 @@ class AsyncRelease {
  public:
   explicit AsyncRelease(Allocator& pool) : pool_(pool) {}
 
-  // Places a block for `id` (the tensor, or a trace's block id): gives back
-  // the block `id` has parked, if any, then asks the pool, giving back
-  // parked blocks oldest first while the pool has no room. Nothing when the
-  // pool cannot place it even with every parked block given back.
+  // Places a block for `id` (the tensor, or a trace's block id): the block
+  // `id` has parked, if it is still parked and of the requested size
+  // (reclaimed); otherwise asks the pool, giving back parked blocks oldest
+  // first while it has no room. Nothing when the pool cannot place it even
+  // with every parked block given back.
   std::optional<std::size_t> allocate(std::int64_t id, const AllocRequest& request);
+  // Whether the last allocate() took back the caller's own parked block,
+  // contents and all.
+  bool reclaimed() const { return reclaimed_; }
   // Frees at once (nothing is reading the block).
   void free(std::size_t offset) { pool_.free(offset); }
   // Parks the block `id` holds at `offset` (`bytes` as allocated): its copy
@@ -67,6 +73,7 @@ class AsyncRelease {
   std::deque<Parked> parked_;  // oldest first
   std::size_t parked_bytes_ = 0;
   std::vector<std::size_t> released_;
+  bool reclaimed_ = false;
 };
 
 }  // namespace tidepool

@@ -30,7 +30,9 @@ std::uint64_t mix_seed(std::uint64_t seed, std::int64_t iteration, int node) {
 }  // namespace
 
 struct Executor::Pending {
-  explicit Pending(Allocator& pool) : release(pool) {}
+  Pending(Allocator& pool, std::size_t tensors)
+      : offload_done(tensors), prefetch_done(tensors), offload_unwaited(tensors, false),
+        reclaimed(tensors, false), release(pool) {}
   struct Span {
     SpanEvent event;
     std::shared_ptr<DeviceEvent> start, end;
@@ -45,6 +47,9 @@ struct Executor::Pending {
   std::shared_ptr<DeviceEvent> first, last_compute;
   std::vector<std::shared_ptr<DeviceEvent>> offload_done, prefetch_done;  // per tensor
   std::vector<bool> offload_unwaited;  // per tensor: an offload the compute stream has not waited for
+  // Per tensor: placed again in its own still-parked block, so its bytes
+  // are on the device already and its prefetch has nothing to copy.
+  std::vector<bool> reclaimed;
   // Async (vDNN++): an offloaded tensor's block is parked at its planned
   // free and given back when the pool needs the room (AsyncRelease), so
   // placement is exactly the dry run's; until its copy to the host
@@ -70,7 +75,7 @@ std::byte* Executor::device_address(const Placement& p, int tensor) const {
 
 void Executor::place_persistent(const Schedule& s, Placement& p) {
   p.resize(s.tensors.size());
-  Pending pending(allocator_);
+  Pending pending(allocator_, s.tensors.size());
   pending.last_compute = device_.record(Stream::compute);
   for (int t : s.persistent) place(s, p, t, -1, pending, false);
   device_.synchronize();
@@ -92,7 +97,11 @@ std::size_t Executor::place(const Schedule& s, Placement& p, int t, int step, Pe
   p.offset[t] = *offset;
   p.placed[t] = true;
   p.residency[t] = Residency::device;
-  if (!pending.fences.empty()) wait_for_fences(*offset, round_up(info.bytes()), step, pending);
+  // A reclaimed block is the tensor's own: the copy to the host still
+  // reading it is no reason to wait (its fence stays for later owners).
+  pending.reclaimed[t] = pending.release.reclaimed();
+  if (!pending.reclaimed[t] && !pending.fences.empty())
+    wait_for_fences(*offset, round_up(info.bytes()), step, pending);
   const PoolStats st = pending.release.stats();
   pending.allocs.push_back({AllocEvent{0, step, false, t, info.name, info.role, *offset,
                                        round_up(info.bytes()), 0},
@@ -222,6 +231,7 @@ void Executor::transfer(const Schedule& s, Placement& p, const Step& st, int ste
   const int t = st.tensor;
   const TensorInfo& info = s.tensors[t].info;
   const bool to_host = st.kind == StepKind::offload;
+  if (!to_host && pending.reclaimed[t]) return;  // still on the device: nothing to copy
   const Stream stream = to_host ? Stream::offload : Stream::prefetch;
   if (s.tensors[t].offloaded && to_host) p.host[t] = pinned_ + s.tensors[t].host_offset;
   if (!p.host[t]) throw std::logic_error("tensor " + info.name + " has no host buffer to copy " +
@@ -252,6 +262,7 @@ void Executor::transfer(const Schedule& s, Placement& p, const Step& st, int ste
 }
 
 void Executor::wait_transfer(const Schedule& s, Placement& p, const Step& st, int step, Pending& pending) {
+  if (st.kind == StepKind::wait_prefetch && pending.reclaimed[st.tensor]) return;  // nothing was copied
   const auto& done = (st.kind == StepKind::wait_offload ? pending.offload_done : pending.prefetch_done)[st.tensor];
   if (!done) throw std::logic_error("waiting for a transfer of " + s.tensors[st.tensor].info.name +
                                     " that was never started");
@@ -271,10 +282,7 @@ IterationResult Executor::run(const Schedule& s, Placement& p, const IterationIn
   p.resize(s.tensors.size());
   p.host[s.data] = const_cast<float*>(in.images);
   p.host[s.labels] = const_cast<std::int32_t*>(in.labels);
-  Pending pending(allocator_);
-  pending.offload_done.resize(s.tensors.size());
-  pending.prefetch_done.resize(s.tensors.size());
-  pending.offload_unwaited.assign(s.tensors.size(), false);
+  Pending pending(allocator_, s.tensors.size());
   pending.first = device_.record(Stream::compute);
   pending.last_compute = pending.first;
 

@@ -48,16 +48,40 @@ TEST(AsyncRelease, WithoutRoomTheOldestParkedBlockGoesBackFirst) {
   EXPECT_EQ(r.released(), std::vector<std::size_t>{at[0]});
 }
 
-TEST(AsyncRelease, ATensorAllocatedAgainTakesItsParkedBlockBackFirst) {
+TEST(AsyncRelease, ATensorAllocatedAgainReclaimsItsStillParkedBlock) {
+  auto pool = make_allocator("best-fit", 4 * U);
+  AsyncRelease r(*pool);
+  const auto a = r.allocate(7, unit(7));
+  ASSERT_TRUE(a);
+  EXPECT_FALSE(r.reclaimed());
+  const auto b = r.allocate(8, unit(8));
+  r.free(*b);  // a hole below... best fit alone would pick either
+  r.free_after_copy(7, *a, U);
+  // Prefetched for backward while still parked: the same block, contents
+  // and all, without going through the pool.
+  const auto back = r.allocate(7, unit(7));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(*back, *a);
+  EXPECT_TRUE(r.reclaimed());
+  EXPECT_TRUE(r.released().empty());
+  EXPECT_EQ(r.parked_bytes(), 0u);
+  EXPECT_EQ(r.stats().load_bytes, U) << "live again";
+  // Given back in the meantime, the block is gone: an ordinary allocation.
+  r.free_after_copy(7, *back, U);
+  ASSERT_TRUE(r.allocate(9, unit(9, 4)));  // the whole pool: the parked unit goes back
+  EXPECT_EQ(r.parked_blocks(), 0u);
+  EXPECT_FALSE(r.allocate(7, unit(7)).has_value()) << "the pool is full";
+  EXPECT_FALSE(r.reclaimed());
+}
+
+TEST(AsyncRelease, AnIdAllocatedAgainWithAnotherSizeGivesItsBlockBack) {
   auto pool = make_allocator("best-fit", 4 * U);
   AsyncRelease r(*pool);
   const auto a = r.allocate(7, unit(7));
   r.free_after_copy(7, *a, U);
-  // Prefetched for backward: its copy to the host is long done, so the
-  // block is free again and best fit takes it.
-  const auto back = r.allocate(7, unit(7));
-  ASSERT_TRUE(back);
-  EXPECT_EQ(*back, *a);
+  const auto bigger = r.allocate(7, unit(7, 2));
+  ASSERT_TRUE(bigger);
+  EXPECT_FALSE(r.reclaimed());
   EXPECT_EQ(r.released(), std::vector<std::size_t>{*a});
   EXPECT_EQ(r.parked_bytes(), 0u);
 }

@@ -333,6 +333,32 @@ TEST(Offload, AsyncForwardWaitsForNoCopyWhenThePoolHasRoom) {
   EXPECT_GT(forward_waits(TransferMode::sync, /*roomy=*/true), 5);
 }
 
+// A tensor whose block is still parked when backward wants it back takes
+// the block back with its bytes: no copy from the host, no wait. In a pool
+// with room for every block nothing needs to come back over the link.
+TEST(Offload, ParkedTensorsComeBackWithoutACopy) {
+  const Network net = testing::residual_net();
+  CpuKernels k;
+  auto prefetches = [&](TransferMode transfer) {
+    CpuDevice device;
+    SpanRecorder rec;
+    TrainerOptions o{.batch = 8, .plan = {.mode = OffloadMode::all, .transfer = transfer},
+                     .budget_bytes = 2 * footprint_of(plan(net, 8, {}, k), "best-fit"), .seed = 4};
+    Trainer trainer(device, net, o, &rec);
+    const Batch b = random_batch(8, 3);
+    trainer.train_step(b.images.data(), b.labels.data());
+    int copies = 0, offloads = 0;
+    for (const SpanEvent& e : rec.spans) {
+      offloads += e.kind == SpanKind::offload;
+      copies += e.kind == SpanKind::prefetch && e.tensor != "data" && e.tensor != "labels";
+    }
+    EXPECT_GT(offloads, 5) << "offloads still go out: the plan cannot know which blocks stay parked";
+    return copies;
+  };
+  EXPECT_EQ(prefetches(TransferMode::async), 0);
+  EXPECT_GT(prefetches(TransferMode::sync), 5);
+}
+
 // The planner marks only what async offloads leave behind as parkable;
 // whether it parks is the trainer's to decide.
 TEST(Offload, OnlyAsyncFreesOfOffloadedTensorsAreParked) {
