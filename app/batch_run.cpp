@@ -132,13 +132,20 @@ nlohmann::json run_batch(const RunOptions& o, const std::optional<Checkpoint>& r
                 format_bytes(trainer.minimum_budget()).c_str(), o.heuristic.c_str(), to_string(s.settings.mode),
                 to_string(s.settings.scheme), to_string(s.settings.transfer), to_string(s.settings.order),
                 format_bytes(s.pinned_bytes).c_str());
-    if (trainer.parks_offloads())
-      std::printf("async offloads: blocks parked until the pool needs the room (forward never waits for a copy "
-                  "while it has room)\n");
-    else if (trainer.parking_budget())
-      std::printf("async offloads: blocks reused at once, and that reuse waits for the copy; with --budget %s "
-                  "they are parked instead\n",
-                  budget_text(trainer.parking_budget()).c_str());
+    const int horizon = trainer.park_horizon();
+    std::string parking;
+    if (horizon == kParkUntilNeeded)
+      parking = "the blocks they free stay parked until the pool needs the room, so forward reuses none of them "
+                "while their copies run, and those still parked come back without a copy";
+    else if (horizon > 0)
+      parking = "up to " + std::to_string(horizon) +
+                " blocks they free stay parked at once, so forward does not reuse them while their copies run";
+    else if (s.pinned_bytes > 0 && s.settings.transfer == TransferMode::async)
+      parking = "the pool has no room to park the blocks they free: forward reuses them at once and waits for "
+                "their copies";
+    if (!parking.empty() && trainer.parking_budget())
+      parking += "; with --budget " + budget_text(trainer.parking_budget()) + " more are parked";
+    if (!parking.empty()) std::printf("async offloads: %s\n", parking.c_str());
     std::fflush(stdout);
   };
   print_memory();
@@ -239,6 +246,7 @@ nlohmann::json run_batch(const RunOptions& o, const std::optional<Checkpoint>& r
       {"order", o.order},
       {"pinned_host_bytes", trainer.train_schedule().pinned_bytes},
       {"parks_offloads", trainer.parks_offloads()},
+      {"park_horizon", trainer.park_horizon() == kParkUntilNeeded ? -1 : trainer.park_horizon()},
       {"heuristic", o.heuristic},
       {"algo", o.algo},
       {"param_checksum", hex(trainer.param_checksum())},

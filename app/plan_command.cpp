@@ -23,11 +23,11 @@ std::vector<PlanRow> plan_table(const Network& net, std::int64_t batch, Kernels&
         for (const std::string& h : heuristics) {
           // The pool is the unparked schedule's; in it a real run parks
           // offloaded blocks where that fits (as the trainer decides).
-          s.park_offloaded = false;
+          s.park_horizon = 0;
           Replay r = replay_twice(s, h);
           if (park_if_it_fits(s, h, r.pool)) r = replay_in(s, h, r.pool);
           PlanRow row;
-          row.parks = s.park_offloaded;
+          row.park_horizon = s.park_horizon;
           row.mode = to_string(mode);
           row.algo = to_string(scheme);
           row.order = to_string(order);
@@ -68,7 +68,8 @@ void plan_command(const PlanRequest& q, std::ostream& out) {
                    {"peak_load_bytes", r.peak_load_bytes}, {"pool_bytes", r.pool_bytes},
                    {"footprint_bytes", r.footprint_bytes}, {"competitive_ratio", r.competitive_ratio},
                    {"largest_free_block_bytes", r.largest_free_block_bytes},
-                   {"pinned_host_bytes", r.pinned_host_bytes}, {"parks_offloads", r.parks}});
+                   {"pinned_host_bytes", r.pinned_host_bytes}, {"parks_offloads", r.park_horizon > 0},
+                   {"park_horizon", r.park_horizon == kParkUntilNeeded ? -1 : r.park_horizon}});
     out << j.dump(2) << '\n';
     return;
   }
@@ -85,12 +86,16 @@ void plan_command(const PlanRequest& q, std::ostream& out) {
                   r.algo.c_str(), r.order.c_str(), r.heuristic.c_str(), format_bytes(r.peak_load_bytes).c_str(),
                   format_bytes(r.pool_bytes).c_str(), format_bytes(r.footprint_bytes).c_str(), r.competitive_ratio,
                   format_bytes(r.largest_free_block_bytes).c_str(), format_bytes(r.pinned_host_bytes).c_str(),
-                  r.pinned_host_bytes == 0 || transfer == TransferMode::sync ? "-" : (r.parks ? "yes" : "no"));
+                  r.pinned_host_bytes == 0 || transfer == TransferMode::sync ? "-"
+                  : r.park_horizon == kParkUntilNeeded                       ? "all"
+                  : r.park_horizon == 0                                      ? "no"
+                                                                             : std::to_string(r.park_horizon).c_str());
     out << line;
   }
   if (transfer == TransferMode::async)
-    out << "parks: whether async offloads' blocks are parked until the pool needs them (no forward waits for "
-           "copies while it has room); \"no\" where the pool is too tight for that\n";
+    out << "parks: how many blocks freed by async offloads the pool holds parked at once, so forward does not "
+           "reuse them and wait for their copies (all: until the pool needs the room; no: the pool is too "
+           "tight)\n";
 }
 
 }  // namespace tidepool::app

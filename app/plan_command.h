@@ -23,7 +23,7 @@ struct PlanRow {
   double competitive_ratio = 1;     // footprint / peak load
   std::size_t largest_free_block_bytes = 0;  // inside the footprint, at the peak load
   std::size_t pinned_host_bytes = 0;
-  bool parks = false;  // async: offloaded blocks parked in this pool (Schedule::park_offloaded)
+  int park_horizon = 0;  // async: offloaded blocks parked at once in this pool (Schedule::park_horizon)
 };
 
 // `transfer`: async (the trainer's default) parks offloaded blocks where the

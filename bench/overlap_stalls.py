@@ -5,8 +5,9 @@ transfers per iteration, split into forward and backward, for
   1. sync transfers (vDNN) in the least pool,
   2. async transfers (vDNN++) in the least pool, where the block an offload
      frees is reused at once and that reuse waits for the copy,
-  3. async transfers in the pool the run names as having room to park those
-     blocks (its "with --budget X they are parked instead" line).
+  3. async transfers in each larger pool the previous run names as parking
+     more of those blocks (its "with --budget X more are parked" line),
+     until every one stays parked until needed.
 
 Each row is one `tidepool --batch` run of vDNN++'s constructed network with
 every layer's input offloaded over a throttled cpu link; the stalls are the
@@ -56,10 +57,10 @@ def run(args, out: Path, transfer: str, budget: str | None):
     if done.returncode != 0:
         sys.exit(f"tidepool failed:\n{done.stdout}\n{done.stderr}")
     pool = re.search(r"memory pool: ([0-9.]+ \w+)", done.stdout)
-    hint = re.search(r"with --budget (\S+) they are parked", done.stdout)
+    hint = re.search(r"with --budget (\S+) more are parked", done.stdout)
     summary = json.loads((out / "summary.json").read_text())
     return {"pool": pool.group(1) if pool else "?", "parking_budget": hint.group(1) if hint else None,
-            "parks": summary.get("parks_offloads", False), "checksum": summary["param_checksum"],
+            "horizon": summary.get("park_horizon", 0), "checksum": summary["param_checksum"],
             "stalls": stalls(out / "trace.json", skip=1)}
 
 
@@ -74,18 +75,19 @@ def main():
     with tempfile.TemporaryDirectory(prefix="overlap-stalls-") as tmp:
         tmp = Path(tmp)
         rows = [("sync", run(args, tmp / "sync", "sync", None))]
-        tight = run(args, tmp / "async", "async", None)
-        rows.append(("async", tight))
-        if tight["parking_budget"]:
-            rows.append(("async", run(args, tmp / "parked", "async", tight["parking_budget"])))
-        else:
-            print("(the least pool already parks: no third row)", file=sys.stderr)
+        row = run(args, tmp / "async", "async", None)
+        rows.append(("async", row))
+        while row["parking_budget"] and len(rows) < 6:
+            row = run(args, tmp / f"async-{len(rows)}", "async", row["parking_budget"])
+            rows.append(("async", row))
     print(f"vdnn_constructed, batch 32, mode all, lookahead 2, link {args.link_gbps:g} GB/s; "
           f"stall per iteration (median of {args.iterations - 1}, ms)")
     print("| transfers | pool | freed blocks | forward | backward |")
     print("|---|---|---|---|---|")
     for transfer, r in rows:
-        blocks = "-" if transfer == "sync" else ("parked" if r["parks"] else "reused at once")
+        h = r["horizon"]
+        blocks = ("-" if transfer == "sync" else "reused at once" if h == 0 else
+                  "parked until needed" if h < 0 else f"up to {h} parked")
         forward = statistics.median(f for f, _ in r["stalls"])
         backward = statistics.median(b for _, b in r["stalls"])
         print(f"| {transfer} | {r['pool']} | {blocks} | {forward:.1f} | {backward:.1f} |")

@@ -254,17 +254,17 @@ AllocTrace trace_of(const Schedule& s, int iterations) {
       if (st.kind == StepKind::alloc)
         trace.push_back({TraceEvent::Kind::alloc, st.tensor, s.tensors[st.tensor].info.bytes(), st.will_offload});
       else if (st.kind == StepKind::free)
-        trace.push_back({TraceEvent::Kind::free, st.tensor, 0, false, s.parks(st)});
+        trace.push_back({TraceEvent::Kind::free, st.tensor, 0, false, s.parks(st)});  // replay with s.park_horizon
     }
   return trace;
 }
 
-TraceReplay replay(const AllocTrace& trace, Allocator& allocator) {
+TraceReplay replay(const AllocTrace& trace, Allocator& allocator, int park_horizon) {
   validate(trace);
   TraceReplay r;
   const std::string who = "allocator '" + std::string(allocator.name()) + "'";
   Occupancy occupied(allocator.stats().pool_bytes);
-  AsyncRelease pool(allocator);
+  AsyncRelease pool(allocator, park_horizon);
   std::unordered_map<std::int64_t, std::pair<std::size_t, std::size_t>> block;  // id -> offset, bytes
   std::size_t load = 0;  // the live blocks' (parked ones are dead, though still taken)
   for (std::size_t i = 0; i < trace.size(); ++i) {
@@ -273,6 +273,7 @@ TraceReplay replay(const AllocTrace& trace, Allocator& allocator) {
       auto it = block.find(e.id);
       if (e.after_copy) {
         pool.free_after_copy(e.id, it->second.first, it->second.second);
+        for (std::size_t given_back : pool.released()) occupied.remove(given_back);
       } else {
         pool.free(it->second.first);
         occupied.remove(it->second.first);

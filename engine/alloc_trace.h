@@ -44,6 +44,7 @@
 #include <vector>
 
 #include "engine/allocator.h"
+#include "engine/schedule.h"
 
 namespace tidepool {
 
@@ -114,6 +115,8 @@ struct TraceReplay {
 // it cannot place. Throws std::invalid_argument for a malformed trace (see
 // validate) and std::logic_error if the policy ever returns a block that
 // overlaps a live one, runs past the pool or is misaligned.
-TraceReplay replay(const AllocTrace& trace, Allocator& allocator);
+// `park_horizon`: the most blocks parked at once (Schedule::park_horizon);
+// a trace of a schedule replays as the schedule runs with its own.
+TraceReplay replay(const AllocTrace& trace, Allocator& allocator, int park_horizon = kParkUntilNeeded);
 
 }  // namespace tidepool

@@ -26,8 +26,10 @@ std::optional<std::size_t> AsyncRelease::allocate(std::int64_t id, const AllocRe
 }
 
 void AsyncRelease::free_after_copy(std::int64_t id, std::size_t offset, std::size_t bytes) {
+  released_.clear();
   parked_.push_back({id, offset, round_up(bytes)});
   parked_bytes_ += round_up(bytes);
+  while (parked_.size() > static_cast<std::size_t>(std::max(horizon_, 0))) give_back(parked_.begin());
 }
 
 void AsyncRelease::give_back(std::deque<Parked>::iterator it) {

@@ -8,11 +8,18 @@
 // Tidepool instead *parks* such a block when the plan frees it: the tensor
 // is dead (it no longer counts in the memory load), but its bytes stay
 // taken in the pool, so the next allocations go elsewhere while there is
-// room and never wait for the copy. A parked block is given back when an
-// allocation cannot be placed without it: the oldest first, because the
-// offload stream copies in order and the oldest copy is the first to
-// finish; the work that then reuses the range waits for that copy on the
-// device (the executor's fences), and only then.
+// room and never wait for the copy. A parked block is given back, the
+// oldest first (the offload stream copies in order, so the oldest copy is
+// the first to finish),
+//
+//   - when an allocation cannot be placed without it;
+//   - when more than `horizon` blocks would be parked at once: parked
+//     blocks cost memory at the peak, and a tight pool can afford only a
+//     few; by the time `horizon` later layers have parked theirs, the
+//     oldest copy has had those layers' compute time to finish.
+//
+// The work that then reuses the range waits for that copy on the device
+// (the executor's fences), and only if it is still running.
 //
 // When the tensor is allocated again (prefetched for backward) while its
 // block is still parked, it takes that block back as it is: nobody has
@@ -26,6 +33,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <limits>
 #include <optional>
 #include <vector>
 
@@ -35,7 +43,9 @@ namespace tidepool {
 
 class AsyncRelease {
  public:
-  explicit AsyncRelease(Allocator& pool) : pool_(pool) {}
+  // `horizon`: the most blocks parked at once (kParkUntilNeeded: no limit).
+  explicit AsyncRelease(Allocator& pool, int horizon = std::numeric_limits<int>::max())
+      : pool_(pool), horizon_(horizon) {}
 
   // Places a block for `id` (the tensor, or a trace's block id): the block
   // `id` has parked, if it is still parked and of the requested size
@@ -49,7 +59,8 @@ class AsyncRelease {
   // Frees at once (nothing is reading the block).
   void free(std::size_t offset) { pool_.free(offset); }
   // Parks the block `id` holds at `offset` (`bytes` as allocated): its copy
-  // to the host may still be reading it.
+  // to the host may still be reading it. Gives back the oldest parked
+  // blocks beyond the horizon (see released()).
   void free_after_copy(std::int64_t id, std::size_t offset, std::size_t bytes);
 
   // The pool's figures with parked blocks out of the load (the tensors are
@@ -58,8 +69,9 @@ class AsyncRelease {
   PoolStats stats() const;
   std::size_t parked_bytes() const { return parked_bytes_; }
   std::size_t parked_blocks() const { return parked_.size(); }
-  // The parked blocks the last allocate() gave back, by offset (for callers
-  // that track occupancy, like the trace replay's overlap check).
+  // The parked blocks the last allocate() or free_after_copy() gave back,
+  // by offset (for callers that track occupancy, like the trace replay's
+  // overlap check).
   const std::vector<std::size_t>& released() const { return released_; }
 
  private:
@@ -70,6 +82,7 @@ class AsyncRelease {
   void give_back(std::deque<Parked>::iterator it);
 
   Allocator& pool_;
+  int horizon_;
   std::deque<Parked> parked_;  // oldest first
   std::size_t parked_bytes_ = 0;
   std::vector<std::size_t> released_;

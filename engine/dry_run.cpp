@@ -12,7 +12,7 @@ namespace tidepool {
 DryRun dry_run(const Schedule& s, Allocator& allocator, bool with_persistent) {
   DryRun r;
   r.offset.assign(s.tensors.size(), 0);
-  AsyncRelease pool(allocator);  // as the executor places: parked blocks and all
+  AsyncRelease pool(allocator, s.park_horizon);  // as the executor places: parked blocks and all
   auto place = [&](int t, int step, bool will_offload) {
     const TensorInfo& info = s.tensors[t].info;
     const auto offset = pool.allocate(t, {info.bytes(), t, info.role, will_offload});
@@ -51,7 +51,7 @@ Replay replay_twice(const Schedule& s, std::string_view heuristic) {
   // The pool comes from vDNN++'s search over two iterations rather than
   // from an unbounded replay: a policy that places at the top of the pool
   // (high-end) has no meaningful extent without a pool size.
-  const PoolSearch search = search_pool_size(trace_of(s, 2), heuristic);
+  const PoolSearch search = search_pool_size(s, heuristic);
   Replay r = replay_in(s, heuristic, search.pool_bytes);
   if (!r.first.fits || !r.steady.fits)
     throw std::logic_error("the searched pool did not serve the schedule it was searched for");
@@ -71,12 +71,15 @@ Replay replay_in(const Schedule& s, std::string_view heuristic, std::size_t pool
 }
 
 bool park_if_it_fits(Schedule& s, std::string_view heuristic, std::size_t pool_bytes) {
-  s.park_offloaded = false;
+  s.park_horizon = 0;
   if (std::none_of(s.steps.begin(), s.steps.end(), [](const Step& st) { return st.after_copy; })) return false;
-  s.park_offloaded = true;
-  const Replay parked = replay_in(s, heuristic, pool_bytes);
-  s.park_offloaded = parked.first.fits && parked.steady.fits;
-  return s.park_offloaded;
+  for (int horizon : kParkHorizons) {
+    s.park_horizon = horizon;
+    const Replay parked = replay_in(s, heuristic, pool_bytes);
+    if (parked.first.fits && parked.steady.fits) return true;
+  }
+  s.park_horizon = 0;
+  return false;
 }
 
 std::size_t footprint_of(const Schedule& s, std::string_view heuristic) {

@@ -42,11 +42,17 @@ Replay replay_twice(const Schedule& schedule, std::string_view heuristic);
 // either replay says whether the pool served it.
 Replay replay_in(const Schedule& schedule, std::string_view heuristic, std::size_t pool_bytes);
 
-// Async transfers: turns on the schedule's park_offloaded when it has
-// offloaded blocks to park and, parked, it runs in `pool_bytes` under the
-// heuristic, run after run (replay_in). Returns whether it parks. Greedy
-// parking takes room early and can fragment a tight pool that serves the
-// unparked schedule, which is why this is decided per pool.
+// The park horizons a run tries, most parking first: the more blocks stay
+// parked, the fewer forward layers wait for copies and the more tensors
+// come back without one.
+inline constexpr int kParkHorizons[] = {kParkUntilNeeded, 4, 2, 1};
+
+// Async transfers: sets the schedule's park_horizon to the first of
+// kParkHorizons with which it runs in `pool_bytes` under the heuristic, run
+// after run (replay_in), or to 0 when none does or there is nothing to
+// park. Returns whether it parks. Parking holds memory at the peak and can
+// fragment a tight pool that serves the unparked schedule, which is why
+// this is decided per pool.
 bool park_if_it_fits(Schedule& schedule, std::string_view heuristic, std::size_t pool_bytes);
 
 // A pool size that serves the schedule under the named policy, run after run.

@@ -30,9 +30,9 @@ std::uint64_t mix_seed(std::uint64_t seed, std::int64_t iteration, int node) {
 }  // namespace
 
 struct Executor::Pending {
-  Pending(Allocator& pool, std::size_t tensors)
-      : offload_done(tensors), prefetch_done(tensors), offload_unwaited(tensors, false),
-        reclaimed(tensors, false), release(pool) {}
+  Pending(Allocator& pool, const Schedule& s)
+      : offload_done(s.tensors.size()), prefetch_done(s.tensors.size()), offload_unwaited(s.tensors.size(), false),
+        reclaimed(s.tensors.size(), false), release(pool, s.park_horizon) {}
   struct Span {
     SpanEvent event;
     std::shared_ptr<DeviceEvent> start, end;
@@ -51,8 +51,9 @@ struct Executor::Pending {
   // are on the device already and its prefetch has nothing to copy.
   std::vector<bool> reclaimed;
   // Async (vDNN++): an offloaded tensor's block is parked at its planned
-  // free and given back when the pool needs the room (AsyncRelease), so
-  // placement is exactly the dry run's; until its copy to the host
+  // free and given back when the pool needs the room or more blocks are
+  // parked than the schedule's horizon (AsyncRelease), so placement is
+  // exactly the dry run's; until its copy to the host
   // completes the range stays fenced, and the first work that takes it over
   // waits on the device for that copy, not the host.
   AsyncRelease release;
@@ -75,7 +76,7 @@ std::byte* Executor::device_address(const Placement& p, int tensor) const {
 
 void Executor::place_persistent(const Schedule& s, Placement& p) {
   p.resize(s.tensors.size());
-  Pending pending(allocator_, s.tensors.size());
+  Pending pending(allocator_, s);
   pending.last_compute = device_.record(Stream::compute);
   for (int t : s.persistent) place(s, p, t, -1, pending, false);
   device_.synchronize();
@@ -282,7 +283,7 @@ IterationResult Executor::run(const Schedule& s, Placement& p, const IterationIn
   p.resize(s.tensors.size());
   p.host[s.data] = const_cast<float*>(in.images);
   p.host[s.labels] = const_cast<std::int32_t*>(in.labels);
-  Pending pending(allocator_, s.tensors.size());
+  Pending pending(allocator_, s);
   pending.first = device_.record(Stream::compute);
   pending.last_compute = pending.first;
 

@@ -7,7 +7,8 @@
 
 namespace tidepool {
 
-PoolSearch search_pool_size(const AllocTrace& trace, const AllocatorFactory& make, std::size_t start_bytes) {
+PoolSearch search_pool_size(const AllocTrace& trace, const AllocatorFactory& make, std::size_t start_bytes,
+                            int park_horizon) {
   validate(trace);
   PoolSearch s;
   s.start_bytes = start_bytes ? round_up(start_bytes) : peak_load_bytes(trace);
@@ -19,7 +20,7 @@ PoolSearch search_pool_size(const AllocTrace& trace, const AllocatorFactory& mak
   std::size_t pool = s.start_bytes;
   for (;;) {
     auto allocator = make(pool);
-    TraceReplay r = replay(trace, *allocator);
+    TraceReplay r = replay(trace, *allocator, park_horizon);
     if (r.fits) {
       s.pool_bytes = pool;
       s.replay = std::move(r);
@@ -41,14 +42,16 @@ PoolSearch search_pool_size(const AllocTrace& trace, const AllocatorFactory& mak
   }
 }
 
-PoolSearch search_pool_size(const AllocTrace& trace, std::string_view heuristic, std::size_t start_bytes) {
+PoolSearch search_pool_size(const AllocTrace& trace, std::string_view heuristic, std::size_t start_bytes,
+                            int park_horizon) {
   make_allocator(heuristic, 0);  // an unknown name throws before any replay
   const std::string name(heuristic);
-  return search_pool_size(trace, [&](std::size_t pool) { return make_allocator(name, pool); }, start_bytes);
+  return search_pool_size(trace, [&](std::size_t pool) { return make_allocator(name, pool); }, start_bytes,
+                          park_horizon);
 }
 
 PoolSearch search_pool_size(const Schedule& schedule, std::string_view heuristic, int iterations) {
-  return search_pool_size(trace_of(schedule, iterations), heuristic);
+  return search_pool_size(trace_of(schedule, iterations), heuristic, 0, schedule.park_horizon);
 }
 
 }  // namespace tidepool

@@ -44,9 +44,12 @@ using AllocatorFactory = std::function<std::unique_ptr<Allocator>(std::size_t po
 // malformed trace and std::runtime_error if the pool outgrows every block
 // of the trace put end to end without serving it (a policy that never
 // fits; none of the registered ones).
-PoolSearch search_pool_size(const AllocTrace& trace, const AllocatorFactory& make, std::size_t start_bytes = 0);
+// `park_horizon`: as for replay().
+PoolSearch search_pool_size(const AllocTrace& trace, const AllocatorFactory& make, std::size_t start_bytes = 0,
+                            int park_horizon = kParkUntilNeeded);
 // The same for a registered heuristic (std::invalid_argument for an unknown name).
-PoolSearch search_pool_size(const AllocTrace& trace, std::string_view heuristic, std::size_t start_bytes = 0);
+PoolSearch search_pool_size(const AllocTrace& trace, std::string_view heuristic, std::size_t start_bytes = 0,
+                            int park_horizon = kParkUntilNeeded);
 
 // The pool a planned schedule needs under a heuristic in a real run: its
 // persistent tensors placed once, then `iterations` iterations (two by

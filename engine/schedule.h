@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -39,11 +40,15 @@ struct Step {
   // free: the tensor's copy to the host may still be reading the block
   // (async transfers), so it may be parked rather than given back at once
   // (engine/async_release.h); whether it is, is the schedule's
-  // park_offloaded.
+  // park_horizon.
   bool after_copy = false;
 };
 
 enum class Phase : std::uint8_t { train, eval };
+
+// Schedule::park_horizon for "every parked block stays until the pool needs
+// the room".
+inline constexpr int kParkUntilNeeded = std::numeric_limits<int>::max();
 
 // vDNN's offload policies: which activations leave for pinned host memory
 // after the forward pass has used them, to come back before backward needs
@@ -125,16 +130,17 @@ struct Schedule {
   // tensor is back on the device.
   std::size_t pinned_bytes = 0;
 
-  // Async transfers: park offloaded tensors' blocks at their planned free
-  // (after_copy steps) until the pool needs the room, so forward work never
-  // waits for a copy to the host while the pool has room for it
-  // (engine/async_release.h). Off, such a block goes straight back to the
-  // allocator and whatever takes it over first waits for its copy. The
-  // planner leaves it off; the trainer turns it on where a dry run in the
-  // chosen pool shows parking fits (greedy parking can fragment a tight
-  // pool, so the minimum pool is always the unparked one).
-  bool park_offloaded = false;
-  bool parks(const Step& st) const { return park_offloaded && st.kind == StepKind::free && st.after_copy; }
+  // Async transfers: how many offloaded tensors' blocks stay parked at once
+  // after their planned free (after_copy steps), so that forward work does
+  // not take them over, and wait for their copies, while those run
+  // (engine/async_release.h). 0: none, such a block goes straight back to
+  // the allocator and whatever takes it over first waits for its copy;
+  // kParkUntilNeeded: every one, until the pool needs the room. The planner
+  // leaves it at 0; the trainer picks the largest that a dry run in the
+  // chosen pool shows fits (parking holds memory at the peak and can
+  // fragment a tight pool, so the minimum pool is always the unparked one).
+  int park_horizon = 0;
+  bool parks(const Step& st) const { return park_horizon > 0 && st.kind == StepKind::free && st.after_copy; }
 
   // The memory load right after each step (persistent bytes included).
   std::vector<std::size_t> load_after_steps() const;

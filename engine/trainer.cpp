@@ -38,28 +38,31 @@ Trainer::Validated Trainer::validate(const PlanSettings& settings, const std::st
   return v;
 }
 
-// Async transfers park offloaded blocks where that fits in the pool these
-// settings get (park_if_it_fits: a dry run of two iterations). Both outcomes
-// are deterministic, so the run places every block where the dry run did,
+// Async transfers park as many offloaded blocks as fit in the pool these
+// settings get (park_if_it_fits: dry runs of two iterations). Every outcome
+// is deterministic, so the run places every block where the dry run did,
 // and the numbers are the same either way.
 void Trainer::decide_parking(Validated& v, const std::string& heuristic) const {
-  if (park_if_it_fits(v.train, heuristic, v.pool)) return;
+  park_if_it_fits(v.train, heuristic, v.pool);
   const auto& steps = v.train.steps;
-  if (std::none_of(steps.begin(), steps.end(), [](const Step& st) { return st.after_copy; })) return;
-  // A pool where parking fits, for the user who wants the forward waits
-  // gone: rounded up to whole MiB, which is what people type and what the
-  // window's slider sets, where parking fits there too. The search gives a
-  // sufficient pool, not the least one, and parking is not monotone in the
-  // pool size, so the figure is checked, and only one larger than the pool
-  // in effect is a useful hint.
-  Schedule parked = v.train;
-  const std::size_t found = [&] {
-    parked.park_offloaded = true;
-    return search_pool_size(parked, heuristic).pool_bytes;
-  }();
+  if (v.train.park_horizon == kParkUntilNeeded ||
+      std::none_of(steps.begin(), steps.end(), [](const Step& st) { return st.after_copy; }))
+    return;
+  // A larger pool that parks more, for the user who wants the waits gone:
+  // where one block at a time fits when none does now, else where every
+  // block can stay until needed. Rounded up to whole MiB, which is what
+  // people type and what the window's slider sets, where that parks as
+  // much. The search gives a sufficient pool, not the least one, and
+  // parking is not monotone in the pool size, so the figure is checked,
+  // and only one larger than the pool in effect is a useful hint.
+  Schedule more = v.train;
+  more.park_horizon = v.train.park_horizon == 0 ? 1 : kParkUntilNeeded;
+  const int wanted = more.park_horizon;
+  const std::size_t found = search_pool_size(more, heuristic).pool_bytes;
   constexpr std::size_t kMiB = std::size_t{1} << 20;
   for (std::size_t pool : {(found + kMiB - 1) / kMiB * kMiB, found})
-    if (pool > v.pool && (!arena_ || pool <= arena_bytes_) && park_if_it_fits(parked, heuristic, pool)) {
+    if (pool > v.pool && (!arena_ || pool <= arena_bytes_) && park_if_it_fits(more, heuristic, pool) &&
+        more.park_horizon >= wanted) {
       v.parking_budget = pool;
       return;
     }

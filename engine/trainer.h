@@ -79,12 +79,13 @@ class Trainer {
   // The smallest pool in which the current settings' schedules were found
   // to run (a sufficient size, see pool_search).
   std::size_t minimum_budget() const { return minimum_budget_; }
-  // Async transfers: whether offloaded blocks are parked until the pool
-  // needs the room, so no forward work waits for a copy to the host while
-  // the pool has room (Schedule::park_offloaded). When they could be parked
-  // but the pool is too tight, parking_budget() is a larger pool in which
-  // parking was found to fit; otherwise 0.
-  bool parks_offloads() const { return train_.park_offloaded; }
+  // Async transfers: how many offloaded blocks stay parked at once, so that
+  // forward work does not take them over and wait for their copies
+  // (Schedule::park_horizon: 0 none, kParkUntilNeeded all). Where a larger
+  // pool was found to park more (one at a time when none now, else every
+  // one until needed), parking_budget() is that pool; otherwise 0.
+  int park_horizon() const { return train_.park_horizon; }
+  bool parks_offloads() const { return train_.park_horizon > 0; }
   std::size_t parking_budget() const { return parking_budget_; }
   const Allocator& allocator() const { return *allocator_; }
   std::span<std::byte> staging() const { return staging_; }

@@ -55,12 +55,13 @@ struct SessionStatus {
   std::size_t arena_bytes = 0;      // the most any budget may be (reserved at start)
   std::size_t planned_peak_load_bytes = 0;
   std::size_t pinned_host_bytes = 0;  // the current schedule's offloaded bytes
-  // Async offloads: their blocks are parked until the pool needs the room
-  // (no forward waits for copies), or, in a pool too tight for that, given
-  // back at once; parking_budget is then a pool where parking fits (0:
-  // none known). See Trainer::parks_offloads.
-  bool parks_offloads = false;
+  // Async offloads: how many freed blocks stay parked at once, so forward
+  // does not reuse them and wait for their copies (0: none, the pool is too
+  // tight; kParkUntilNeeded: every one, until the pool needs the room), and
+  // a larger pool that parks more (0: none known). See Trainer::park_horizon.
+  int park_horizon = 0;
   std::size_t parking_budget = 0;
+  bool parks_offloads() const { return park_horizon > 0; }
   bool link_adjustable = false;       // the device simulates its link (cpu)
   float test_accuracy = -1;           // the last evaluation's, -1 before the first
   // The last request's outcome: applied (refused = false) or refused with

@@ -31,7 +31,7 @@ TEST(Plan, FiguresEqualWhatARealRunObserves) {
   for (TransferMode transfer : {TransferMode::sync, TransferMode::async}) {
     const auto rows = plan_table(net, 8, kernels, allocator_names(), transfer);
     ASSERT_EQ(rows.size(), 4u * 2 * 2 * allocator_names().size());
-    const auto parked = std::count_if(rows.begin(), rows.end(), [](const PlanRow& r) { return r.parks; });
+    const auto parked = std::count_if(rows.begin(), rows.end(), [](const PlanRow& r) { return r.park_horizon > 0; });
     if (transfer == TransferMode::sync)
       EXPECT_EQ(parked, 0);
     else
@@ -53,7 +53,7 @@ TEST(Plan, FiguresEqualWhatARealRunObserves) {
       EXPECT_EQ(steady.footprint_bytes, row.footprint_bytes);
       EXPECT_LE(first.footprint_bytes, row.pool_bytes);
       EXPECT_EQ(trainer.train_schedule().pinned_bytes, row.pinned_host_bytes);
-      EXPECT_EQ(trainer.parks_offloads(), row.parks);
+      EXPECT_EQ(trainer.park_horizon(), row.park_horizon);
       EXPECT_NEAR(row.competitive_ratio, static_cast<double>(steady.footprint_bytes) / steady.peak_load_bytes, 1e-12);
     }
   }
@@ -65,7 +65,7 @@ TEST(Plan, JsonHasTheDocumentedKeys) {
   const auto j = nlohmann::json::parse(out.str());
   ASSERT_EQ(j.size(), 16u);  // 4 modes x 2 algos x 2 orders
   for (const char* key : {"mode", "algo", "order", "heuristic", "peak_load_bytes", "pool_bytes", "competitive_ratio",
-                          "largest_free_block_bytes", "pinned_host_bytes", "parks_offloads"})
+                          "largest_free_block_bytes", "pinned_host_bytes", "parks_offloads", "park_horizon"})
     EXPECT_TRUE(j[0].contains(key)) << key;
   EXPECT_THROW(plan_command({.model = "resnet20", .dataset = "mnist"}, out), std::invalid_argument);
   EXPECT_THROW(plan_command({.model = "resnet20", .heuristic = "nope"}, out), std::invalid_argument);

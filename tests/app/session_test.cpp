@@ -102,36 +102,42 @@ TEST(Session, LookaheadRequestReplansThePrefetches) {
   EXPECT_EQ(session.trainer().options().plan.lookahead, 3) << "a refused request changes nothing";
 }
 
-// Async offloads in the least pool reuse freed blocks at once; the status
-// names a pool with room to park them, and asking for it parks them.
+// Async offloads in the least pool park few freed blocks, or none; the
+// status names a pool that parks more, asking for it parks more, and so on
+// until every block stays parked until needed.
 TEST(Session, TheParkingBudgetFromTheStatusParksOffloadedBlocks) {
   testing::TempDir dir("session");
   testing::write_tiny_cifar10(dir.path());
   RunOptions o = tiny(dir.path());
-  o.model = "vdnn_constructed";  // its least pool is too tight to park in
+  o.model = "vdnn_constructed";  // its least pool cannot keep every freed block parked
   o.mode = "all";
   TrainingSession session(o, {.roomy_arena = true});
   session.start(nullptr);
   session.train_iteration();
-  const ui::SessionStatus tight = session.status();
-  EXPECT_FALSE(tight.parks_offloads);
-  ASSERT_GT(tight.parking_budget, tight.pool_bytes);
-  ASSERT_LE(tight.parking_budget, tight.arena_bytes);
-
-  ui::MemorySettings roomy = tight.settings;
-  roomy.budget_bytes = tight.parking_budget;
-  session.request(roomy);
-  session.train_iteration();
-  const ui::SessionStatus after = session.status();
-  EXPECT_FALSE(after.refused) << after.message;
-  EXPECT_EQ(after.pool_bytes, tight.parking_budget);
-  EXPECT_TRUE(after.parks_offloads);
-  EXPECT_EQ(after.parking_budget, 0u);
+  ui::SessionStatus now = session.status();
+  ASSERT_NE(now.park_horizon, kParkUntilNeeded) << "the least pool cannot keep every freed block parked";
+  ui::MemorySettings roomy = now.settings;
+  int raises = 0;
+  while (now.parking_budget != 0 && raises < 5) {
+    EXPECT_GT(now.parking_budget, now.pool_bytes);
+    EXPECT_LE(now.parking_budget, now.arena_bytes);
+    roomy.budget_bytes = now.parking_budget;
+    session.request(roomy);
+    session.train_iteration();
+    const ui::SessionStatus after = session.status();
+    EXPECT_FALSE(after.refused) << after.message;
+    EXPECT_EQ(after.pool_bytes, roomy.budget_bytes);
+    EXPECT_GT(after.park_horizon, now.park_horizon) << "the named pool parks more";
+    now = after;
+    ++raises;
+  }
+  EXPECT_GT(raises, 0);
+  EXPECT_EQ(now.park_horizon, kParkUntilNeeded);
 
   roomy.transfer = TransferMode::sync;  // sync transfers never park
   session.request(roomy);
   session.train_iteration();
-  EXPECT_FALSE(session.status().parks_offloads);
+  EXPECT_FALSE(session.status().parks_offloads());
   EXPECT_EQ(session.status().parking_budget, 0u);
 }
 

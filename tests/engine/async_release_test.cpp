@@ -86,6 +86,30 @@ TEST(AsyncRelease, AnIdAllocatedAgainWithAnotherSizeGivesItsBlockBack) {
   EXPECT_EQ(r.parked_bytes(), 0u);
 }
 
+TEST(AsyncRelease, AHorizonKeepsOnlyTheNewestBlocksParked) {
+  auto pool = make_allocator("best-fit", 8 * U);
+  AsyncRelease r(*pool, /*horizon=*/2);
+  std::size_t at[3];
+  for (int t = 0; t < 3; ++t) at[t] = *r.allocate(t, unit(t));
+  r.free_after_copy(0, at[0], U);
+  r.free_after_copy(1, at[1], U);
+  EXPECT_TRUE(r.released().empty());
+  EXPECT_EQ(r.parked_blocks(), 2u);
+  r.free_after_copy(2, at[2], U);  // a third: the oldest goes back
+  EXPECT_EQ(r.released(), std::vector<std::size_t>{at[0]});
+  EXPECT_EQ(r.parked_blocks(), 2u);
+  EXPECT_EQ(r.parked_bytes(), 2 * U);
+  EXPECT_EQ(*r.allocate(3, unit(3)), at[0]) << "best fit takes the given-back block";
+  EXPECT_FALSE(r.reclaimed());
+  EXPECT_EQ(*r.allocate(1, unit(1)), at[1]) << "still parked: reclaimed";
+  EXPECT_TRUE(r.reclaimed());
+
+  AsyncRelease none(*pool, /*horizon=*/0);  // parks nothing
+  none.free_after_copy(3, at[0], U);
+  EXPECT_EQ(none.parked_blocks(), 0u);
+  EXPECT_EQ(none.released(), std::vector<std::size_t>{at[0]});
+}
+
 TEST(AsyncRelease, AnOrdinaryFreeIsImmediate) {
   auto pool = make_allocator("first-fit", 2 * U);
   AsyncRelease r(*pool);

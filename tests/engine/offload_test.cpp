@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <random>
+#include <set>
 
 #include "engine/allocator.h"
 #include "engine/bytes_text.h"
@@ -379,15 +380,16 @@ TEST(Offload, OnlyAsyncFreesOfOffloadedTensorsAreParked) {
   }
 }
 
-// Parking is decided per pool: where the pool has room it parks, where it
-// is too tight it gives blocks back at once and names a pool that would
-// park. Either way the numbers are base's.
+// Parking is decided per pool: the more room, the more blocks stay parked
+// (every one, until needed, in a pool with room for everything); where the
+// pool could park more, the trainer names a pool that does. Whatever is
+// parked, the numbers are base's.
 TEST(Offload, ParkingIsDecidedByThePoolAndNeverChangesTheNumbers) {
   const Network net = testing::residual_net();
   const std::uint64_t base = train(net, {.batch = 8, .seed = 4}, 2);
   CpuKernels k;
   const std::size_t roomy = 2 * footprint_of(plan(net, 8, {}, k), "best-fit");
-  int tight = 0;
+  std::set<int> horizons;
   for (const std::string& heuristic : allocator_names())
     for (std::size_t budget : {std::size_t{0}, roomy}) {
       SCOPED_TRACE(heuristic + " budget " + std::to_string(budget));
@@ -395,19 +397,19 @@ TEST(Offload, ParkingIsDecidedByThePoolAndNeverChangesTheNumbers) {
                        .budget_bytes = budget, .seed = 4};
       CpuDevice device;
       Trainer trainer(device, net, o);
-      if (budget == roomy) EXPECT_TRUE(trainer.parks_offloads());
-      if (trainer.parks_offloads()) {
-        EXPECT_EQ(trainer.parking_budget(), 0u);
-      } else if (trainer.parking_budget() != 0) {
-        ++tight;
+      horizons.insert(trainer.park_horizon());
+      if (budget == roomy) EXPECT_EQ(trainer.park_horizon(), kParkUntilNeeded);
+      if (trainer.park_horizon() == kParkUntilNeeded) EXPECT_EQ(trainer.parking_budget(), 0u);
+      if (trainer.parking_budget() != 0) {
         EXPECT_GT(trainer.parking_budget(), trainer.pool_bytes());
-        o.budget_bytes = trainer.parking_budget();
+        TrainerOptions more = o;
+        more.budget_bytes = trainer.parking_budget();
         CpuDevice other;
-        EXPECT_TRUE(Trainer(other, net, o).parks_offloads()) << "the named pool parks";
+        EXPECT_GT(Trainer(other, net, more).park_horizon(), trainer.park_horizon()) << "the named pool parks more";
       }
       EXPECT_EQ(train(net, o, 2), base);
     }
-  EXPECT_GT(tight, 0) << "some heuristic's minimum pool is too tight to park in";
+  EXPECT_GT(horizons.size(), 1u) << "the least pools park less than a roomy one";
 }
 
 }  // namespace

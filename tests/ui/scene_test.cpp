@@ -188,7 +188,9 @@ TEST(MemoryLoadScene, FollowsTheSamplesAndMarksThePeak) {
 }
 
 TEST(StatsScene, FiguresOfTheLastIteration) {
-  const TrainedRun run = train({.mode = OffloadMode::all}, 2);
+  // Sync: every offloaded tensor comes back by copy (async ones whose
+  // blocks are still parked come back without one).
+  const TrainedRun run = train({.mode = OffloadMode::all, .transfer = TransferMode::sync}, 2);
   const AddressMapScene map = build_address_map(run.events, run.pool_bytes);
   const TimelineScene t = build_timeline(run.events, 1);
   const IterationStats s = build_stats(run.events, map, t, run.pinned_bytes);

@@ -29,9 +29,10 @@ void OverlapView::draw(const Frame& frame) {
       "compute lane of the timeline shows red stalls. Switch to asynchronous transfers (vDNN++): the "
       "next layer starts at once and backward's prefetches run ahead under compute, so the backward "
       "stalls shrink. In forward, a pool as small as the settings allow reuses the memory an offload "
-      "frees at once, and that reuse waits for the copy. Give the pool room to park those blocks "
-      "until their copies are done, and the forward stalls go too: memory bought for time. The "
-      "numbers trained are the same every way.");
+      "frees at once, and that reuse waits for the copy. Give the pool a little room (the button "
+      "names how much) and a few freed blocks stay parked while their copies run: the forward "
+      "stalls go. More room parks every one until it is needed, and tensors still parked come back "
+      "without a copy: memory bought for time. The numbers trained are the same every way.");
   const bool running_it = s.model == kModel;
   if (ImGui::Button(running_it ? "Restart the scenario (sync)" : "Start: vDNN++ constructed network, sync"))
     start(frame.link);
@@ -54,9 +55,9 @@ void OverlapView::draw(const Frame& frame) {
   ImGui::SameLine();
   if (ImGui::Button("async (vDNN++)"))
     frame.link.request(overlap_settings(s.settings, TransferMode::async, link_gbps_));
-  if (s.settings.transfer == TransferMode::async && !s.parks_offloads && s.parking_budget > 0) {
+  if (s.settings.transfer == TransferMode::async && s.parking_budget > 0) {
     ImGui::SameLine();
-    const std::string label = "async, room to park (" + format_bytes(s.parking_budget) + ")";
+    const std::string label = "async, room to park more (" + format_bytes(s.parking_budget) + ")";
     if (ImGui::Button(label.c_str()))
       frame.link.request(overlap_settings(s.settings, TransferMode::async, link_gbps_, s.parking_budget));
   }
@@ -67,10 +68,11 @@ void OverlapView::draw(const Frame& frame) {
   if (ImGui::SmallButton("set link")) frame.link.request(overlap_settings(s.settings, s.settings.transfer, link_gbps_, s.settings.budget_bytes));
   char link[32] = "unthrottled";
   if (s.settings.link_gbps > 0) std::snprintf(link, sizeof link, "%.2f GB/s", s.settings.link_gbps);
-  const char* parking = s.settings.transfer == TransferMode::sync ? ""
-                        : s.parks_offloads                      ? ", freed blocks parked"
-                                                                : ", freed blocks reused at once";
-  ImGui::Text("now: %s transfers%s, pool %s, link %s%s", to_string(s.settings.transfer), parking,
+  const std::string parking = s.settings.transfer == TransferMode::sync ? ""
+                              : s.park_horizon == kParkUntilNeeded    ? ", freed blocks parked until needed"
+                              : s.park_horizon > 0 ? ", up to " + std::to_string(s.park_horizon) + " freed blocks parked"
+                                                   : ", freed blocks reused at once";
+  ImGui::TextWrapped("now: %s transfers%s, pool %s, link %s%s", to_string(s.settings.transfer), parking.c_str(),
               format_bytes(s.pool_bytes).c_str(), link, calibrating_ ? " (measuring this machine's compute...)" : "");
   // Stall time per iteration, newest last: the drop when async takes over.
   std::vector<float> stall_ms, iteration_ms;

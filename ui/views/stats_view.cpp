@@ -43,11 +43,13 @@ void StatsView::draw(const Frame& frame) {
     row("batch upload", format_bytes(static_cast<std::size_t>(st.uploaded_bytes)));
   }
   row("pinned host", format_bytes(s.pinned_host_bytes));
-  if (s.parks_offloads)
-    row("offloaded blocks", "parked until the pool needs room");
-  else if (s.settings.transfer == TransferMode::async && s.pinned_host_bytes > 0)
-    row("offloaded blocks", s.parking_budget ? "reused at once; parked from " + format_bytes(s.parking_budget)
-                                             : "reused at once");
+  if (s.settings.transfer == TransferMode::async && s.pinned_host_bytes > 0) {
+    std::string parked = s.park_horizon == kParkUntilNeeded ? "parked until the pool needs room"
+                         : s.park_horizon > 0 ? "up to " + std::to_string(s.park_horizon) + " parked at once"
+                                              : "reused at once";
+    if (s.parking_budget) parked += "; more parked from " + format_bytes(s.parking_budget);
+    row("freed by offloads", parked);
+  }
   row("pool (budget)", format_bytes(s.pool_bytes));
   row("smallest workable", format_bytes(s.minimum_budget));
   row("planned peak load", format_bytes(s.planned_peak_load_bytes));
