@@ -72,7 +72,7 @@ Replay replay_in(const Schedule& s, std::string_view heuristic, std::size_t pool
 
 bool park_if_it_fits(Schedule& s, std::string_view heuristic, std::size_t pool_bytes) {
   s.park_horizon = 0;
-  if (std::none_of(s.steps.begin(), s.steps.end(), [](const Step& st) { return st.after_copy; })) return false;
+  if (!s.can_park()) return false;
   for (int horizon : kParkHorizons) {
     s.park_horizon = horizon;
     const Replay parked = replay_in(s, heuristic, pool_bytes);

@@ -4,6 +4,7 @@
 // and pool size a real run will have.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -141,6 +142,10 @@ struct Schedule {
   // fragment a tight pool, so the minimum pool is always the unparked one).
   int park_horizon = 0;
   bool parks(const Step& st) const { return park_horizon > 0 && st.kind == StepKind::free && st.after_copy; }
+  // Whether any block could be parked at all (async offloads).
+  bool can_park() const {
+    return std::any_of(steps.begin(), steps.end(), [](const Step& st) { return st.after_copy; });
+  }
 
   // The memory load right after each step (persistent bytes included).
   std::vector<std::size_t> load_after_steps() const;

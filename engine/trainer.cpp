@@ -44,10 +44,7 @@ Trainer::Validated Trainer::validate(const PlanSettings& settings, const std::st
 // and the numbers are the same either way.
 void Trainer::decide_parking(Validated& v, const std::string& heuristic) const {
   park_if_it_fits(v.train, heuristic, v.pool);
-  const auto& steps = v.train.steps;
-  if (v.train.park_horizon == kParkUntilNeeded ||
-      std::none_of(steps.begin(), steps.end(), [](const Step& st) { return st.after_copy; }))
-    return;
+  if (v.train.park_horizon == kParkUntilNeeded || !v.train.can_park()) return;
   // A larger pool that parks more, for the user who wants the waits gone:
   // where one block at a time fits when none does now, else where every
   // block can stay until needed. Rounded up to whole MiB, which is what
