@@ -114,9 +114,10 @@ def run_tidepool(binary: Path, model: str, mode: str, iterations: int, warmup: i
     figures["summary_images_per_second"] = summary["images_per_second"]
     figures["pool_bytes"] = summary["pool_bytes"]
     figures["pinned_host_bytes"] = summary["pinned_host_bytes"]
-    # Async offloads in the least pool: freed blocks parked (no forward
-    # waits for copies) or, where the pool is too tight, reused at once.
-    figures["parks_offloads"] = summary.get("parks_offloads", False)
+    # Async offloads in the least pool: how many freed blocks stay parked
+    # (forward does not reuse them while their copies run); 0 where the pool
+    # is too tight, -1 for every one until needed.
+    figures["park_horizon"] = summary.get("park_horizon", 0)
     figures["device"] = summary.get("device", "?")
     return figures
 
@@ -276,6 +277,13 @@ def fmt(v, unit="", digits=1):
     return "n/a" if v is None else f"{v:,.{digits}f}{unit}"
 
 
+def parking(horizon: int) -> str:
+    """What Tidepool's run did with the blocks its async offloads freed."""
+    if horizon == 0:
+        return "freed blocks reused at once"
+    return "freed blocks parked until needed" if horizon < 0 else f"up to {horizon} freed blocks parked"
+
+
 def make_rows(results: dict, copy: dict | None) -> list[tuple[str, str, str, str]]:
     rows = []
     for model, r in results.items():
@@ -291,7 +299,7 @@ def make_rows(results: dict, copy: dict | None) -> list[tuple[str, str, str, str
         rows.append((f"{model}: step time, ~half offloaded",
                      fmt(to["step_ms"], " ms", 2), fmt(po["step_ms"], " ms", 2),
                      f"Tidepool --mode {mode} --transfer async ({r['offload_fraction'] * 100:.0f}% of "
-                     f"`all`'s bytes; freed blocks {'parked' if to.get('parks_offloads') else 'reused at once'}); "
+                     f"`all`'s bytes; {parking(to.get('park_horizon', 0))}); "
                      f"PyTorch save_on_cpu on {po.get('offloaded_convs', '?')} convs"))
         rows.append((f"{model}: offload slowdown vs own base",
                      f"{(to['step_ms'] / tb['step_ms'] - 1) * 100:+.1f}%",
