@@ -273,7 +273,7 @@ TraceReplay replay(const AllocTrace& trace, Allocator& allocator, int park_horiz
       auto it = block.find(e.id);
       if (e.after_copy) {
         pool.free_after_copy(e.id, it->second.first, it->second.second);
-        for (std::size_t given_back : pool.released()) occupied.remove(given_back);
+        for (const AsyncRelease::Parked& given_back : pool.released()) occupied.remove(given_back.offset);
       } else {
         pool.free(it->second.first);
         occupied.remove(it->second.first);
@@ -285,7 +285,7 @@ TraceReplay replay(const AllocTrace& trace, Allocator& allocator, int park_horiz
     const int tensor = e.id >= 0 && e.id <= INT_MAX ? static_cast<int>(e.id) : -1;
     const std::size_t bytes = round_up(e.bytes);
     const auto offset = pool.allocate(e.id, {e.bytes, tensor, Role::activation, e.will_offload});
-    for (std::size_t given_back : pool.released()) occupied.remove(given_back);
+    for (const AsyncRelease::Parked& given_back : pool.released()) occupied.remove(given_back.offset);
     if (!offset) {
       r.fits = false;
       r.failed_event = static_cast<int>(i);

@@ -34,7 +34,7 @@ void AsyncRelease::free_after_copy(std::int64_t id, std::size_t offset, std::siz
 
 void AsyncRelease::give_back(std::deque<Parked>::iterator it) {
   pool_.free(it->offset);
-  released_.push_back(it->offset);
+  released_.push_back(*it);
   parked_bytes_ -= it->bytes;
   parked_.erase(it);
 }

@@ -69,23 +69,23 @@ class AsyncRelease {
   PoolStats stats() const;
   std::size_t parked_bytes() const { return parked_bytes_; }
   std::size_t parked_blocks() const { return parked_.size(); }
-  // The parked blocks the last allocate() or free_after_copy() gave back,
-  // by offset (for callers that track occupancy, like the trace replay's
-  // overlap check).
-  const std::vector<std::size_t>& released() const { return released_; }
-
- private:
   struct Parked {
-    std::int64_t id;
+    std::int64_t id;  // as given to free_after_copy
     std::size_t offset, bytes;
   };
+  // The parked blocks the last allocate() or free_after_copy() gave back,
+  // oldest first (for callers that track occupancy, like the trace
+  // replay's overlap check, or report it, like the executor).
+  const std::vector<Parked>& released() const { return released_; }
+
+ private:
   void give_back(std::deque<Parked>::iterator it);
 
   Allocator& pool_;
   int horizon_;
   std::deque<Parked> parked_;  // oldest first
   std::size_t parked_bytes_ = 0;
-  std::vector<std::size_t> released_;
+  std::vector<Parked> released_;
   bool reclaimed_ = false;
 };
 

@@ -40,10 +40,19 @@ struct SpanEvent {
   double start_us = 0, end_us = 0;
 };
 
+// What happened to a block of the pool: a tensor placed in it or freed from
+// it, or, with async offloads (engine/async_release.h), freed but parked
+// (the tensor is dead and the block stays taken while its copy to the host
+// may run), and a parked block given back to the pool. A parked block that
+// its tensor is placed in again (a reclaim) ends with that placement.
+enum class AllocAction : std::uint8_t { place, free, park, give_back };
+const char* to_string(AllocAction a);
+
 struct AllocEvent {
   std::int64_t iteration = 0;
   int step = 0;
-  bool is_free = false;
+  AllocAction action = AllocAction::place;
+  bool is_free() const { return action != AllocAction::place; }
   int tensor = -1;  // id in the plan's tensor table
   std::string name;
   Role role = Role::activation;

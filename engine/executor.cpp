@@ -103,12 +103,24 @@ std::size_t Executor::place(const Schedule& s, Placement& p, int t, int step, Pe
   pending.reclaimed[t] = pending.release.reclaimed();
   if (!pending.reclaimed[t] && !pending.fences.empty())
     wait_for_fences(*offset, round_up(info.bytes()), step, pending);
+  report_given_back(s, step, pending);  // the parked blocks this placement needed
   const PoolStats st = pending.release.stats();
-  pending.allocs.push_back({AllocEvent{0, step, false, t, info.name, info.role, *offset,
+  pending.allocs.push_back({AllocEvent{0, step, AllocAction::place, t, info.name, info.role, *offset,
                                        round_up(info.bytes()), 0},
                             LoadSample{0, step, 0, st.load_bytes, st.extent_bytes},
                             pending.last_compute});
   return *offset;
+}
+
+void Executor::report_given_back(const Schedule& s, int step, Pending& pending) {
+  for (const AsyncRelease::Parked& b : pending.release.released()) {
+    const int t = static_cast<int>(b.id);
+    const PoolStats st = pending.release.stats();
+    pending.allocs.push_back({AllocEvent{0, step, AllocAction::give_back, t, s.tensors[t].info.name,
+                                         s.tensors[t].info.role, b.offset, b.bytes, 0},
+                              LoadSample{0, step, 0, st.load_bytes, st.extent_bytes},
+                              pending.last_compute});
+  }
 }
 
 void Executor::wait_for_fences(std::size_t offset, std::size_t bytes, int step, Pending& pending) {
@@ -149,10 +161,11 @@ void Executor::release(const Schedule& s, Placement& p, int t, bool after_copy, 
   // Freed while its offload is issued: the data lives on in the pinned region.
   if (p.residency[t] == Residency::in_flight) p.residency[t] = Residency::host;
   const PoolStats st = pending.release.stats();
-  pending.allocs.push_back({AllocEvent{0, step, true, t, info.name, info.role, p.offset[t],
-                                       round_up(info.bytes()), 0},
+  pending.allocs.push_back({AllocEvent{0, step, after_copy ? AllocAction::park : AllocAction::free, t, info.name,
+                                       info.role, p.offset[t], round_up(info.bytes()), 0},
                             LoadSample{0, step, 0, st.load_bytes, st.extent_bytes},
                             pending.last_compute});
+  if (after_copy) report_given_back(s, step, pending);  // beyond the horizon
 }
 
 void Executor::compute(const Schedule& s, Placement& p, const Step& st, int step,

@@ -89,6 +89,8 @@ class Executor {
   // Makes the compute stream wait for offloads still reading a block that
   // was just handed out again (async semantics).
   void wait_for_fences(std::size_t offset, std::size_t bytes, int step, Pending& pending);
+  // Events for the parked blocks the last placement or park gave back.
+  void report_given_back(const Schedule& s, int step, Pending& pending);
   void compute(const Schedule& s, Placement& p, const Step& st, int step,
                const IterationInputs& in, Pending& pending);
   void update(const Schedule& s, const Placement& p, const SgdOptions& sgd, int step, Pending& pending);

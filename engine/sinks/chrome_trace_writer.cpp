@@ -115,8 +115,8 @@ void ChromeTraceWriter::on_alloc(const AllocEvent& e) {
   if (!options_.allocations) return;
   const json j = {{"ph", "i"},
                   {"s", "t"},
-                  {"name", std::string(e.is_free ? "free " : "alloc ") + e.name},
-                  {"cat", e.is_free ? "free" : "alloc"},
+                  {"name", std::string(to_string(e.action)) + " " + e.name},
+                  {"cat", to_string(e.action)},
                   {"pid", kProcessId},
                   {"tid", track_id(Stream::compute)},
                   {"ts", e.time_us},

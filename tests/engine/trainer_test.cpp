@@ -90,7 +90,7 @@ TEST(Executor, EmitsASpanPerComputeStepInOrder) {
   EXPECT_EQ(backward, static_cast<int>(net.nodes().size()));
   EXPECT_EQ(prefetch, 2) << "images and labels come in on the prefetch stream";
   int allocs = 0, frees = 0;
-  for (const AllocEvent& a : rec.allocs) (a.is_free ? frees : allocs) += a.iteration == 0;
+  for (const AllocEvent& a : rec.allocs) (a.is_free() ? frees : allocs) += a.iteration == 0;
   EXPECT_EQ(allocs, frees) << "every tensor of an iteration is freed within it";
 }
 

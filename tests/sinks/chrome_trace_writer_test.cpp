@@ -193,15 +193,19 @@ TEST(ChromeTraceWriter, AllocationsOnlyWhenAskedFor) {
   {
     ChromeTraceWriter writer(verbose.path(), ChromeTraceOptions{.allocations = true});
     writer.on_alloc(a);
-    a.is_free = true;
+    a.action = AllocAction::free;
+    writer.on_alloc(a);
+    a.action = AllocAction::park;
     writer.on_alloc(a);
   }
   const auto instants = events_with(read_json(verbose.path()), "i");
-  ASSERT_EQ(instants.size(), 2u);
+  ASSERT_EQ(instants.size(), 3u);
   EXPECT_EQ(instants[0].at("name"), "alloc conv1.y");
   EXPECT_EQ(instants[0].at("args").at("offset"), 512);
   EXPECT_EQ(instants[0].at("args").at("role"), "activation");
   EXPECT_EQ(instants[1].at("name"), "free conv1.y");
+  EXPECT_EQ(instants[2].at("name"), "park conv1.y");
+  EXPECT_EQ(instants[2].at("cat"), "park");
 }
 
 TEST(ChromeTraceWriter, EscapesNames) {

@@ -24,11 +24,13 @@ struct TrainedRun {
   std::size_t pinned_bytes = 0;
 };
 
-TrainedRun train(PlanSettings plan, int iterations, const std::string& heuristic = "best-fit", double link_gbps = 0) {
+TrainedRun train(PlanSettings plan, int iterations, const std::string& heuristic = "best-fit", double link_gbps = 0,
+                 std::size_t budget_bytes = 0) {
   const Network net = testing::residual_net();
   CpuDevice device({link_gbps});
   RingSink ring;
-  Trainer trainer(device, net, {.batch = 8, .plan = plan, .heuristic = heuristic, .seed = 3}, &ring);
+  Trainer trainer(device, net,
+                  {.batch = 8, .plan = plan, .heuristic = heuristic, .budget_bytes = budget_bytes, .seed = 3}, &ring);
   std::mt19937 rng(7);
   std::normal_distribution<float> normal;
   std::vector<float> images(8 * 3 * 8 * 8);
@@ -206,6 +208,38 @@ TEST(StatsScene, FiguresOfTheLastIteration) {
   EXPECT_EQ(s.prefetched_bytes, s.offloaded_bytes);
   EXPECT_EQ(s.uploaded_bytes, batch_upload_bytes);
   EXPECT_GT(s.iteration_ms, 0.0);
+}
+
+// Async offloads park the blocks they free: the map keeps them taken (and
+// out of the holes) from the park until they are given back or their
+// tensor is placed in them again, and no two taken blocks ever overlap.
+TEST(AddressMapScene, ParkedBlocksStayTakenUntilGivenBackOrReclaimed) {
+  const std::size_t roomy = 4 * train({}, 1).pool_bytes;  // base's pool, four times over
+  for (std::size_t budget : {std::size_t{0}, roomy}) {
+    SCOPED_TRACE("budget " + std::to_string(budget));
+    const TrainedRun run = train({.mode = OffloadMode::all}, 2, "best-fit", 0, budget);
+    const AddressMapScene map = build_address_map(run.events, run.pool_bytes);
+    ASSERT_FALSE(map.empty());
+    int parked = 0;
+    for (const MapBlock& b : map.blocks) parked += b.parked_until_step > b.last_step;
+    if (budget == roomy) EXPECT_GT(parked, 5) << "a roomy pool parks every freed block";
+    for (int step = 0; step < map.steps; ++step) {
+      const Occupancy o = occupancy_at(map, step);
+      std::vector<const MapBlock*> taken = o.live;
+      taken.insert(taken.end(), o.parked.begin(), o.parked.end());
+      std::sort(taken.begin(), taken.end(), [](auto* a, auto* b) { return a->offset < b->offset; });
+      for (std::size_t i = 1; i < taken.size(); ++i)
+        ASSERT_LE(taken[i - 1]->end(), taken[i]->offset)
+            << "step " << step << ": " << taken[i - 1]->name << " and " << taken[i]->name;
+      for (const MapHole& h : o.holes)
+        for (const MapBlock* b : o.parked) ASSERT_TRUE(h.offset + h.bytes <= b->offset || b->end() <= h.offset);
+    }
+    if (map.largest_free_at_peak)
+      for (const MapBlock* b : occupancy_at(map, map.peak_step).parked) {
+        const MapHole& h = *map.largest_free_at_peak;
+        EXPECT_TRUE(h.offset + h.bytes <= b->offset || b->end() <= h.offset) << b->name << " is parked there";
+      }
+  }
 }
 
 TEST(StatsScene, BaseModeOnlyUploadsTheBatch) {

@@ -37,6 +37,7 @@ const png::LegendEntries& legend() {
     for (Role r : kRoles) e.emplace_back(role_name(r), role_colour(r));
     e.emplace_back("in flight to host", kInFlightToHost);
     e.emplace_back("in flight from host", kInFlightFromHost);
+    e.emplace_back("parked (dead, still taken)", png::shade(kParked, 0.5));
     e.emplace_back("hole at the peak", kHole);
     e.emplace_back("largest free block at the peak", kLargestHole);
     return e;
@@ -67,6 +68,9 @@ void draw_block(cv::Mat& image, const AddressMapLayout& l, const MapBlock& b) {
     png::fill_rect(image, l.x(first), y0, l.x(last + 1), y1, colour);
   };
   columns(b.first_step, b.last_step, role_colour(b.role));
+  // Dead but still taken: the role's colour, darkened.
+  if (b.parked_until_step > b.last_step)
+    columns(b.last_step + 1, b.parked_until_step, png::shade(role_colour(b.role), 0.4));
   // The steps during which the block's contents were moving.
   if (b.offload_step >= 0) columns(std::max(b.offload_step, b.first_step), b.last_step, kInFlightToHost);
   if (b.prefetch_done_step >= 0)
@@ -112,9 +116,11 @@ void draw_peak(cv::Mat& image, const AddressMapLayout& l, const AddressMapScene&
     png::fill_rect(image, x_from, l.y(static_cast<double>(offset + bytes)), x_to, l.y(static_cast<double>(offset)),
                    colour);
   };
-  for (const MapBlock& b : scene.blocks)
+  for (const MapBlock& b : scene.blocks) {
     if (b.first_step <= scene.peak_step && scene.peak_step <= b.last_step)
       band(sx0, sx1, b.offset, b.bytes, colour_at(b, scene.peak_step));
+    if (b.parked_at(scene.peak_step)) band(sx0, sx1, b.offset, b.bytes, png::shade(role_colour(b.role), 0.4));
+  }
   for (const MapHole& h : scene.holes_at_peak) {
     band(x0, x1, h.offset, h.bytes, kHole);
     band(sx0, sx1, h.offset, h.bytes, kHole);

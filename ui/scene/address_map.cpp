@@ -49,7 +49,8 @@ AddressMapScene build_address_map(const RingSnapshot& events, std::size_t pool_b
   map.iteration = iteration;
   map.steps = steps;
 
-  std::map<std::size_t, std::size_t> live;  // offset -> index into blocks
+  std::map<std::size_t, std::size_t> live;    // offset -> index into blocks
+  std::map<std::size_t, std::size_t> parked;  // offset -> index: dead, still taken
   std::size_t load = 0, extent_max = 0;
   bool peak_seen = false;
   std::vector<std::size_t> at_peak;  // block indices live at the peak
@@ -67,18 +68,36 @@ AddressMapScene build_address_map(const RingSnapshot& events, std::size_t pool_b
     map.blocks.push_back(std::move(b));
     load += e.bytes;
   };
+  // A parked block stays taken until it is given back or its tensor is
+  // placed in it again, both before that step's work.
+  auto unpark = [&](std::size_t offset, int step) {
+    auto it = parked.find(offset);
+    if (it == parked.end()) return;
+    MapBlock& b = map.blocks[it->second];
+    b.parked_until_step = std::max(step - 1, b.last_step);
+    parked.erase(it);
+  };
   for (const auto& e : events.placement)
-    if (!e.is_free) alloc(e, true);
+    if (!e.is_free()) alloc(e, true);
   for (const auto& e : events.allocs) {
     if (e.iteration != iteration) continue;
-    if (e.is_free) {
+    if (e.action == AllocAction::give_back) {
+      unpark(e.offset, e.step);
+      continue;
+    }
+    if (e.is_free()) {
       auto it = live.find(e.offset);
       if (it == live.end()) continue;  // freed twice or placed before the snapshot: skip
       map.blocks[it->second].last_step = e.step;
       load -= map.blocks[it->second].bytes;
+      if (e.action == AllocAction::park) {
+        map.blocks[it->second].parked_until_step = steps - 1;  // until given back
+        parked[e.offset] = it->second;
+      }
       live.erase(it);
       continue;
     }
+    unpark(e.offset, e.step);  // a tensor placed in its own parked block
     alloc(e, false);
     if (!live.empty()) {
       const MapBlock& top = map.blocks[std::prev(live.end())->second];
@@ -90,9 +109,11 @@ AddressMapScene build_address_map(const RingSnapshot& events, std::size_t pool_b
       map.peak_step = e.step;
       at_peak.clear();
       for (const auto& [offset, index] : live) at_peak.push_back(index);
+      for (const auto& [offset, index] : parked) at_peak.push_back(index);  // taken, though dead
     }
   }
   for (const auto& [offset, index] : live) extent_max = std::max(extent_max, map.blocks[index].end());
+  for (const auto& [offset, index] : parked) extent_max = std::max(extent_max, map.blocks[index].end());
   // The allocator's own extent can lie above every live block: cnmem's is
   // the end of the pools it claimed, and those stay claimed from earlier
   // iterations. The load samples carry it; the map shows that footprint.
@@ -107,6 +128,8 @@ AddressMapScene build_address_map(const RingSnapshot& events, std::size_t pool_b
   // The holes below the extent when the load peaked.
   std::vector<const MapBlock*> peak_blocks;
   for (std::size_t i : at_peak) peak_blocks.push_back(&map.blocks[i]);
+  std::sort(peak_blocks.begin(), peak_blocks.end(),
+            [](const MapBlock* a, const MapBlock* b) { return a->offset < b->offset; });
   std::size_t peak_extent = extent_at_peak;
   for (const MapBlock* b : peak_blocks) peak_extent = std::max(peak_extent, b->end());
   map.holes_at_peak = holes_between(peak_blocks, peak_extent);
@@ -145,14 +168,19 @@ Occupancy occupancy_at(const AddressMapScene& map, int step) {
   Occupancy o;
   o.step = step;
   o.pool_bytes = map.pool_bytes;
-  for (const MapBlock& b : map.blocks)
+  for (const MapBlock& b : map.blocks) {
     if (b.first_step <= step && step <= b.last_step) o.live.push_back(&b);
-  std::sort(o.live.begin(), o.live.end(), [](const MapBlock* a, const MapBlock* b) { return a->offset < b->offset; });
-  for (const MapBlock* b : o.live) {
-    o.load_bytes += b->bytes;
-    o.extent_bytes = std::max(o.extent_bytes, b->end());
+    if (b.parked_at(step)) o.parked.push_back(&b);
   }
-  o.holes = holes_between(o.live, std::max(map.pool_bytes, o.extent_bytes));
+  const auto by_offset = [](const MapBlock* a, const MapBlock* b) { return a->offset < b->offset; };
+  std::sort(o.live.begin(), o.live.end(), by_offset);
+  std::sort(o.parked.begin(), o.parked.end(), by_offset);
+  for (const MapBlock* b : o.live) o.load_bytes += b->bytes;
+  std::vector<const MapBlock*> taken = o.live;
+  taken.insert(taken.end(), o.parked.begin(), o.parked.end());
+  std::sort(taken.begin(), taken.end(), by_offset);
+  for (const MapBlock* b : taken) o.extent_bytes = std::max(o.extent_bytes, b->end());
+  o.holes = holes_between(taken, std::max(map.pool_bytes, o.extent_bytes));
   for (const MapHole& h : o.holes)
     if (h.offset + h.bytes <= o.extent_bytes) o.largest_hole_bytes = std::max(o.largest_hole_bytes, h.bytes);
   return o;

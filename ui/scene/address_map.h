@@ -30,7 +30,12 @@ struct MapBlock {
   // first_step until prefetch_done_step. -1 where there was no transfer.
   int offload_step = -1;
   int prefetch_done_step = -1;
+  // Async offloads: after last_step the tensor is dead, but its block stays
+  // taken (parked, while its copy to the host may run) through this step;
+  // -1 where it was not parked.
+  int parked_until_step = -1;
   std::size_t end() const { return offset + bytes; }
+  bool parked_at(int step) const { return last_step < step && step <= parked_until_step; }
 };
 
 struct MapHole {
@@ -60,16 +65,17 @@ AddressMapScene build_address_map(const RingSnapshot& events, std::size_t pool_b
                                   std::int64_t iteration);
 
 // The pool at one step of a map (after that step's allocations, before its
-// frees): the live blocks sorted by offset and the holes between them up to
-// the pool's end. The view's occupancy strip shows it for the step under the
-// mouse, or the peak.
+// frees): the live blocks sorted by offset, the parked ones, and the holes
+// between them all up to the pool's end. The view's occupancy strip shows
+// it for the step under the mouse, or the peak.
 struct Occupancy {
   int step = 0;
   std::size_t pool_bytes = 0;
-  std::vector<const MapBlock*> live;  // into the map's blocks
-  std::vector<MapHole> holes;         // below the pool end
-  std::size_t load_bytes = 0;
-  std::size_t extent_bytes = 0;
+  std::vector<const MapBlock*> live;    // into the map's blocks
+  std::vector<const MapBlock*> parked;  // dead, but still taken
+  std::vector<MapHole> holes;           // below the pool end
+  std::size_t load_bytes = 0;     // the live blocks'
+  std::size_t extent_bytes = 0;   // one past the highest taken byte
   std::size_t largest_hole_bytes = 0;  // below the extent
 };
 Occupancy occupancy_at(const AddressMapScene& map, int step);

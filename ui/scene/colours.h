@@ -12,6 +12,7 @@ namespace tidepool::ui {
 std::uint32_t role_colour(Role r);
 std::uint32_t span_colour(SpanKind k);
 inline constexpr std::uint32_t kInFlightToHost = 0xE8A33C;    // offload in progress
+inline constexpr std::uint32_t kParked = 0xB8B8B8;             // outline of a parked block (dead, still taken)
 inline constexpr std::uint32_t kInFlightFromHost = 0x3CC8E8;  // prefetch in progress
 inline constexpr std::uint32_t kHole = 0x2A2A30;
 inline constexpr std::uint32_t kLargestHole = 0xF0E040;

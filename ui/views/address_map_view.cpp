@@ -30,6 +30,7 @@ void AddressMapView::draw(const Frame& frame) {
     legend_item(role_colour(r), std::string(to_string(r)));
   legend_item(kInFlightToHost, "to host");
   legend_item(kInFlightFromHost, "from host");
+  legend_item(kParked, "parked");
   const Canvas c = begin_canvas("address map");
   ImDrawList* d = c.draw;
   const float x0 = c.min.x + kAxisWidth, x1 = c.max.x - kStripWidth - kStripGap;
@@ -58,6 +59,13 @@ void AddressMapView::draw(const Frame& frame) {
     const float bx0 = x_of(b.first_step), bx1 = std::max(x_of(b.last_step + 1), bx0 + 1);
     const float by0 = y_of(static_cast<double>(b.end())), by1 = std::max(y_of(static_cast<double>(b.offset)), by0 + 1);
     d->AddRectFilled({bx0, by0}, {bx1, by1}, im_colour(role_colour(b.role)));
+    if (b.parked_until_step > b.last_step) {  // dead but taken: the role's colour, faded and outlined
+      const float px1 = std::max(x_of(b.parked_until_step + 1), bx1 + 1);
+      d->AddRectFilled({bx1, by0}, {px1, by1}, im_colour(role_colour(b.role), 0.3f));
+      d->AddRect({bx1, by0}, {px1, by1}, im_colour(kParked));
+      if (c.hovered && io.MousePos.x >= bx1 && io.MousePos.x <= px1 && io.MousePos.y >= by0 && io.MousePos.y <= by1)
+        hovered = &b;
+    }
     if (b.offload_step >= 0)
       d->AddRectFilled({x_of(b.offload_step), by0}, {bx1, by1}, im_colour(kInFlightToHost));
     if (b.prefetch_done_step >= 0)
@@ -94,6 +102,9 @@ void AddressMapView::draw(const Frame& frame) {
   for (const MapBlock* b : o.live)
     d->AddRectFilled({sx0, y_of(static_cast<double>(b->end()))}, {sx1, std::max(y_of(static_cast<double>(b->offset)), y_of(static_cast<double>(b->end())) + 1)},
                      im_colour(role_colour(b->role)));
+  for (const MapBlock* b : o.parked)
+    d->AddRectFilled({sx0, y_of(static_cast<double>(b->end()))}, {sx1, std::max(y_of(static_cast<double>(b->offset)), y_of(static_cast<double>(b->end())) + 1)},
+                     im_colour(role_colour(b->role), 0.3f));
   d->AddRect({sx0, y_top}, {sx1, y_bottom}, IM_COL32(200, 200, 200, 160));
   const float xs = x_of(strip_step);
   d->AddRect({xs, y_top}, {xs + std::max(step_w, 1.0f), y_bottom}, IM_COL32(255, 255, 255, 60));
@@ -110,6 +121,9 @@ void AddressMapView::draw(const Frame& frame) {
     else ImGui::Text("lifetime  steps %d to %d", hovered->first_step, hovered->last_step);
     if (hovered->offload_step >= 0) ImGui::Text("offloaded from step %d", hovered->offload_step);
     if (hovered->prefetch_done_step >= 0) ImGui::Text("prefetched, back by step %d", hovered->prefetch_done_step);
+    if (hovered->parked_until_step > hovered->last_step)
+      ImGui::Text("parked steps %d to %d: dead, but kept from reuse while its copy to the host runs",
+                  hovered->last_step + 1, hovered->parked_until_step);
     ImGui::EndTooltip();
   } else if (hovered_step >= 0) {
     ImGui::BeginTooltip();
