@@ -91,7 +91,11 @@ void AddressMapView::draw(const Frame& frame) {
     const auto& h = *map.largest_free_at_peak;
     const float hy0 = y_of(static_cast<double>(h.offset + h.bytes)), hy1 = y_of(static_cast<double>(h.offset));
     d->AddRect({x0, hy0}, {x1, std::max(hy1, hy0 + 2)}, im_colour(kLargestHole), 0, 0, 2.0f);
-    plot_label(d, {xpk + 4, hy0 + 1}, im_colour(kLargestHole), "largest free at peak " + format_bytes(h.bytes));
+    // Right of the peak line, or left of it where the plot ends first.
+    const std::string label = "largest free at peak " + format_bytes(h.bytes);
+    const float width = ImGui::CalcTextSize(label.c_str()).x;
+    const float lx = xpk + 4 + width <= x1 ? xpk + 4 : std::max(x0, xpk - 4 - width);
+    plot_label(d, {lx, hy0 + 1}, im_colour(kLargestHole), label);
   }
 
   // The occupancy strip: the pool at one step, bottom to top.
