@@ -246,7 +246,7 @@ nlohmann::json run_batch(const RunOptions& o, const std::optional<Checkpoint>& r
       {"order", o.order},
       {"pinned_host_bytes", trainer.train_schedule().pinned_bytes},
       {"parks_offloads", trainer.parks_offloads()},
-      {"park_horizon", trainer.park_horizon() == kParkUntilNeeded ? -1 : trainer.park_horizon()},
+      {"park_horizon", park_horizon_number(trainer.park_horizon())},
       {"heuristic", o.heuristic},
       {"algo", o.algo},
       {"param_checksum", hex(trainer.param_checksum())},

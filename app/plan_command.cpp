@@ -25,7 +25,7 @@ std::vector<PlanRow> plan_table(const Network& net, std::int64_t batch, Kernels&
           // offloaded blocks where that fits (as the trainer decides).
           s.park_horizon = 0;
           Replay r = replay_twice(s, h);
-          if (park_if_it_fits(s, h, r.pool)) r = replay_in(s, h, r.pool);
+          if (auto parked = park_if_it_fits(s, h, r.pool)) r = std::move(*parked);
           PlanRow row;
           row.park_horizon = s.park_horizon;
           row.mode = to_string(mode);
@@ -69,7 +69,7 @@ void plan_command(const PlanRequest& q, std::ostream& out) {
                    {"footprint_bytes", r.footprint_bytes}, {"competitive_ratio", r.competitive_ratio},
                    {"largest_free_block_bytes", r.largest_free_block_bytes},
                    {"pinned_host_bytes", r.pinned_host_bytes}, {"parks_offloads", r.park_horizon > 0},
-                   {"park_horizon", r.park_horizon == kParkUntilNeeded ? -1 : r.park_horizon}});
+                   {"park_horizon", park_horizon_number(r.park_horizon)}});
     out << j.dump(2) << '\n';
     return;
   }

@@ -32,6 +32,8 @@ ConvScheme parse_scheme(const std::string& s) {
 
 const char* to_string(ConvScheme s) { return s == ConvScheme::m ? "m" : "p"; }
 
+int park_horizon_number(int park_horizon) { return park_horizon == kParkUntilNeeded ? -1 : park_horizon; }
+
 std::size_t parse_bytes(const std::string& s) {
   std::size_t used = 0;
   double value = 0;

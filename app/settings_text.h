@@ -20,4 +20,9 @@ const char* to_string(ConvScheme s);
 // "900MiB", "1.5GiB", "512MB", "64KiB", "1e9" or a plain byte count.
 std::size_t parse_bytes(const std::string& s);
 
+// Schedule::park_horizon as the JSON outputs write it (summary.json, plan
+// --json): the count of blocks parked at once, 0 for none, -1 for every one
+// until the pool needs the room.
+int park_horizon_number(int park_horizon);
+
 }  // namespace tidepool::app

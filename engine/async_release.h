@@ -33,18 +33,18 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
-#include <limits>
 #include <optional>
 #include <vector>
 
 #include "engine/allocator.h"
+#include "engine/schedule.h"
 
 namespace tidepool {
 
 class AsyncRelease {
  public:
   // `horizon`: the most blocks parked at once (kParkUntilNeeded: no limit).
-  explicit AsyncRelease(Allocator& pool, int horizon = std::numeric_limits<int>::max())
+  explicit AsyncRelease(Allocator& pool, int horizon = kParkUntilNeeded)
       : pool_(pool), horizon_(horizon) {}
 
   // Places a block for `id` (the tensor, or a trace's block id): the block

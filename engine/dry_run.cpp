@@ -70,16 +70,16 @@ Replay replay_in(const Schedule& s, std::string_view heuristic, std::size_t pool
   return r;
 }
 
-bool park_if_it_fits(Schedule& s, std::string_view heuristic, std::size_t pool_bytes) {
+std::optional<Replay> park_if_it_fits(Schedule& s, std::string_view heuristic, std::size_t pool_bytes) {
   s.park_horizon = 0;
-  if (!s.can_park()) return false;
+  if (!s.can_park()) return std::nullopt;
   for (int horizon : kParkHorizons) {
     s.park_horizon = horizon;
-    const Replay parked = replay_in(s, heuristic, pool_bytes);
-    if (parked.first.fits && parked.steady.fits) return true;
+    Replay parked = replay_in(s, heuristic, pool_bytes);
+    if (parked.first.fits && parked.steady.fits) return parked;
   }
   s.park_horizon = 0;
-  return false;
+  return std::nullopt;
 }
 
 std::size_t footprint_of(const Schedule& s, std::string_view heuristic) {

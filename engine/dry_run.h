@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -50,10 +51,10 @@ inline constexpr int kParkHorizons[] = {kParkUntilNeeded, 4, 2, 1};
 // Async transfers: sets the schedule's park_horizon to the first of
 // kParkHorizons with which it runs in `pool_bytes` under the heuristic, run
 // after run (replay_in), or to 0 when none does or there is nothing to
-// park. Returns whether it parks. Parking holds memory at the peak and can
-// fragment a tight pool that serves the unparked schedule, which is why
-// this is decided per pool.
-bool park_if_it_fits(Schedule& schedule, std::string_view heuristic, std::size_t pool_bytes);
+// park. Returns that replay when it parks. Parking holds memory at the peak
+// and can fragment a tight pool that serves the unparked schedule, which is
+// why this is decided per pool.
+std::optional<Replay> park_if_it_fits(Schedule& schedule, std::string_view heuristic, std::size_t pool_bytes);
 
 // A pool size that serves the schedule under the named policy, run after run.
 std::size_t footprint_of(const Schedule& schedule, std::string_view heuristic);

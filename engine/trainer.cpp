@@ -58,7 +58,7 @@ void Trainer::decide_parking(Validated& v, const std::string& heuristic) const {
   const std::size_t found = search_pool_size(more, heuristic).pool_bytes;
   constexpr std::size_t kMiB = std::size_t{1} << 20;
   for (std::size_t pool : {(found + kMiB - 1) / kMiB * kMiB, found})
-    if (pool > v.pool && (!arena_ || pool <= arena_bytes_) && park_if_it_fits(more, heuristic, pool) &&
+    if (pool > v.pool && (!arena_ || pool <= arena_bytes_) && park_if_it_fits(more, heuristic, pool).has_value() &&
         more.park_horizon >= wanted) {
       v.parking_budget = pool;
       return;

@@ -174,7 +174,6 @@ Occupancy occupancy_at(const AddressMapScene& map, int step) {
   }
   const auto by_offset = [](const MapBlock* a, const MapBlock* b) { return a->offset < b->offset; };
   std::sort(o.live.begin(), o.live.end(), by_offset);
-  std::sort(o.parked.begin(), o.parked.end(), by_offset);
   for (const MapBlock* b : o.live) o.load_bytes += b->bytes;
   std::vector<const MapBlock*> taken = o.live;
   taken.insert(taken.end(), o.parked.begin(), o.parked.end());

@@ -68,10 +68,8 @@ void OverlapView::draw(const Frame& frame) {
   if (ImGui::SmallButton("set link")) frame.link.request(overlap_settings(s.settings, s.settings.transfer, link_gbps_, s.settings.budget_bytes));
   char link[32] = "unthrottled";
   if (s.settings.link_gbps > 0) std::snprintf(link, sizeof link, "%.2f GB/s", s.settings.link_gbps);
-  const std::string parking = s.settings.transfer == TransferMode::sync ? ""
-                              : s.park_horizon == kParkUntilNeeded    ? ", freed blocks parked until needed"
-                              : s.park_horizon > 0 ? ", up to " + std::to_string(s.park_horizon) + " freed blocks parked"
-                                                   : ", freed blocks reused at once";
+  const std::string parking =
+      s.settings.transfer == TransferMode::sync ? "" : ", freed blocks " + freed_blocks_text(s.park_horizon);
   ImGui::TextWrapped("now: %s transfers%s, pool %s, link %s%s", to_string(s.settings.transfer), parking.c_str(),
               format_bytes(s.pool_bytes).c_str(), link, calibrating_ ? " (measuring this machine's compute...)" : "");
   // Stall time per iteration, newest last: the drop when async takes over.

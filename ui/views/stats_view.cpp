@@ -44,9 +44,7 @@ void StatsView::draw(const Frame& frame) {
   }
   row("pinned host", format_bytes(s.pinned_host_bytes));
   if (s.settings.transfer == TransferMode::async && s.pinned_host_bytes > 0) {
-    std::string parked = s.park_horizon == kParkUntilNeeded ? "parked until the pool needs room"
-                         : s.park_horizon > 0 ? "up to " + std::to_string(s.park_horizon) + " parked at once"
-                                              : "reused at once";
+    std::string parked = freed_blocks_text(s.park_horizon);
     if (s.parking_budget) parked += "; more parked from " + format_bytes(s.parking_budget);
     row("freed by offloads", parked);
   }

@@ -45,6 +45,12 @@ void legend_item(std::uint32_t rgb, const std::string& name) {
   ImGui::TextUnformatted(name.c_str());
 }
 
+std::string freed_blocks_text(int park_horizon) {
+  if (park_horizon == kParkUntilNeeded) return "parked until needed";
+  if (park_horizon > 0) return "up to " + std::to_string(park_horizon) + " parked at once";
+  return "reused at once";
+}
+
 void waiting_text(const SessionStatus& status) {
   const char* what = status.state == RunState::failed ? "training failed (see Controls)"
                      : status.state == RunState::starting ? "planning and placing the network..."

@@ -55,6 +55,11 @@ Canvas begin_canvas(const char* id, ImVec2 size = {0, 0});
 // next, so a legend wraps in a narrow window instead of running off it.
 void legend_item(std::uint32_t rgb, const std::string& name);
 
+// What async offloads do with the blocks they free, for a park horizon
+// (SessionStatus::park_horizon): "parked until needed", "up to 2 parked at
+// once" or "reused at once".
+std::string freed_blocks_text(int park_horizon);
+
 // The greyed-out message views show before there is anything to draw.
 void waiting_text(const SessionStatus& status);
 
