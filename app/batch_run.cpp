@@ -14,6 +14,7 @@
 #include "app/session.h"
 #include "app/settings_text.h"
 #include "engine/events.h"
+#include "engine/planner.h"
 #include "engine/sinks/chrome_trace_writer.h"
 #include "engine/sinks/iteration_filter.h"
 #include "engine/sinks/memory_load_csv_writer.h"
@@ -146,6 +147,14 @@ nlohmann::json run_batch(const RunOptions& o, const std::optional<Checkpoint>& r
     if (!parking.empty() && trainer.parking_budget())
       parking += "; with --budget " + budget_text(trainer.parking_budget()) + " more are parked";
     if (!parking.empty()) std::printf("async offloads: %s\n", parking.c_str());
+    if (s.settings.compress && s.pinned_bytes > 0) {
+      PlanSettings uncompressed = s.settings;
+      uncompressed.compress = false;
+      std::printf("compressed offloads: pinned %s (two staging slots) instead of %s; the host keeps the offloaded "
+                  "tensors zero-value compressed in pageable memory\n",
+                  format_bytes(s.pinned_bytes).c_str(),
+                  format_bytes(plan(net, o.batch_size, uncompressed, session.device().kernels()).pinned_bytes).c_str());
+    }
     std::fflush(stdout);
   };
   print_memory();
@@ -157,6 +166,7 @@ nlohmann::json run_batch(const RunOptions& o, const std::optional<Checkpoint>& r
   std::size_t peak_load = 0, footprint = 0;
   Evaluation last_eval;
   double last_train_loss = 0;
+  IterationResult last_compressed;  // the last iteration that compressed offloads
   const std::int64_t start_iteration = session.iteration();
   const std::int64_t stop_at = o.stop_after ? std::min(total, start_iteration + o.stop_after) : total;
   auto epoch_start = Clock::now();
@@ -179,6 +189,7 @@ nlohmann::json run_batch(const RunOptions& o, const std::optional<Checkpoint>& r
     epoch_correct += r.result.correct;
     epoch_loss += static_cast<double>(r.result.loss) * r.images;
     peak_load = std::max(peak_load, r.result.peak_load_bytes);
+    if (r.result.compressed_from_bytes) last_compressed = r.result;
     footprint = std::max(footprint, r.result.footprint_bytes);
     const double rate = epoch_images / epoch_seconds;
     const double eta = (total - session.iteration()) * static_cast<double>(o.batch_size) / rate;
@@ -245,6 +256,10 @@ nlohmann::json run_batch(const RunOptions& o, const std::optional<Checkpoint>& r
       {"transfer", o.transfer},
       {"order", o.order},
       {"pinned_host_bytes", trainer.train_schedule().pinned_bytes},
+      {"compress", trainer.train_schedule().settings.compress},
+      {"compressed_from_bytes", last_compressed.compressed_from_bytes},
+      {"compressed_to_bytes", last_compressed.compressed_to_bytes},
+      {"compressed_held_bytes", last_compressed.compressed_held_bytes},
       {"parks_offloads", trainer.parks_offloads()},
       {"park_horizon", park_horizon_number(trainer.park_horizon())},
       {"heuristic", o.heuristic},
@@ -253,6 +268,13 @@ nlohmann::json run_batch(const RunOptions& o, const std::optional<Checkpoint>& r
       {"skipped_images", train_set.skipped() + test_set.skipped()},
       {"wall_seconds", seconds_since(wall_start)},
   };
+  if (last_compressed.compressed_from_bytes)
+    std::printf("compressed offloads: the last iteration's %s took %s on the host (%.0f%% saved); the store holds %s\n",
+                format_bytes(last_compressed.compressed_from_bytes).c_str(),
+                format_bytes(last_compressed.compressed_to_bytes).c_str(),
+                100.0 * (1.0 - static_cast<double>(last_compressed.compressed_to_bytes) /
+                                   static_cast<double>(last_compressed.compressed_from_bytes)),
+                format_bytes(last_compressed.compressed_held_bytes).c_str());
   write_json_atomically(out / "summary.json", summary);
   std::printf("done: test accuracy %.2f%%, %.1f images/s; %s\n", 100.0 * last_eval.accuracy,
               summary["images_per_second"].get<double>(), (out / "summary.json").string().c_str());

@@ -70,6 +70,9 @@ int main(int argc, char** argv) {
   cli.add_option("--order", o.order, "backward allocation order: prefetch-first or derivative-first")
       ->capture_default_str();
   cli.add_option("--lookahead", o.lookahead, "prefetches kept in flight ahead of backward")->capture_default_str();
+  cli.add_flag("--compress", o.compress,
+               "zero-value compress offloaded tensors into pageable host memory (vDNN++); pinned memory "
+               "shrinks to two staging slots");
   cli.add_option("--budget", o.budget, "memory pool size, e.g. 900MiB (default: what the run needs)");
   cli.add_option("--link-gbps", o.link_gbps, "cpu device: throttle host<->device copies to this GB/s (0 = off)")
       ->capture_default_str();

@@ -50,6 +50,7 @@ TrainingSession::TrainingSession(const RunOptions& o, SessionOptions session)
   settings_.link_gbps = o.link_gbps;
   if (o.lookahead < 0) throw std::invalid_argument("--lookahead must not be negative");
   settings_.lookahead = o.lookahead;
+  settings_.compress = o.compress;
 
   // Data first: a wrong path should fail before anything slow happens.
   std::string data_dir = o.data_dir;
@@ -95,6 +96,7 @@ void TrainingSession::start(EventSink* sink) {
   topts.plan.transfer = settings_.transfer;
   topts.plan.order = settings_.order;
   topts.plan.lookahead = o.lookahead;
+  topts.plan.compress = o.compress;
   topts.heuristic = o.heuristic;
   topts.budget_bytes = settings_.budget_bytes;
   topts.seed = o.seed;
@@ -165,6 +167,7 @@ void TrainingSession::apply_pending(StepReport& report) {
     p.order = request->order;
     p.transfer = request->transfer;
     p.lookahead = request->lookahead;
+    p.compress = request->compress;
     // Throws, changing nothing, when the settings cannot work.
     trainer_->apply(p, request->heuristic, request->budget_bytes);
     if (cpu) cpu->set_link_gbps(request->link_gbps);

@@ -19,6 +19,7 @@ RunOptions with_settings(RunOptions o, const std::string& model, std::int64_t ba
   o.budget = s.budget_bytes ? std::to_string(s.budget_bytes) : "";
   o.link_gbps = s.link_gbps;
   o.lookahead = s.lookahead;
+  o.compress = s.compress;
   return o;
 }
 

@@ -68,6 +68,12 @@ class Device {
   // Copies between device memory (arena) and host memory (pinned region or
   // any host buffer), ordered on the given stream.
   virtual void copy_async(Stream, void* dst, const void* src, std::size_t bytes) = 0;
+  // Runs `work` on a host thread in the stream's order: after everything
+  // submitted to the stream before it, before anything submitted after.
+  // For host-side processing of what a transfer brought (compressing an
+  // offloaded tensor, engine/zero_value_store.h). `work` must not use the
+  // device; an exception it throws is reported like a failed kernel's.
+  virtual void host_task(Stream, std::function<void()> work) = 0;
 
   // Events.
   virtual std::unique_ptr<DeviceEvent> record(Stream) = 0;

@@ -10,6 +10,8 @@ const char* to_string(SpanKind k) {
     case SpanKind::update: return "update";
     case SpanKind::offload: return "offload";
     case SpanKind::prefetch: return "prefetch";
+    case SpanKind::compress: return "compress";
+    case SpanKind::decompress: return "decompress";
     case SpanKind::wait: return "wait";
   }
   return "?";

@@ -25,6 +25,8 @@ enum class SpanKind : std::uint8_t {
   update,      // the optimiser step
   offload,     // device → host copy
   prefetch,    // host → device copy
+  compress,    // an offloaded tensor compressed into host memory, on the offload stream
+  decompress,  // ... and decompressed for its prefetch, on the prefetch stream
   wait,        // a stream idling on another stream's event (a stall)
 };
 const char* to_string(SpanKind k);
@@ -36,7 +38,7 @@ struct SpanEvent {
   SpanKind kind = SpanKind::forward;
   std::string layer;   // layer name, or "" for transfers of input data
   std::string tensor;  // the tensor moved, for transfers
-  std::size_t bytes = 0;
+  std::size_t bytes = 0;  // transfers: bytes copied; (de)compression: the compressed bytes
   double start_us = 0, end_us = 0;
 };
 

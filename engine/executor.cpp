@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <functional>
 #include <string>
 
 #include "engine/async_release.h"
@@ -31,11 +32,13 @@ std::uint64_t mix_seed(std::uint64_t seed, std::int64_t iteration, int node) {
 
 struct Executor::Pending {
   Pending(Allocator& pool, const Schedule& s)
-      : offload_done(s.tensors.size()), prefetch_done(s.tensors.size()), offload_unwaited(s.tensors.size(), false),
+      : offload_done(s.tensors.size()), prefetch_done(s.tensors.size()), host_ready(s.tensors.size()),
+        compressed(s.tensors.size(), false), offload_unwaited(s.tensors.size(), false),
         reclaimed(s.tensors.size(), false), release(pool, s.park_horizon) {}
   struct Span {
     SpanEvent event;
     std::shared_ptr<DeviceEvent> start, end;
+    int stored = -1;  // (de)compression: its bytes are the store's for this tensor, known at the end
   };
   struct Alloc {
     AllocEvent event;
@@ -45,7 +48,11 @@ struct Executor::Pending {
   std::vector<Span> spans;
   std::vector<Alloc> allocs;
   std::shared_ptr<DeviceEvent> first, last_compute;
-  std::vector<std::shared_ptr<DeviceEvent>> offload_done, prefetch_done;  // per tensor
+  std::vector<std::shared_ptr<DeviceEvent>> offload_done, prefetch_done;  // per tensor: the copies
+  // Per tensor: its host copy is complete (the offload's copy, or with
+  // compression the compression after it), so a prefetch may read it.
+  std::vector<std::shared_ptr<DeviceEvent>> host_ready;
+  std::vector<bool> compressed;  // per tensor: its host copy is in the zero-value store
   std::vector<bool> offload_unwaited;  // per tensor: an offload the compute stream has not waited for
   // Per tensor: placed again in its own still-parked block, so its bytes
   // are on the device already and its prefetch has nothing to copy.
@@ -66,9 +73,15 @@ struct Executor::Pending {
   std::array<float, 3> readback{};          // the loss tensor, copied out before its free
 };
 
-Executor::Executor(Device& device, std::byte* arena, std::byte* pinned, const Network& network,
+Executor::Executor(Device& device, std::byte* arena, std::span<std::byte> pinned, const Network& network,
                    Allocator& allocator, EventSink* sink)
-    : device_(device), network_(network), allocator_(allocator), sink_(sink), arena_(arena), pinned_(pinned) {}
+    : device_(device),
+      network_(network),
+      allocator_(allocator),
+      sink_(sink),
+      arena_(arena),
+      pinned_(pinned.data()),
+      pinned_bytes_(pinned.size()) {}
 
 std::byte* Executor::device_address(const Placement& p, int tensor) const {
   return tensor >= 0 && p.placed[tensor] ? arena_ + p.offset[tensor] : nullptr;
@@ -247,32 +260,63 @@ void Executor::transfer(const Schedule& s, Placement& p, const Step& st, int ste
   const bool to_host = st.kind == StepKind::offload;
   if (!to_host && pending.reclaimed[t]) return;  // still on the device: nothing to copy
   const Stream stream = to_host ? Stream::offload : Stream::prefetch;
-  if (s.tensors[t].offloaded && to_host) p.host[t] = pinned_ + s.tensors[t].host_offset;
+  // Compressed offloads pass through the stream's staging slot
+  // (Schedule::staging_bytes); the others have a pinned slot of their own.
+  // (The batch's upload is a copy in that no offload went before.)
+  const bool compressed = to_host ? s.settings.compress && s.tensors[t].offloaded : pending.compressed[t];
+  if (compressed) {
+    if (2 * s.staging_bytes > pinned_bytes_) throw std::logic_error("the pinned region has no room for the staging slots");
+    p.host[t] = pinned_ + (to_host ? 0 : s.staging_bytes);
+  } else if (s.tensors[t].offloaded && to_host) {
+    p.host[t] = pinned_ + s.tensors[t].host_offset;
+  }
   if (!p.host[t]) throw std::logic_error("tensor " + info.name + " has no host buffer to copy " +
                                          (to_host ? "to" : "from"));
   // The device bytes were last touched by compute work (the producer, or
   // the previous owner of a reused block): the transfer starts after it.
   device_.wait(stream, *pending.last_compute);
   // Coming back: the host copy must be complete before it is read.
-  if (!to_host && pending.offload_done[t]) device_.wait(stream, *pending.offload_done[t]);
+  if (!to_host && pending.host_ready[t]) device_.wait(stream, *pending.host_ready[t]);
   device_.range_push(stream, info.name);
+  ZeroValueStore* store = &store_;
+  float* staged = reinterpret_cast<float*>(p.host[t]);
+  const auto count = static_cast<std::size_t>(info.shape.numel());
+  auto host_work = [&](SpanKind kind, std::function<void()> work) {
+    auto start = std::shared_ptr<DeviceEvent>(device_.record(stream));
+    device_.host_task(stream, std::move(work));
+    auto end = std::shared_ptr<DeviceEvent>(device_.record(stream));
+    SpanEvent e;
+    e.step = step;
+    e.stream = stream;
+    e.kind = kind;
+    e.tensor = info.name;
+    pending.spans.push_back({std::move(e), std::move(start), end, t});
+    return end;
+  };
+  if (compressed && !to_host)
+    host_work(SpanKind::decompress, [store, t, staged] { store->decompress(t, staged); });
   auto start = std::shared_ptr<DeviceEvent>(device_.record(stream));
   if (to_host)
     device_.copy_async(stream, p.host[t], device_address(p, t), info.bytes());
   else
     device_.copy_async(stream, device_address(p, t), p.host[t], info.bytes());
   auto end = std::shared_ptr<DeviceEvent>(device_.record(stream));
-  device_.range_pop(stream);
   (to_host ? pending.offload_done : pending.prefetch_done)[t] = end;
-  p.residency[t] = Residency::in_flight;
-  if (to_host) pending.offload_unwaited[t] = true;
   SpanEvent e;
   e.step = step;
   e.stream = stream;
   e.kind = to_host ? SpanKind::offload : SpanKind::prefetch;
   e.tensor = info.name;
   e.bytes = info.bytes();
-  pending.spans.push_back({std::move(e), std::move(start), std::move(end)});
+  pending.spans.push_back({std::move(e), std::move(start), end});
+  if (to_host) pending.compressed[t] = compressed;
+  if (to_host)
+    pending.host_ready[t] = compressed ? host_work(SpanKind::compress,
+                                                   [store, t, staged, count] { store->compress(t, staged, count); })
+                                       : end;
+  device_.range_pop(stream);
+  p.residency[t] = Residency::in_flight;
+  if (to_host) pending.offload_unwaited[t] = true;
 }
 
 void Executor::wait_transfer(const Schedule& s, Placement& p, const Step& st, int step, Pending& pending) {
@@ -294,6 +338,7 @@ void Executor::wait_transfer(const Schedule& s, Placement& p, const Step& st, in
 
 IterationResult Executor::run(const Schedule& s, Placement& p, const IterationInputs& in) {
   p.resize(s.tensors.size());
+  store_.resize(s.tensors.size());  // no stream is using it: the last run synchronised
   p.host[s.data] = const_cast<float*>(in.images);
   p.host[s.labels] = const_cast<std::int32_t*>(in.labels);
   Pending pending(allocator_, s);
@@ -352,6 +397,7 @@ void Executor::report(const Schedule& s, std::int64_t iteration, Pending& pendin
                       IterationResult& result) {
   result.start_us = pending.first ? device_.time_us(*pending.first) : device_.now_us();
   result.end_us = device_.now_us();
+  result.compressed_held_bytes = store_.held_bytes();
   std::size_t& peak_load = result.peak_load_bytes;
   std::size_t& peak_extent = result.footprint_bytes;
   for (auto& a : pending.allocs) {
@@ -366,6 +412,13 @@ void Executor::report(const Schedule& s, std::int64_t iteration, Pending& pendin
     }
   }
   for (auto& sp : pending.spans) {
+    if (sp.stored >= 0) {  // read now that the streams are done with the store
+      sp.event.bytes = store_.stored_bytes(sp.stored);
+      if (sp.event.kind == SpanKind::compress) {
+        result.compressed_from_bytes += store_.original_bytes(sp.stored);
+        result.compressed_to_bytes += sp.event.bytes;
+      }
+    }
     sp.event.iteration = iteration;
     sp.event.start_us = device_.time_us(*sp.start);
     sp.event.end_us = device_.time_us(*sp.end);

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "engine/allocator.h"
@@ -16,6 +17,7 @@
 #include "engine/events.h"
 #include "engine/network.h"
 #include "engine/schedule.h"
+#include "engine/zero_value_store.h"
 
 namespace tidepool {
 
@@ -60,6 +62,11 @@ struct IterationResult {
   std::size_t peak_load_bytes = 0;     // highest memory load seen during this iteration
   std::size_t footprint_bytes = 0;     // highest pool extent seen during this iteration
   double start_us = 0, end_us = 0;
+  // Compressed offloads: the bytes offloaded this iteration, what they took
+  // on the host compressed, and what the store holds for them (with its
+  // chunks' slack).
+  std::size_t compressed_from_bytes = 0, compressed_to_bytes = 0;
+  std::size_t compressed_held_bytes = 0;
 };
 
 class Executor {
@@ -67,7 +74,7 @@ class Executor {
   // `arena` is what device.reserve_arena() returned, at least as large as the
   // allocator's pool; `pinned` is host memory for offloaded tensors, at
   // least the largest Schedule::pinned_bytes run. The sink may be null.
-  Executor(Device& device, std::byte* arena, std::byte* pinned, const Network& network,
+  Executor(Device& device, std::byte* arena, std::span<std::byte> pinned, const Network& network,
            Allocator& allocator, EventSink* sink);
 
   // Places the schedule's persistent tensors (parameters, gradients,
@@ -104,6 +111,10 @@ class Executor {
   EventSink* sink_;
   std::byte* arena_;
   std::byte* pinned_;
+  std::size_t pinned_bytes_;
+  // Compressed offloads (PlanSettings::compress), kept across iterations so
+  // their chunks are allocated once.
+  ZeroValueStore store_;
 };
 
 }  // namespace tidepool

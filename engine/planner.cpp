@@ -372,7 +372,15 @@ class Planner {
 
   // Pinned slots for offloaded tensors: taken at the offload, given back
   // once the tensor is on the device again; best-fit, so slots are reused.
+  // Compressed offloads only need the two staging slots (Schedule::pinned_bytes).
   void place_host_slots() {
+    if (s_.settings.compress) {
+      for (const Step& st : s_.steps)
+        if (st.kind == StepKind::offload)
+          s_.staging_bytes = std::max(s_.staging_bytes, round_up(s_.tensors[st.tensor].info.bytes()));
+      s_.pinned_bytes = 2 * s_.staging_bytes;
+      return;
+    }
     FreeList host(std::size_t{1} << 50);
     std::size_t extent = 0;
     std::vector<bool> on_host(s_.tensors.size(), false);

@@ -84,6 +84,10 @@ struct PlanSettings {
   // Prefetches kept in flight beyond what the current backward layer needs
   // (vDNN: 1, the next offloaded layer's input).
   int lookahead = 1;
+  // vDNN++: offloaded tensors are zero-value compressed into pageable host
+  // memory on the transfer streams (engine/zero_value_store.h), and the
+  // pinned region holds only the two staging slots of Schedule::staging_bytes.
+  bool compress = false;
 };
 
 struct PlannedTensor {
@@ -93,7 +97,7 @@ struct PlannedTensor {
   bool persistent = false;
   int node = -1;  // the layer it belongs to (-1 for data and labels)
   bool offloaded = false;        // copied to the host after forward, prefetched for backward
-  std::size_t host_offset = 0;   // its slot in the pinned region, when offloaded
+  std::size_t host_offset = 0;   // its slot in the pinned region, when offloaded (uncompressed)
 };
 
 // Tensor ids a layer's kernels are called with (-1: none).
@@ -128,8 +132,13 @@ struct Schedule {
   std::size_t persistent_bytes = 0;
   std::size_t peak_load_bytes = 0;  // persistent + the transient peak
   // Pinned host bytes the offloaded tensors need: slots are reused once a
-  // tensor is back on the device.
+  // tensor is back on the device. With compression, two staging slots of
+  // the largest offloaded tensor: the offload stream copies into
+  // [0, staging_bytes) and compresses from there, the prefetch stream
+  // decompresses into [staging_bytes, 2 staging_bytes) and copies from
+  // there; each stream runs its work in order, so one slot each suffices.
   std::size_t pinned_bytes = 0;
+  std::size_t staging_bytes = 0;
 
   // Async transfers: how many offloaded tensors' blocks stay parked at once
   // after their planned free (after_copy steps), so that forward work does

@@ -27,6 +27,11 @@ Trainer::Validated Trainer::validate(const PlanSettings& settings, const std::st
   if (arena_ && v.pool > arena_bytes_)
     throw DeviceError("a budget of " + format_bytes(v.pool) + " exceeds the " + format_bytes(arena_bytes_) +
                       " of device memory this run reserved");
+  if (arena_ && v.train.pinned_bytes > offload_region_.size())  // a run started with compression
+    throw DeviceError(std::string(settings.compress ? "" : "uncompressed ") + "offloads in mode " +
+                      to_string(settings.mode) + " need " + format_bytes(v.train.pinned_bytes) +
+                      " of pinned host memory; this run reserved " + format_bytes(offload_region_.size()) +
+                      " for compressed ones: start a new run to offload uncompressed");
   if (budget_bytes)
     for (const Schedule* s : {&v.train, &v.eval}) {
       auto probe = make_allocator(heuristic, v.pool);
@@ -71,7 +76,9 @@ Trainer::Trainer(Device& device, const Network& network, TrainerOptions options,
   Validated v = validate(options_.plan, options_.heuristic, options_.budget_bytes);
   arena_bytes_ = std::max(options_.arena_bytes, v.pool);
   // Pinned memory for the worst case, every layer's input offloaded, so
-  // that a later change of mode needs no new reservation.
+  // that a later change of mode needs no new reservation. Compressed
+  // offloads need only their staging slots: reserving that little is the
+  // point of compressing, so such a run cannot turn compression off later.
   PlanSettings all = v.train.settings;
   all.mode = OffloadMode::all;
   const std::size_t offload_bytes =
@@ -80,7 +87,7 @@ Trainer::Trainer(Device& device, const Network& network, TrainerOptions options,
   if (options_.staging_bytes + offload_bytes) {
     std::byte* pinned = device_.reserve_pinned(options_.staging_bytes + offload_bytes);
     staging_ = {pinned, options_.staging_bytes};
-    offload_region_ = pinned + options_.staging_bytes;
+    offload_region_ = {pinned + options_.staging_bytes, offload_bytes};
   }
   commit(std::move(v), /*new_pool=*/true);
   initialise_parameters();

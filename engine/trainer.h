@@ -89,6 +89,9 @@ class Trainer {
   std::size_t parking_budget() const { return parking_budget_; }
   const Allocator& allocator() const { return *allocator_; }
   std::span<std::byte> staging() const { return staging_; }
+  // Pinned host bytes reserved for offloaded tensors (the worst mode's, or
+  // with compression its staging slots).
+  std::size_t offload_pinned_bytes() const { return offload_region_.size(); }
 
   // Every weight-role tensor (parameters and batchnorm running statistics)
   // in schedule order, copied to the host.
@@ -125,7 +128,7 @@ class Trainer {
   std::size_t minimum_budget_ = 0;
   std::size_t parking_budget_ = 0;
   std::size_t pool_bytes_ = 0;
-  std::byte* offload_region_ = nullptr;
+  std::span<std::byte> offload_region_;
   std::byte* arena_ = nullptr;
   std::span<std::byte> staging_;
   std::unique_ptr<Allocator> allocator_;

@@ -24,6 +24,7 @@ struct MemorySettings {
   AllocOrder order = AllocOrder::prefetch_first;
   TransferMode transfer = TransferMode::async;
   int lookahead = 1;             // prefetches in flight beyond the current layer's needs
+  bool compress = false;         // offloads zero-value compressed into pageable host memory
   std::string heuristic = "best-fit";
   std::size_t budget_bytes = 0;  // the pool; 0: what these settings need
   double link_gbps = 0;          // cpu device: simulated host link, 0 = unthrottled

@@ -136,6 +136,12 @@ void CpuDevice::submit(Stream s, std::function<void(Kernels&)> work) {
   });
 }
 
+void CpuDevice::host_task(Stream s, std::function<void()> work) {
+  if (!work) throw std::invalid_argument("cpu device: host_task() of an empty function");
+  rethrow_stream_error();
+  stream(s).enqueue(std::move(work));  // the stream's worker is a host thread
+}
+
 void CpuDevice::copy_async(Stream s, void* dst, const void* src, std::size_t bytes) {
   if (bytes > 0 && (dst == nullptr || src == nullptr)) {
     throw std::invalid_argument("cpu device: copy_async of " + std::to_string(bytes) +

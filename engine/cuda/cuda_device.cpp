@@ -6,6 +6,8 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <exception>
+#include <functional>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -106,6 +108,13 @@ int cuda_device_count(std::string* why) {
   return count;
 }
 
+namespace {
+struct HostErrors {
+  std::mutex mutex;
+  std::exception_ptr first;
+};
+}  // namespace
+
 struct CudaDevice::Impl {
   int ordinal = 0;
   std::string name;
@@ -131,6 +140,19 @@ struct CudaDevice::Impl {
   double reference_us = 0;
 
   Unique<nvtxDomainHandle_t, nvtxDomainDestroy> nvtx;
+
+  // The first exception a host task threw, rethrown by the next
+  // synchronize(). Shared with the tasks in flight, which may outlive the
+  // device while its streams drain.
+  std::shared_ptr<HostErrors> host_errors = std::make_shared<HostErrors>();
+  void rethrow_host_error() const {
+    std::exception_ptr e;
+    {
+      std::lock_guard<std::mutex> lock(host_errors->mutex);
+      std::swap(e, host_errors->first);
+    }
+    if (e) std::rethrow_exception(e);
+  }
 
   cudaStream_t stream(Stream s) const {
     const auto i = static_cast<int>(s);
@@ -292,6 +314,34 @@ void CudaDevice::copy_async(Stream s, void* dst, const void* src, std::size_t by
 
 namespace {
 
+// What cudaLaunchHostFunc runs: the task, from the driver's thread, once
+// everything before it on the stream is done. The stream waits for it.
+struct HostTask {
+  std::function<void()> work;
+  std::shared_ptr<HostErrors> errors;
+  static void CUDART_CB run(void* data) {
+    std::unique_ptr<HostTask> task(static_cast<HostTask*>(data));
+    try {
+      task->work();
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(task->errors->mutex);
+      if (!task->errors->first) task->errors->first = std::current_exception();
+    }
+  }
+};
+
+}  // namespace
+
+void CudaDevice::host_task(Stream s, std::function<void()> work) {
+  if (!work) throw std::invalid_argument("cuda device: host_task() of an empty function");
+  impl_->bind();
+  auto task = std::make_unique<HostTask>(HostTask{std::move(work), impl_->host_errors});
+  TP_CALL(cudaLaunchHostFunc, impl_->stream(s), &HostTask::run, task.get());
+  task.release();  // HostTask::run owns it now
+}
+
+namespace {
+
 const CudaEvent& own_event(const void* device, const DeviceEvent& e) {
   const auto* ce = dynamic_cast<const CudaEvent*>(&e);
   if (ce == nullptr || ce->device() != device) {
@@ -319,6 +369,7 @@ void CudaDevice::wait(Stream waiter, const DeviceEvent& e) {
 
 void CudaDevice::synchronize(const DeviceEvent& e) {
   TP_CALL(cudaEventSynchronize, own_event(this, e).get());
+  impl_->rethrow_host_error();
 }
 
 bool CudaDevice::done(const DeviceEvent& e) {
@@ -337,6 +388,7 @@ bool CudaDevice::done(const DeviceEvent& e) {
 void CudaDevice::synchronize() {
   Impl& d = *impl_;
   for (auto& s : d.streams) TP_CALL(cudaStreamSynchronize, s.get());
+  d.rethrow_host_error();
   // Everything is idle: a good moment to move the clock's reference to now
   // (see the header), so later event times are measured from close by.
   std::lock_guard<std::mutex> lock(d.clock_mutex);

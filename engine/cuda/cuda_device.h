@@ -77,6 +77,7 @@ class CudaDevice final : public Device {
 
   void submit(Stream, std::function<void(Kernels&)> work) override;
   void copy_async(Stream, void* dst, const void* src, std::size_t bytes) override;
+  void host_task(Stream, std::function<void()> work) override;
 
   std::unique_ptr<DeviceEvent> record(Stream) override;
   void wait(Stream waiter, const DeviceEvent&) override;

@@ -27,7 +27,8 @@ const char* track_name(Stream s) {
 }
 
 // "conv1 fwd" for compute; the tensor for transfers, since the track
-// already says which way it moved; "wait <tensor>" for stalls.
+// already says which way it moved; "compress <tensor>" for the host work
+// beside them; "wait <tensor>" for stalls.
 std::string span_name(const SpanEvent& e) {
   auto with_layer = [&](const char* suffix) {
     return e.layer.empty() ? std::string(suffix) : e.layer + " " + suffix;
@@ -41,6 +42,8 @@ std::string span_name(const SpanEvent& e) {
     case SpanKind::prefetch:
       if (!e.tensor.empty()) return e.tensor;
       return with_layer(to_string(e.kind));
+    case SpanKind::compress:
+    case SpanKind::decompress: return std::string(to_string(e.kind)) + " " + e.tensor;
     case SpanKind::wait:
       if (!e.tensor.empty()) return "wait " + e.tensor;
       return with_layer("wait");

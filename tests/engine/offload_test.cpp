@@ -272,7 +272,7 @@ TEST(Residency, ForwardPassLeavesOffloadedTensorsOnTheHost) {
     std::byte* arena = device.reserve_arena(8 << 20);
     std::byte* pinned = device.reserve_pinned(8 << 20);
     auto allocator = make_allocator("best-fit", 8 << 20);
-    Executor executor(device, arena, pinned, net, *allocator, nullptr);
+    Executor executor(device, arena, {pinned, std::size_t{8} << 20}, net, *allocator, nullptr);
     Placement p;
     executor.place_persistent(s, p);
     const Batch b = random_batch(4, 1);

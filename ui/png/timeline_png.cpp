@@ -26,17 +26,21 @@ constexpr std::array<Stream, 3> kLanes = {Stream::compute, Stream::offload, Stre
 // backward spans' red-orange.
 constexpr std::uint32_t kStallOutline = 0xFF5A5A;
 
-const png::LegendEntries& legend() {
-  static const png::LegendEntries entries = {
+png::LegendEntries legend(const TimelineScene& scene) {
+  png::LegendEntries entries = {
       {"forward", span_colour(SpanKind::forward)},
       {"backward", span_colour(SpanKind::backward)},
       {"accumulate", span_colour(SpanKind::accumulate)},
       {"update", span_colour(SpanKind::update)},
       {"offload D2H", span_colour(SpanKind::offload)},
       {"prefetch H2D", span_colour(SpanKind::prefetch)},
-      {"compute stall (hatched: waiting on a transfer)", span_colour(SpanKind::wait)},
-      {"transfer stream waiting", png::shade(span_colour(SpanKind::wait), 0.45)},
   };
+  if (scene.compresses()) {
+    entries.push_back({"compress (host)", span_colour(SpanKind::compress)});
+    entries.push_back({"decompress (host)", span_colour(SpanKind::decompress)});
+  }
+  entries.push_back({"compute stall (hatched: waiting on a transfer)", span_colour(SpanKind::wait)});
+  entries.push_back({"transfer stream waiting", png::shade(span_colour(SpanKind::wait), 0.45)});
   return entries;
 }
 
@@ -143,7 +147,7 @@ cv::Rect TimelineLayout::lane(Stream s) const {
 
 TimelineLayout timeline_layout(const TimelineScene& scene, int width, int height) {
   TimelineLayout layout;
-  const int top = png::title_bottom() + png::legend_room(width, height, legend()) + 6 + kIterationRow;
+  const int top = png::title_bottom() + png::legend_room(width, height, legend(scene)) + 6 + kIterationRow;
   layout.plot = cv::Rect(kLeftMargin, top, std::max(1, width - kLeftMargin - kRightMargin),
                          std::max(3 * 8 + 2 * kLaneGap, height - top - kBottomMargin));
   const double end = scene.end_us > scene.start_us ? scene.end_us : scene.start_us + 1;
@@ -160,7 +164,7 @@ cv::Mat draw_timeline(const TimelineScene& scene, int width, int height) {
   }
   const TimelineLayout layout = timeline_layout(scene, width, height);
   png::draw_title(image, title_of(scene));
-  png::draw_legend_below_title(image, legend());
+  png::draw_legend_below_title(image, legend(scene));
 
   for (Stream s : kLanes) {
     const cv::Rect lane = layout.lane(s);

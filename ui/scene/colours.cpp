@@ -23,6 +23,9 @@ std::uint32_t span_colour(SpanKind k) {
     case SpanKind::update: return 0x5CBF6A;
     case SpanKind::offload: return kInFlightToHost;
     case SpanKind::prefetch: return kInFlightFromHost;
+    // The host's work on a transfer: its copy's colour, darker.
+    case SpanKind::compress: return 0x9C6A22;
+    case SpanKind::decompress: return 0x22849C;
     case SpanKind::wait: return 0xD03030;
   }
   return 0xFFFFFF;

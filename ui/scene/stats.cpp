@@ -32,6 +32,11 @@ IterationStats build_stats(const RingSnapshot& events, const AddressMapScene& ma
       if (!added) it->second = std::min(it->second, sp.step);
     }
   for (const TimelineSpan& sp : timeline.spans)
+    if (sp.iteration == last.iteration && sp.kind == SpanKind::compress) {
+      s.compressed = true;
+      s.compressed_bytes += static_cast<double>(sp.bytes);
+    }
+  for (const TimelineSpan& sp : timeline.spans)
     if (sp.iteration == last.iteration && sp.kind == SpanKind::prefetch) {
       const auto out = first_offload.find(sp.tensor);
       (out != first_offload.end() && out->second < sp.step ? s.prefetched_bytes : s.uploaded_bytes) +=

@@ -23,6 +23,9 @@ struct IterationStats {
   // Host copies of the iteration: offloaded to the host, prefetched back,
   // and uploaded (the batch: copied in without having been offloaded).
   double offloaded_bytes = 0, prefetched_bytes = 0, uploaded_bytes = 0;
+  // Compressed offloads: what the offloaded bytes took on the host.
+  bool compressed = false;
+  double compressed_bytes = 0;
 };
 
 IterationStats build_stats(const RingSnapshot& events, const AddressMapScene& map,

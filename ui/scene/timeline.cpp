@@ -13,9 +13,15 @@ std::string TimelineSpan::label() const {
     case SpanKind::update: return "update";
     case SpanKind::offload: return "offload " + tensor;
     case SpanKind::prefetch: return "prefetch " + tensor;
+    case SpanKind::compress: return "compress " + tensor;
+    case SpanKind::decompress: return "decompress " + tensor;
     case SpanKind::wait: return "wait " + (tensor.empty() ? layer : tensor);
   }
   return layer;
+}
+
+bool TimelineScene::compresses() const {
+  return std::any_of(spans.begin(), spans.end(), [](const TimelineSpan& s) { return s.kind == SpanKind::compress; });
 }
 
 TimelineScene build_timeline(const RingSnapshot& events, int iterations, bool in_progress) {

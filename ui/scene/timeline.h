@@ -39,6 +39,8 @@ struct TimelineScene {
   std::vector<TimelineSpan> spans;  // in start order
   std::vector<TimelineIteration> iterations;
   bool empty() const { return spans.empty(); }
+  // Whether offloads were compressed on the host (compress spans shown).
+  bool compresses() const;
 };
 
 // The spans of the last `iterations` iterations of the snapshot that have a

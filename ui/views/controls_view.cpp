@@ -71,6 +71,9 @@ void ControlsView::draw(const Frame& frame) {
   changed |= enum_combo("allocation order", edit_.order, {AllocOrder::prefetch_first, AllocOrder::derivative_first});
   changed |= enum_combo("transfers", edit_.transfer, {TransferMode::sync, TransferMode::async});
   if (ImGui::SliderInt("prefetch lookahead", &edit_.lookahead, 0, 4)) changed = true;
+  // Turning compression off needs the pinned memory a run started with it
+  // did not reserve: the session refuses that with the figures.
+  if (ImGui::Checkbox("compress offloads on the host", &edit_.compress)) changed = true;
 
   // The budget: automatic (what the settings need) or a pool size up to the
   // arena reserved at start.

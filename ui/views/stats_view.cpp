@@ -1,5 +1,7 @@
 #include "ui/views/stats_view.h"
 
+#include <algorithm>
+
 namespace tidepool::ui {
 namespace {
 
@@ -41,8 +43,13 @@ void StatsView::draw(const Frame& frame) {
     row("offloaded / prefetched", format_bytes(static_cast<std::size_t>(st.offloaded_bytes)) + " / " +
                                       format_bytes(static_cast<std::size_t>(st.prefetched_bytes)));
     row("batch upload", format_bytes(static_cast<std::size_t>(st.uploaded_bytes)));
+    if (st.compressed)
+      row("compressed on the host",
+          format_bytes(static_cast<std::size_t>(st.compressed_bytes)) + " of " +
+              format_bytes(static_cast<std::size_t>(st.offloaded_bytes)) +
+              number(" (%.0f %% saved)", 100.0 * (1.0 - st.compressed_bytes / std::max(st.offloaded_bytes, 1.0))));
   }
-  row("pinned host", format_bytes(s.pinned_host_bytes));
+  row("pinned host", format_bytes(s.pinned_host_bytes) + (s.settings.compress && s.pinned_host_bytes ? " (two staging slots)" : ""));
   if (s.settings.transfer == TransferMode::async && s.pinned_host_bytes > 0) {
     std::string parked = freed_blocks_text(s.park_horizon);
     if (s.parking_budget) parked += "; more parked from " + format_bytes(s.parking_budget);

@@ -32,8 +32,11 @@ void TimelineView::draw(const Frame& frame) {
                           ? "-"
                           : duration_text(frame.timeline.iterations.back().stall_us).c_str());
   for (SpanKind k : {SpanKind::forward, SpanKind::backward, SpanKind::update, SpanKind::offload,
-                     SpanKind::prefetch, SpanKind::wait})
+                     SpanKind::prefetch, SpanKind::compress, SpanKind::decompress, SpanKind::wait}) {
+    const bool host_work = k == SpanKind::compress || k == SpanKind::decompress;
+    if (host_work && !scene.compresses()) continue;
     legend_item(span_colour(k), k == SpanKind::wait ? "stall" : to_string(k));
+  }
   if (scene.empty()) {
     waiting_text(frame.status);
     return;
