@@ -14,7 +14,8 @@
 // values are read (counting first would double the work, as vDNN++ notes),
 // so values go into chunks of a sixteenth of the tensor, allocated as they
 // fill and kept for later iterations: what the store holds exceeds what it
-// needs by less than one chunk per tensor.
+// needs by less than one chunk per tensor and 32 values per chunk (a
+// group of 32 never spans two chunks).
 //
 // A tensor whose last compression kept more than kDenseFraction of its
 // values is dense (a convolution's output before batch norm): compressing

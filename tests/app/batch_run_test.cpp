@@ -87,6 +87,38 @@ TEST(BatchRun, ResumeGivesTheSameParametersAsAnUninterruptedRun) {
   EXPECT_EQ(resumed["param_checksum"], expected["param_checksum"]);
 }
 
+// --compress: the summary says what compression saved, the run resumes
+// compressed, and the parameters are those of the uncompressed run.
+TEST(BatchRun, CompressedOffloadsAreReportedResumedAndChangeNoParameter) {
+  testing::TempDir dir("compress");
+  testing::write_tiny_cifar10(dir.path() / "data");
+  RunOptions plain = tiny_run(dir.path() / "data", dir.path() / "plain");
+  plain.iterations = 4;
+  plain.mode = "conv";
+  const auto expected = run_batch(plain, std::nullopt);
+  EXPECT_FALSE(expected["compress"].get<bool>());
+  EXPECT_EQ(expected["compressed_from_bytes"], 0);
+
+  RunOptions first = plain;
+  first.out = (dir.path() / "compressed").string();
+  first.compress = true;
+  first.stop_after = 2;
+  run_batch(first, std::nullopt);
+  const Checkpoint c = load_checkpoint(dir.path() / "compressed" / "checkpoint.bin");
+  EXPECT_TRUE(c.options.compress);
+  RunOptions cli;
+  cli.progress = false;
+  const auto summary = run_batch(resume_options(cli, {}, c, first.out), c);
+  EXPECT_TRUE(summary["compress"].get<bool>());
+  EXPECT_EQ(summary["param_checksum"], expected["param_checksum"]);
+  const auto from = summary["compressed_from_bytes"].get<std::size_t>();
+  const auto to = summary["compressed_to_bytes"].get<std::size_t>();
+  EXPECT_GT(from, 0u);
+  EXPECT_LT(to, from) << "resnet20's conv inputs are ReLU outputs";
+  EXPECT_GE(summary["compressed_held_bytes"].get<std::size_t>(), to);
+  EXPECT_LT(summary["pinned_host_bytes"].get<std::size_t>(), expected["pinned_host_bytes"].get<std::size_t>());
+}
+
 TEST(BatchRun, ResumeRefusesACheckpointOfAnotherModel) {
   Checkpoint c;
   c.options.model = "resnet32";

@@ -107,11 +107,12 @@ TEST(ChromeTraceWriter, WritesSpansAsCompleteEventsOnTheirStreams) {
     writer.on_span(span(Stream::prefetch, SpanKind::prefetch, "conv1", "conv1.y", 300.0, 360.0));
     writer.on_span(span(Stream::compute, SpanKind::backward, "conv1", "", 400.0, 500.0));
     writer.on_span(span(Stream::compute, SpanKind::wait, "conv1", "conv1.y", 390.0, 400.0));
+    writer.on_span(span(Stream::offload, SpanKind::compress, "", "conv1.y", 180.0, 190.0));
     writer.flush();
   }
   const json trace = read_json(file.path());
   const auto spans = events_with(trace, "X");
-  ASSERT_EQ(spans.size(), 5u);
+  ASSERT_EQ(spans.size(), 6u);
 
   const json& fwd = spans[0];
   EXPECT_EQ(fwd.at("name"), "conv1 fwd");
@@ -133,6 +134,9 @@ TEST(ChromeTraceWriter, WritesSpansAsCompleteEventsOnTheirStreams) {
   EXPECT_EQ(spans[3].at("name"), "conv1 bwd");
   EXPECT_EQ(spans[4].at("name"), "wait conv1.y");
   EXPECT_EQ(spans[4].at("cat"), "wait");
+  EXPECT_EQ(spans[5].at("name"), "compress conv1.y");
+  EXPECT_EQ(spans[5].at("cat"), "compress");
+  EXPECT_EQ(spans[5].at("tid"), ChromeTraceWriter::track_id(Stream::offload));
 }
 
 TEST(ChromeTraceWriter, WritesMemoryLoadAsACounter) {

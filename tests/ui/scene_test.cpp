@@ -249,6 +249,19 @@ TEST(StatsScene, BaseModeOnlyUploadsTheBatch) {
   EXPECT_EQ(s.offloaded_bytes, 0.0);
   EXPECT_EQ(s.prefetched_bytes, 0.0) << "the batch's upload is not a prefetch";
   EXPECT_EQ(s.uploaded_bytes, (8 * 3 * 8 * 8 + 8) * 4.0);
+  EXPECT_FALSE(s.compressed);
+  EXPECT_FALSE(t.compresses());
+}
+
+TEST(StatsScene, CompressedOffloadsShowWhatTheyTookOnTheHost) {
+  const TrainedRun run = train({.mode = OffloadMode::conv, .compress = true}, 2);
+  const TimelineScene t = build_timeline(run.events, 1);
+  EXPECT_TRUE(t.compresses());
+  const IterationStats s = build_stats(run.events, build_address_map(run.events, run.pool_bytes), t, run.pinned_bytes);
+  EXPECT_TRUE(s.compressed);
+  EXPECT_EQ(s.compressed_bytes, static_cast<double>(run.results.back().compressed_to_bytes));
+  EXPECT_EQ(s.offloaded_bytes, static_cast<double>(run.results.back().compressed_from_bytes));
+  EXPECT_LT(s.compressed_bytes, s.offloaded_bytes);
 }
 
 }  // namespace
