@@ -150,10 +150,15 @@ nlohmann::json run_batch(const RunOptions& o, const std::optional<Checkpoint>& r
     if (s.settings.compress && s.pinned_bytes > 0) {
       PlanSettings uncompressed = s.settings;
       uncompressed.compress = false;
-      std::printf("compressed offloads: pinned %s (two staging slots) instead of %s; the host keeps the offloaded "
-                  "tensors zero-value compressed in pageable memory\n",
-                  format_bytes(s.pinned_bytes).c_str(),
-                  format_bytes(plan(net, o.batch_size, uncompressed, session.device().kernels()).pinned_bytes).c_str());
+      const std::size_t plain = plan(net, o.batch_size, uncompressed, session.device().kernels()).pinned_bytes;
+      if (s.pinned_bytes < plain)
+        std::printf("compressed offloads: pinned %s (two staging slots) instead of %s; the host keeps the offloaded "
+                    "tensors zero-value compressed in pageable memory\n",
+                    format_bytes(s.pinned_bytes).c_str(), format_bytes(plain).c_str());
+      else
+        std::printf("compressed offloads: pinned %s (two staging slots of the largest offloaded tensor), more than the "
+                    "%s this mode needs uncompressed: it offloads too little for compression to save pinned memory\n",
+                    format_bytes(s.pinned_bytes).c_str(), format_bytes(plain).c_str());
     }
     std::fflush(stdout);
   };

@@ -14,12 +14,14 @@
 namespace tidepool::app {
 
 std::vector<PlanRow> plan_table(const Network& net, std::int64_t batch, Kernels& kernels,
-                                const std::vector<std::string>& heuristics, TransferMode transfer) {
+                                const std::vector<std::string>& heuristics, TransferMode transfer, bool compress) {
   std::vector<PlanRow> rows;
   for (OffloadMode mode : {OffloadMode::base, OffloadMode::all, OffloadMode::conv, OffloadMode::aconv})
     for (ConvScheme scheme : {ConvScheme::m, ConvScheme::p})
       for (AllocOrder order : {AllocOrder::prefetch_first, AllocOrder::derivative_first}) {
-        Schedule s = plan(net, batch, {.scheme = scheme, .mode = mode, .order = order, .transfer = transfer}, kernels);
+        Schedule s = plan(
+            net, batch,
+            {.scheme = scheme, .mode = mode, .order = order, .transfer = transfer, .compress = compress}, kernels);
         for (const std::string& h : heuristics) {
           // The pool is the unparked schedule's; in it a real run parks
           // offloaded blocks where that fits (as the trainer decides).
@@ -60,7 +62,7 @@ void plan_command(const PlanRequest& q, std::ostream& out) {
   }
   const TransferMode transfer = parse_transfer(q.transfer);
   CpuKernels kernels;  // workspace sizes are the cpu device's
-  const auto rows = plan_table(net, q.batch_size, kernels, heuristics, transfer);
+  const auto rows = plan_table(net, q.batch_size, kernels, heuristics, transfer, q.compress);
   if (q.json) {
     nlohmann::json j = nlohmann::json::array();
     for (const PlanRow& r : rows)
@@ -74,9 +76,9 @@ void plan_command(const PlanRequest& q, std::ostream& out) {
     return;
   }
   char line[256];
-  std::snprintf(line, sizeof line, "%s, %s input, batch %lld, %s transfers (cpu device workspaces)\n",
+  std::snprintf(line, sizeof line, "%s, %s input, batch %lld, %s transfers%s (cpu device workspaces)\n",
                 q.model.c_str(), std::string(models::to_string(input)).c_str(), static_cast<long long>(q.batch_size),
-                to_string(transfer));
+                to_string(transfer), q.compress ? ", compressed offloads (pinned: two staging slots)" : "");
   out << line;
   std::snprintf(line, sizeof line, "%-6s %-4s %-17s %-10s %12s %12s %12s %7s %12s %12s %5s\n", "mode", "algo",
                 "order", "heuristic", "peak load", "pool", "footprint", "ratio", "largest free", "pinned", "parks");

@@ -28,9 +28,11 @@ struct PlanRow {
 
 // `transfer`: async (the trainer's default) parks offloaded blocks where the
 // pool has room for it, which moves placement; sync never does.
+// `compress`: the pinned column is the two staging slots of compressed
+// offloads (placement does not change).
 std::vector<PlanRow> plan_table(const Network& net, std::int64_t batch, Kernels& kernels,
                                 const std::vector<std::string>& heuristics,
-                                TransferMode transfer = TransferMode::async);
+                                TransferMode transfer = TransferMode::async, bool compress = false);
 
 struct PlanRequest {
   std::string model = "resnet18";
@@ -38,6 +40,7 @@ struct PlanRequest {
   std::int64_t batch_size = 128;
   std::string heuristic;  // empty: every heuristic
   std::string transfer = "async";  // sync | async
+  bool compress = false;
   bool json = false;
 };
 

@@ -87,6 +87,13 @@ TEST(GpuTraining, EveryOffloadModeGivesBaseParametersBitForBit) {
       o.heuristic = heuristic;
       EXPECT_EQ(train_on_gpu(net, o, 3).checksum, base) << scheme_name(scheme) << " " << heuristic;
     }
+    // Compressed offloads: host tasks on the transfer streams
+    // (cudaLaunchHostFunc) between the copies and the staging slots.
+    for (TransferMode transfer : {TransferMode::sync, TransferMode::async}) {
+      TrainerOptions o = base_options;
+      o.plan.mode = OffloadMode::all, o.plan.transfer = transfer, o.plan.compress = true;
+      EXPECT_EQ(train_on_gpu(net, o, 3).checksum, base) << scheme_name(scheme) << " compressed " << to_string(transfer);
+    }
   }
 }
 
