@@ -30,6 +30,10 @@
 //    bad argument throws from submit() itself; a fault inside a running
 //    kernel is sticky in CUDA and surfaces as a CudaError from the next
 //    synchronising call.
+//  - host_task(stream, work) is cudaLaunchHostFunc: the driver runs `work`
+//    on its own thread once the stream's earlier work is done, and the
+//    stream waits for it. An exception it throws is kept and rethrown by
+//    the next synchronize().
 //  - range_push/range_pop open and close NVTX ranges in the "tidepool"
 //    domain, one category per stream, so Nsight Systems shows the layer
 //    and tensor names the executor passes; the streams are named too.
