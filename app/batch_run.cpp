@@ -153,8 +153,9 @@ nlohmann::json run_batch(const RunOptions& o, const std::optional<Checkpoint>& r
       const std::size_t plain = plan(net, o.batch_size, uncompressed, session.device().kernels()).pinned_bytes;
       if (s.pinned_bytes < plain)
         std::printf("compressed offloads: pinned %s (two staging slots) instead of %s; the host keeps the offloaded "
-                    "tensors zero-value compressed in pageable memory\n",
-                    format_bytes(s.pinned_bytes).c_str(), format_bytes(plain).c_str());
+                    "tensors zero-value compressed in pageable memory, %d thread%s per tensor\n",
+                    format_bytes(s.pinned_bytes).c_str(), format_bytes(plain).c_str(),
+                    trainer.options().compress_threads, trainer.options().compress_threads == 1 ? "" : "s");
       else
         std::printf("compressed offloads: pinned %s (two staging slots of the largest offloaded tensor), more than the "
                     "%s this mode needs uncompressed: it offloads too little for compression to save pinned memory\n",
@@ -265,6 +266,7 @@ nlohmann::json run_batch(const RunOptions& o, const std::optional<Checkpoint>& r
       {"compressed_from_bytes", last_compressed.compressed_from_bytes},
       {"compressed_to_bytes", last_compressed.compressed_to_bytes},
       {"compressed_held_bytes", last_compressed.compressed_held_bytes},
+      {"compress_threads", trainer.options().compress_threads},
       {"parks_offloads", trainer.parks_offloads()},
       {"park_horizon", park_horizon_number(trainer.park_horizon())},
       {"heuristic", o.heuristic},

@@ -73,6 +73,9 @@ int main(int argc, char** argv) {
   cli.add_flag("--compress", o.compress,
                "zero-value compress offloaded tensors into pageable host memory (vDNN++); pinned memory "
                "shrinks to two staging slots");
+  cli.add_option("--compress-threads", o.compress_threads,
+                 "host threads that compress one offloaded tensor (0: a quarter of the cores)")
+      ->capture_default_str();
   cli.add_option("--budget", o.budget, "memory pool size, e.g. 900MiB (default: what the run needs)");
   cli.add_option("--link-gbps", o.link_gbps, "cpu device: throttle host<->device copies to this GB/s (0 = off)")
       ->capture_default_str();

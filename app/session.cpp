@@ -49,6 +49,7 @@ TrainingSession::TrainingSession(const RunOptions& o, SessionOptions session)
   settings_.heuristic = o.heuristic;
   settings_.link_gbps = o.link_gbps;
   if (o.lookahead < 0) throw std::invalid_argument("--lookahead must not be negative");
+  if (o.compress_threads < 0) throw std::invalid_argument("--compress-threads must not be negative");
   settings_.lookahead = o.lookahead;
   settings_.compress = o.compress;
 
@@ -97,6 +98,7 @@ void TrainingSession::start(EventSink* sink) {
   topts.plan.order = settings_.order;
   topts.plan.lookahead = o.lookahead;
   topts.plan.compress = o.compress;
+  topts.compress_threads = o.compress_threads;
   topts.heuristic = o.heuristic;
   topts.budget_bytes = settings_.budget_bytes;
   topts.seed = o.seed;

@@ -74,14 +74,15 @@ struct Executor::Pending {
 };
 
 Executor::Executor(Device& device, std::byte* arena, std::span<std::byte> pinned, const Network& network,
-                   Allocator& allocator, EventSink* sink)
+                   Allocator& allocator, EventSink* sink, int compress_threads)
     : device_(device),
       network_(network),
       allocator_(allocator),
       sink_(sink),
       arena_(arena),
       pinned_(pinned.data()),
-      pinned_bytes_(pinned.size()) {}
+      pinned_bytes_(pinned.size()),
+      store_(compress_threads) {}
 
 std::byte* Executor::device_address(const Placement& p, int tensor) const {
   return tensor >= 0 && p.placed[tensor] ? arena_ + p.offset[tensor] : nullptr;

@@ -74,8 +74,10 @@ class Executor {
   // `arena` is what device.reserve_arena() returned, at least as large as the
   // allocator's pool; `pinned` is host memory for offloaded tensors, at
   // least the largest Schedule::pinned_bytes run. The sink may be null.
+  // `compress_threads` host threads (the calling stream's included)
+  // compress and decompress each offloaded tensor (PlanSettings::compress).
   Executor(Device& device, std::byte* arena, std::span<std::byte> pinned, const Network& network,
-           Allocator& allocator, EventSink* sink);
+           Allocator& allocator, EventSink* sink, int compress_threads = 1);
 
   // Places the schedule's persistent tensors (parameters, gradients,
   // momenta). Call once, before the first run; throws DeviceError when the

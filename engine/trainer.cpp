@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <thread>
 
 #include "engine/bytes_text.h"
 #include "engine/dry_run.h"
@@ -70,9 +71,17 @@ void Trainer::decide_parking(Validated& v, const std::string& heuristic) const {
     }
 }
 
+int default_compress_threads() {
+  // A quarter of the cores: the rest feed the device (the cpu device's
+  // kernels, the loaders' decoding). On a 2-core laptop, one.
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency() / 4));
+}
+
 Trainer::Trainer(Device& device, const Network& network, TrainerOptions options, EventSink* sink)
     : device_(device), network_(network), options_(std::move(options)), sink_(sink) {
   if (options_.batch <= 0) throw std::invalid_argument("batch size must be positive");
+  if (options_.compress_threads < 0) throw std::invalid_argument("compression threads must not be negative");
+  if (options_.compress_threads == 0) options_.compress_threads = default_compress_threads();
   Validated v = validate(options_.plan, options_.heuristic, options_.budget_bytes);
   arena_bytes_ = std::max(options_.arena_bytes, v.pool);
   // Pinned memory for the worst case, every layer's input offloaded, so
@@ -115,7 +124,8 @@ void Trainer::commit(Validated v, bool new_pool) {
   pool_bytes_ = v.pool;
   executor_.reset();
   allocator_ = make_allocator(options_.heuristic, pool_bytes_);
-  executor_ = std::make_unique<Executor>(device_, arena_, offload_region_, network_, *allocator_, sink_);
+  executor_ = std::make_unique<Executor>(device_, arena_, offload_region_, network_, *allocator_, sink_,
+                                         options_.compress_threads);
   placement_ = Placement{};
   executor_->place_persistent(train_, placement_);
 }

@@ -41,7 +41,13 @@ struct TrainerOptions {
   // Pinned host bytes reserved for the caller (input batches are staged
   // there, so their host-to-device copies come from pinned memory).
   std::size_t staging_bytes = 0;
+  // Host threads that compress or decompress one offloaded tensor
+  // (PlanSettings::compress); 0: a quarter of the machine's, at least one.
+  int compress_threads = 0;
 };
+
+// What TrainerOptions::compress_threads = 0 means on this machine.
+int default_compress_threads();
 
 class Trainer {
  public:

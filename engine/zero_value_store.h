@@ -23,7 +23,12 @@
 // measured again every kRemeasureEvery-th time (densities drift as a
 // network trains).
 //
-//   ZeroValueStore store;
+// Large tensors are split into segments of whole 32-value groups, one per
+// thread of the store's pool, each with its own chunks: vDNN++ compresses
+// "different parts of the offloaded layer data in parallel" on the cores
+// that training leaves idle.
+//
+//   ZeroValueStore store(threads);
 //   store.resize(schedule.tensors.size());          // host, between iterations
 //   store.compress(t, staged, count);               // the offload stream
 //   store.decompress(t, staged);                    // the prefetch stream, later
@@ -35,6 +40,8 @@
 #include <memory>
 #include <vector>
 
+#include "engine/host_thread_pool.h"
+
 namespace tidepool {
 
 class ZeroValueStore {
@@ -42,6 +49,13 @@ class ZeroValueStore {
   static constexpr double kDenseFraction = 7.0 / 8.0;
   static constexpr int kRemeasureEvery = 16;
   static constexpr std::size_t kChunksPerTensor = 16;
+  // Segments are at least this many values (256 KiB): smaller ones are not
+  // worth a thread.
+  static constexpr std::size_t kValuesPerSegment = std::size_t{1} << 16;
+
+  // `threads` (the caller included) compress and decompress one tensor.
+  explicit ZeroValueStore(int threads = 1);
+  int threads() const { return pool_.threads(); }
 
   // Makes room for tensor ids [0, tensors). Host only, while no stream
   // uses the store; keeps what earlier tensors hold.
@@ -66,6 +80,14 @@ class ZeroValueStore {
   std::size_t held_bytes() const;
 
  private:
+  // A range of whole groups of a tensor, stored in chunks of its own.
+  struct Segment {
+    std::size_t begin = 0, count = 0;  // values
+    std::size_t kept = 0;              // values the last store kept
+    std::size_t chunk_values = 0;
+    std::vector<std::unique_ptr<std::uint32_t[]>> chunks;
+    std::vector<std::size_t> used;  // values in each chunk
+  };
   struct Entry {
     std::size_t count = 0;
     std::size_t kept = 0;     // values the last store kept (count when as_is)
@@ -73,14 +95,18 @@ class ZeroValueStore {
     bool dense = false;       // the last measurement found it dense
     int stores = 0;           // since that measurement
     std::vector<std::uint32_t> bitmap;
-    std::size_t chunk_values = 0;
-    std::vector<std::unique_ptr<std::uint32_t[]>> chunks;
-    std::vector<std::size_t> used;  // values in each chunk
+    std::vector<Segment> segments;
   };
   Entry& entry(int t);
   const Entry& entry(int t) const;
-  static std::uint32_t* chunk(Entry& e, std::size_t c);
+  static std::uint32_t* chunk(Segment& s, std::size_t c);
+  static void store_as_is(Segment& s, const float* src);
+  static void compress(Segment& s, const float* src, std::uint32_t* bitmap);
+  static void load_as_is(const Segment& s, float* dst);
+  static void decompress(const Segment& s, const std::uint32_t* bitmap, float* dst);
+
   std::vector<Entry> entries_;
+  mutable HostThreadPool pool_;
 };
 
 }  // namespace tidepool

@@ -432,6 +432,9 @@ TEST(Compression, CompressedOffloadsGiveBaseParametersInEveryModeAndTransfer) {
     }
   TrainerOptions slow{.batch = 8, .plan = {.mode = OffloadMode::all, .compress = true}, .seed = 4};
   EXPECT_EQ(train(net, slow, 3, /*link_gbps=*/0.05), base) << "throttled copies";
+  TrainerOptions threads{.batch = 8, .plan = {.mode = OffloadMode::all, .compress = true}, .seed = 4,
+                         .compress_threads = 3};
+  EXPECT_EQ(train(net, threads, 3), base) << "three threads per tensor";
 }
 
 TEST(Compression, PinnedMemoryIsTwoStagingSlotsOfTheLargestOffloadedTensor) {

@@ -9,6 +9,8 @@
 #include <limits>
 #include <random>
 #include <stdexcept>
+#include <string>
+#include <thread>
 #include <vector>
 
 namespace tidepool {
@@ -126,6 +128,48 @@ TEST(ZeroValueStore, ATensorOfAnotherSizeStartsAfresh) {
   std::vector<float> out(small.size());
   store.decompress(0, out.data());
   EXPECT_TRUE(same_bits(small, out));
+}
+
+// Large tensors are split between the store's threads; the bits and the
+// figures are the same as with one.
+TEST(ZeroValueStore, SeveralThreadsStoreTheSameBitsAndBytesAsOne) {
+  ZeroValueStore one(1), three(3);
+  EXPECT_EQ(three.threads(), 3);
+  one.resize(1);
+  three.resize(1);
+  for (std::size_t count : {std::size_t{1000}, 3 * ZeroValueStore::kValuesPerSegment + 77, std::size_t{1} << 20})
+    for (double density : {0.3, 0.95}) {
+      SCOPED_TRACE(std::to_string(count) + " values, density " + std::to_string(density));
+      const std::vector<float> in = values(count, density, static_cast<unsigned>(count) + 1);
+      for (int store = 0; store < 2; ++store) {  // the second store of a dense tensor keeps it as it is
+        one.compress(0, in.data(), count);
+        three.compress(0, in.data(), count);
+        EXPECT_EQ(three.stored_bytes(0), one.stored_bytes(0));
+        EXPECT_EQ(three.stored_dense(0), one.stored_dense(0));
+        std::vector<float> out(count);
+        three.decompress(0, out.data());
+        EXPECT_TRUE(same_bits(in, out));
+      }
+    }
+}
+
+// The offload and prefetch streams use one store at once, for different
+// tensors (run under ThreadSanitizer too).
+TEST(ZeroValueStore, TwoStreamsCompressAndDecompressAtOnce) {
+  ZeroValueStore store(2);
+  store.resize(2);
+  const std::size_t count = 3 * ZeroValueStore::kValuesPerSegment;
+  const std::vector<float> a = values(count, 0.4, 8), b = values(count, 0.6, 9);
+  store.compress(1, b.data(), count);
+  std::vector<float> out(count);
+  std::thread prefetch([&] {
+    for (int i = 0; i < 10; ++i) store.decompress(1, out.data());
+  });
+  for (int i = 0; i < 10; ++i) store.compress(0, a.data(), count);
+  prefetch.join();
+  EXPECT_TRUE(same_bits(b, out));
+  store.decompress(0, out.data());
+  EXPECT_TRUE(same_bits(a, out));
 }
 
 TEST(ZeroValueStore, ReadingWhatWasNeverStoredIsAnError) {
