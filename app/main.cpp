@@ -65,7 +65,11 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   cli.add_option("--algo", o.algo, "conv algorithm scheme: m (least workspace) or p (fastest)")
       ->capture_default_str();
-  cli.add_option("--mode", o.mode, "activation offload: base, all, conv, aconv or dyn")->capture_default_str();
+  cli.add_option("--mode", o.mode,
+                 "activation offload: base, all, conv, aconv, autoswap (as little as fits --budget) or dyn")
+      ->capture_default_str();
+  cli.add_option("--swap-score", o.swap_score, "autoswap's priority score: doa, aoa, wdoa or swdoa")
+      ->capture_default_str();
   cli.add_option("--transfer", o.transfer, "sync (vDNN) or async (vDNN++) transfers")->capture_default_str();
   cli.add_option("--order", o.order, "backward allocation order: prefetch-first or derivative-first")
       ->capture_default_str();

@@ -15,6 +15,7 @@ nlohmann::json to_json(const RunOptions& o) {
           {"mode", o.mode},           {"transfer", o.transfer},
           {"order", o.order},         {"lookahead", o.lookahead},
           {"compress", o.compress},   {"compress_threads", o.compress_threads},
+          {"swap_score", o.swap_score},
           {"budget", o.budget},
           {"link_gbps", o.link_gbps}, {"trace_iterations", o.trace_iterations}};
 }
@@ -41,6 +42,7 @@ RunOptions options_from_json(const nlohmann::json& j) {
   o.lookahead = j.at("lookahead").get<int>();
   o.compress = j.value("compress", false);  // checkpoints from before compression existed
   o.compress_threads = j.value("compress_threads", 0);
+  o.swap_score = j.value("swap_score", std::string("swdoa"));
   o.budget = j.at("budget").get<std::string>();
   o.link_gbps = j.at("link_gbps").get<double>();
   o.trace_iterations = j.at("trace_iterations").get<std::int64_t>();

@@ -32,6 +32,7 @@ struct RunOptions {
   int lookahead = 1;                    // prefetches in flight beyond the current layer's
   bool compress = false;                // zero-value compress offloads into pageable host memory
   int compress_threads = 0;             // host threads per compressed tensor; 0: a quarter of the cores
+  std::string swap_score = "swdoa";     // AutoSwap's priority score: doa | aoa | wdoa | swdoa
   std::string budget;                   // the pool size, e.g. 900MiB; empty: what the run needs
   double link_gbps = 0;    // cpu device: throttle host<->device copies (0 = unthrottled)
   std::int64_t trace_iterations = 5;  // iterations written to trace.json and memory_load.csv

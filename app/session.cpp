@@ -52,6 +52,7 @@ TrainingSession::TrainingSession(const RunOptions& o, SessionOptions session)
   if (o.compress_threads < 0) throw std::invalid_argument("--compress-threads must not be negative");
   settings_.lookahead = o.lookahead;
   settings_.compress = o.compress;
+  swap_score_ = parse_swap_score(o.swap_score);
 
   // Data first: a wrong path should fail before anything slow happens.
   std::string data_dir = o.data_dir;
@@ -98,6 +99,7 @@ void TrainingSession::start(EventSink* sink) {
   topts.plan.order = settings_.order;
   topts.plan.lookahead = o.lookahead;
   topts.plan.compress = o.compress;
+  topts.plan.swap_score = swap_score_;
   topts.compress_threads = o.compress_threads;
   topts.heuristic = o.heuristic;
   topts.budget_bytes = settings_.budget_bytes;

@@ -115,6 +115,7 @@ class TrainingSession {
   bool epoch_open_ = false;  // the loader has started the current epoch
   bool choose_dyn_ = false;
   ui::MemorySettings settings_;
+  SwapScore swap_score_ = SwapScore::swdoa;  // AutoSwap (a run setting; the window keeps it)
 
   mutable std::mutex mutex_;  // guards pending_ and status_
   std::optional<ui::MemorySettings> pending_;

@@ -7,9 +7,15 @@
 namespace tidepool::app {
 
 OffloadMode parse_mode(const std::string& s) {
-  for (OffloadMode m : {OffloadMode::base, OffloadMode::all, OffloadMode::conv, OffloadMode::aconv})
+  for (OffloadMode m : {OffloadMode::base, OffloadMode::all, OffloadMode::conv, OffloadMode::aconv, OffloadMode::autoswap})
     if (s == to_string(m)) return m;
-  throw std::invalid_argument("unknown offload mode '" + s + "' (valid: base, all, conv, aconv, dyn)");
+  throw std::invalid_argument("unknown offload mode '" + s + "' (valid: base, all, conv, aconv, autoswap, dyn)");
+}
+
+SwapScore parse_swap_score(const std::string& s) {
+  for (SwapScore v : {SwapScore::doa, SwapScore::aoa, SwapScore::wdoa, SwapScore::swdoa})
+    if (s == to_string(v)) return v;
+  throw std::invalid_argument("unknown swap score '" + s + "' (valid: doa, aoa, wdoa, swdoa)");
 }
 
 TransferMode parse_transfer(const std::string& s) {

@@ -13,6 +13,7 @@ namespace tidepool::app {
 
 OffloadMode parse_mode(const std::string& s);  // base | all | conv | aconv ("dyn" is the runner's)
 TransferMode parse_transfer(const std::string& s);
+SwapScore parse_swap_score(const std::string& s);
 AllocOrder parse_order(const std::string& s);
 ConvScheme parse_scheme(const std::string& s);
 const char* to_string(ConvScheme s);

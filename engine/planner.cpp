@@ -5,6 +5,7 @@
 
 #include "engine/allocator.h"
 #include "engine/allocators/free_list.h"
+#include "engine/autoswap.h"
 
 namespace tidepool {
 namespace {
@@ -13,8 +14,10 @@ namespace {
 // description in planner.h.
 class Planner {
  public:
-  Planner(const Network& net, std::int64_t batch, const PlanSettings& settings, Kernels& k)
-      : net_(net), k_(k), shapes_(net.shapes(batch)) {
+  // `swapped`: AutoSwap's choice, the tensors to offload (mode autoswap).
+  Planner(const Network& net, std::int64_t batch, const PlanSettings& settings, Kernels& k,
+          std::vector<int> swapped = {})
+      : net_(net), k_(k), shapes_(net.shapes(batch)), swapped_(std::move(swapped)) {
     s_.batch = batch;
     s_.settings = settings;
     s_.nodes.resize(net.nodes().size());
@@ -156,6 +159,10 @@ class Planner {
   void choose_offloads() {
     const OffloadMode mode = s_.settings.mode;
     if (!training() || mode == OffloadMode::base) return;
+    if (mode == OffloadMode::autoswap) {
+      for (int t : swapped_) s_.tensors[t].offloaded = true;
+      return;
+    }
     int convs = 0;
     for (std::size_t i = 0; i < nodes().size(); ++i) {
       const Layer& layer = *nodes()[i].layer;
@@ -405,6 +412,7 @@ class Planner {
   Kernels& k_;
   NetworkShapes shapes_;
   Schedule s_;
+  std::vector<int> swapped_;
   std::vector<bool> requires_grad_;
   std::vector<int> last_backward_reader_;
   std::vector<bool> freed_saved_;
@@ -419,7 +427,24 @@ class Planner {
 
 Schedule plan(const Network& network, std::int64_t batch, const PlanSettings& settings,
               Kernels& kernels) {
-  return Planner(network, batch, settings, kernels).build();
+  if (settings.mode != OffloadMode::autoswap || settings.phase != Phase::train || settings.load_limit_bytes == 0)
+    return Planner(network, batch, settings, kernels).build();
+  // AutoSwap: rank `all`'s tensors on the schedule without offloads, take
+  // as many as the load model says, then more while the real schedule's
+  // peak is still above the limit.
+  PlanSettings without = settings, with_all = settings;
+  without.mode = OffloadMode::base;
+  with_all.mode = OffloadMode::all;
+  const Schedule base = Planner(network, batch, without, kernels).build();
+  if (base.peak_load_bytes <= settings.load_limit_bytes) return Planner(network, batch, settings, kernels).build();
+  const std::vector<SwapCandidate> order =
+      autoswap_order(base, Planner(network, batch, with_all, kernels).build(), settings.swap_score);
+  for (std::size_t n = autoswap_count(base, order, settings.load_limit_bytes);; ++n) {
+    std::vector<int> swapped;
+    for (std::size_t i = 0; i < n && i < order.size(); ++i) swapped.push_back(order[i].tensor);
+    Schedule s = Planner(network, batch, settings, kernels, std::move(swapped)).build();
+    if (s.peak_load_bytes <= settings.load_limit_bytes || n >= order.size()) return s;
+  }
 }
 
 const char* to_string(StepKind k) {
@@ -444,6 +469,7 @@ const char* to_string(OffloadMode m) {
     case OffloadMode::all: return "all";
     case OffloadMode::conv: return "conv";
     case OffloadMode::aconv: return "aconv";
+    case OffloadMode::autoswap: return "autoswap";
   }
   return "?";
 }

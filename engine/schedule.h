@@ -55,12 +55,17 @@ inline constexpr int kParkUntilNeeded = std::numeric_limits<int>::max();
 // after the forward pass has used them, to come back before backward needs
 // them. (`dyn`, which picks among these by profiling, is the trainer's.)
 enum class OffloadMode : std::uint8_t {
-  base,   // keep everything on the device
-  all,    // every layer's input that backward reads
-  conv,   // the inputs of convolutions only
-  aconv,  // the inputs of every other convolution, starting with the first
+  base,      // keep everything on the device
+  all,       // every layer's input that backward reads
+  conv,      // the inputs of convolutions only
+  aconv,     // the inputs of every other convolution, starting with the first
+  autoswap,  // as few of `all`'s as bring the peak load under PlanSettings::load_limit_bytes (engine/autoswap.h)
 };
 const char* to_string(OffloadMode m);
+
+// AutoSwap's priority scores (engine/autoswap.h).
+enum class SwapScore : std::uint8_t { doa, aoa, wdoa, swdoa };
+const char* to_string(SwapScore s);
 
 // Which buffers a backward step allocates first (vDNN++ §IV): the tensors
 // being prefetched for coming layers, or this layer's gradients.
@@ -88,6 +93,11 @@ struct PlanSettings {
   // memory on the transfer streams (engine/zero_value_store.h), and the
   // pinned region holds only the two staging slots of Schedule::staging_bytes.
   bool compress = false;
+  // AutoSwap: the peak memory load to stay under (0: no limit, nothing is
+  // offloaded), and the score that ranks the candidates. The trainer sets
+  // the limit from the budget.
+  std::size_t load_limit_bytes = 0;
+  SwapScore swap_score = SwapScore::swdoa;
 };
 
 struct PlannedTensor {

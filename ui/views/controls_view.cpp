@@ -51,7 +51,8 @@ void ControlsView::draw(const Frame& frame) {
 
   bool changed = false;
   ImGui::PushItemWidth(ImGui::GetContentRegionAvail().x * 0.55f);
-  changed |= enum_combo("offload mode", edit_.mode, {OffloadMode::base, OffloadMode::all, OffloadMode::conv, OffloadMode::aconv});
+  changed |= enum_combo("offload mode", edit_.mode,
+                        {OffloadMode::base, OffloadMode::all, OffloadMode::conv, OffloadMode::aconv, OffloadMode::autoswap});
   if (ImGui::BeginCombo("conv algorithm", scheme_name(edit_.scheme))) {
     for (ConvScheme v : {ConvScheme::m, ConvScheme::p})
       if (ImGui::Selectable(scheme_name(v), v == edit_.scheme)) {

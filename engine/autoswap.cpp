@@ -1,0 +1,114 @@
+#include "engine/autoswap.h"
+
+#include <algorithm>
+
+#include "engine/allocator.h"
+
+namespace tidepool {
+
+namespace {
+
+bool is_compute(StepKind k) {
+  return k == StepKind::forward || k == StepKind::backward || k == StepKind::accumulate || k == StepKind::update;
+}
+
+// Compute steps strictly between a candidate's two accesses.
+template <typename F>
+void over_absence(const Schedule& s, const SwapCandidate& c, F&& f) {
+  for (int i = c.out_step + 1; i < c.in_step; ++i)
+    if (is_compute(s.steps[static_cast<std::size_t>(i)].kind)) f(i);
+}
+
+}  // namespace
+
+std::vector<SwapCandidate> autoswap_order(const Schedule& base, const Schedule& all, SwapScore score) {
+  const std::vector<std::size_t> load = base.load_after_steps();
+  if (load.empty()) return {};
+  const int peak_step = static_cast<int>(std::max_element(load.begin(), load.end()) - load.begin());
+  const std::size_t small = std::min<std::size_t>(std::size_t{1} << 20, base.peak_load_bytes / 256);
+
+  // Each tensor's last forward access and first backward access.
+  std::vector<int> out(base.tensors.size(), -1), in(base.tensors.size(), -1);
+  for (int i = 0; i < static_cast<int>(base.steps.size()); ++i) {
+    const Step& st = base.steps[static_cast<std::size_t>(i)];
+    if (st.kind != StepKind::forward && st.kind != StepKind::backward) continue;
+    const NodeTensors& nt = base.nodes[static_cast<std::size_t>(st.node)];
+    std::vector<int> touched = nt.inputs;
+    touched.push_back(nt.output);
+    for (int t : touched) {
+      if (st.kind == StepKind::forward)
+        out[t] = i;
+      else if (in[t] < 0)
+        in[t] = i;
+    }
+  }
+
+  std::vector<SwapCandidate> candidates;
+  for (int t = 0; t < static_cast<int>(all.tensors.size()) && t < static_cast<int>(base.tensors.size()); ++t) {
+    if (!all.tensors[t].offloaded || out[t] < 0 || in[t] < 0) continue;
+    const std::size_t bytes = round_up(base.tensors[t].info.bytes());
+    if (bytes < small || !(out[t] < peak_step && peak_step < in[t])) continue;
+    candidates.push_back({t, bytes, out[t], in[t], 0});
+  }
+
+  // Scores on a load curve (per step): the fixed ones once, SWDOA after
+  // every choice on what the choices so far leave.
+  std::vector<double> curve(load.begin(), load.end());
+  auto score_of = [&](const SwapCandidate& c) {
+    double doa = 0, area = 0;
+    over_absence(base, c, [&](int i) {
+      doa += 1;
+      area += curve[static_cast<std::size_t>(i)];
+    });
+    switch (score) {
+      case SwapScore::doa: return doa;
+      case SwapScore::aoa: return doa * static_cast<double>(c.bytes);
+      case SwapScore::wdoa:
+      case SwapScore::swdoa: return area;
+    }
+    return 0.0;
+  };
+  // Ties go to the earlier tensor, so the order is the same every time.
+  auto better = [](const SwapCandidate& a, const SwapCandidate& b) {
+    return a.score != b.score ? a.score > b.score : a.tensor < b.tensor;
+  };
+  if (score != SwapScore::swdoa) {
+    for (SwapCandidate& c : candidates) c.score = score_of(c);
+    std::sort(candidates.begin(), candidates.end(), better);
+    return candidates;
+  }
+  std::vector<SwapCandidate> order;
+  while (!candidates.empty()) {
+    for (SwapCandidate& c : candidates) c.score = score_of(c);
+    auto best = std::min_element(candidates.begin(), candidates.end(), better);
+    over_absence(base, *best, [&](int i) { curve[static_cast<std::size_t>(i)] -= static_cast<double>(best->bytes); });
+    order.push_back(*best);
+    candidates.erase(best);
+  }
+  return order;
+}
+
+std::size_t autoswap_count(const Schedule& base, const std::vector<SwapCandidate>& order, std::size_t limit) {
+  std::vector<std::size_t> load = base.load_after_steps();
+  auto peak = [&] { return load.empty() ? std::size_t{0} : *std::max_element(load.begin(), load.end()); };
+  std::size_t n = 0;
+  while (n < order.size() && peak() > limit) {
+    const SwapCandidate& c = order[n++];
+    // Absent from the step after its last forward access to the step
+    // before its first backward access, whatever kind of step.
+    for (int i = c.out_step + 1; i < c.in_step; ++i) load[static_cast<std::size_t>(i)] -= c.bytes;
+  }
+  return n;
+}
+
+const char* to_string(SwapScore s) {
+  switch (s) {
+    case SwapScore::doa: return "doa";
+    case SwapScore::aoa: return "aoa";
+    case SwapScore::wdoa: return "wdoa";
+    case SwapScore::swdoa: return "swdoa";
+  }
+  return "?";
+}
+
+}  // namespace tidepool

@@ -1,0 +1,172 @@
+// AutoSwap: the priority scores are what the paper defines, the planner
+// takes as few tensors as bring the peak under the limit, and the trainer
+// offloads as little as the budget allows without changing the numbers.
+#include "engine/autoswap.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <set>
+
+#include "engine/allocator.h"
+#include "engine/cpu/cpu_device.h"
+#include "engine/cpu/cpu_kernels.h"
+#include "engine/planner.h"
+#include "engine/trainer.h"
+#include "test_networks.h"
+
+namespace tidepool {
+namespace {
+
+struct Plans {
+  Schedule base, all;
+};
+Plans plans(const Network& net, std::int64_t batch) {
+  CpuKernels k;
+  return {plan(net, batch, {}, k), plan(net, batch, {.mode = OffloadMode::all}, k)};
+}
+
+bool compute(StepKind k) {
+  return k == StepKind::forward || k == StepKind::backward || k == StepKind::accumulate || k == StepKind::update;
+}
+
+TEST(AutoSwap, CandidatesAreAllsOffloadsThatSpanThePeak) {
+  const Network net = testing::residual_net();
+  const Plans p = plans(net, 16);
+  const auto load = p.base.load_after_steps();
+  const int peak = static_cast<int>(std::max_element(load.begin(), load.end()) - load.begin());
+  const auto order = autoswap_order(p.base, p.all, SwapScore::doa);
+  ASSERT_FALSE(order.empty());
+  std::set<int> seen;
+  for (const SwapCandidate& c : order) {
+    EXPECT_TRUE(p.all.tensors[c.tensor].offloaded) << p.base.tensors[c.tensor].info.name;
+    EXPECT_LT(c.out_step, peak);
+    EXPECT_GT(c.in_step, peak);
+    EXPECT_EQ(p.base.steps[c.out_step].kind, StepKind::forward);
+    EXPECT_EQ(p.base.steps[c.in_step].kind, StepKind::backward);
+    EXPECT_TRUE(seen.insert(c.tensor).second) << "each candidate once";
+  }
+}
+
+TEST(AutoSwap, ScoresFollowTheirDefinitions) {
+  const Network net = testing::residual_net();
+  const Plans p = plans(net, 16);
+  const auto load = p.base.load_after_steps();
+  auto doa = [&](const SwapCandidate& c) {
+    double n = 0;
+    for (int i = c.out_step + 1; i < c.in_step; ++i) n += compute(p.base.steps[i].kind);
+    return n;
+  };
+  auto wdoa = [&](const SwapCandidate& c) {
+    double area = 0;
+    for (int i = c.out_step + 1; i < c.in_step; ++i)
+      if (compute(p.base.steps[i].kind)) area += static_cast<double>(load[i]);
+    return area;
+  };
+  for (SwapScore score : {SwapScore::doa, SwapScore::aoa, SwapScore::wdoa}) {
+    SCOPED_TRACE(to_string(score));
+    const auto order = autoswap_order(p.base, p.all, score);
+    ASSERT_GE(order.size(), 3u);
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      const SwapCandidate& c = order[i];
+      const double expected = score == SwapScore::doa   ? doa(c)
+                              : score == SwapScore::aoa ? doa(c) * static_cast<double>(c.bytes)
+                                                        : wdoa(c);
+      EXPECT_DOUBLE_EQ(c.score, expected);
+      if (i > 0) EXPECT_GE(order[i - 1].score, c.score) << "descending";
+    }
+  }
+  // SWDOA: the first choice is WDOA's; each later one is the best on the
+  // load that the choices before it leave.
+  const auto sw = autoswap_order(p.base, p.all, SwapScore::swdoa);
+  const auto w = autoswap_order(p.base, p.all, SwapScore::wdoa);
+  ASSERT_EQ(sw.size(), w.size());
+  EXPECT_EQ(sw.front().tensor, w.front().tensor);
+  std::vector<double> curve(load.begin(), load.end());
+  for (std::size_t i = 0; i < sw.size(); ++i) {
+    double area = 0;
+    for (int s = sw[i].out_step + 1; s < sw[i].in_step; ++s)
+      if (compute(p.base.steps[s].kind)) area += curve[s];
+    EXPECT_DOUBLE_EQ(sw[i].score, area) << "choice " << i;
+    for (int s = sw[i].out_step + 1; s < sw[i].in_step; ++s)
+      if (compute(p.base.steps[s].kind)) curve[s] -= static_cast<double>(sw[i].bytes);
+  }
+}
+
+TEST(AutoSwap, ThePlanTakesAsFewAsBringThePeakUnderTheLimit) {
+  const Network net = testing::residual_net();
+  const Plans p = plans(net, 16);
+  CpuKernels k;
+  const Schedule lowest = plan(net, 16, {.mode = OffloadMode::autoswap, .load_limit_bytes = 1}, k);
+  ASSERT_LT(lowest.peak_load_bytes, p.base.peak_load_bytes);
+  const auto order = autoswap_order(p.base, p.all, SwapScore::swdoa);
+  std::size_t previous = 0;
+  for (int step = 0; step <= 8; ++step) {
+    const std::size_t limit =
+        lowest.peak_load_bytes + (p.base.peak_load_bytes - lowest.peak_load_bytes) * (8 - step) / 8;
+    SCOPED_TRACE("limit " + std::to_string(limit));
+    const Schedule s = plan(net, 16, {.mode = OffloadMode::autoswap, .load_limit_bytes = limit}, k);
+    EXPECT_LE(s.peak_load_bytes, limit);
+    // The offloaded tensors are the first n of the order, and the model
+    // needed no fewer.
+    std::size_t n = 0;
+    while (n < order.size() && s.tensors[order[n].tensor].offloaded) ++n;
+    for (std::size_t i = n; i < order.size(); ++i) EXPECT_FALSE(s.tensors[order[i].tensor].offloaded);
+    EXPECT_GE(n, autoswap_count(p.base, order, limit));
+    EXPECT_GE(n, previous) << "a lower limit offloads no less";
+    previous = n;
+  }
+  EXPECT_EQ(plan(net, 16, {.mode = OffloadMode::autoswap}, k).pinned_bytes, 0u) << "no limit: nothing offloaded";
+}
+
+std::uint64_t train(const Network& net, TrainerOptions o, std::size_t* pinned = nullptr) {
+  CpuDevice device;
+  Trainer trainer(device, net, o);
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal;
+  std::vector<float> images(o.batch * 3 * 8 * 8);
+  std::vector<std::int32_t> labels(o.batch);
+  for (int i = 0; i < 3; ++i) {
+    for (float& v : images) v = normal(rng);
+    for (auto& l : labels) l = static_cast<std::int32_t>(rng() % 4);
+    trainer.train_step(images.data(), labels.data());
+  }
+  if (pinned) *pinned = trainer.train_schedule().pinned_bytes;
+  return trainer.param_checksum();
+}
+
+TEST(AutoSwap, TheBudgetDecidesHowMuchIsOffloadedAndTheNumbersStay) {
+  const Network net = testing::residual_net();
+  const TrainerOptions base_options{.batch = 16, .seed = 2};
+  const std::uint64_t base = train(net, base_options);
+  CpuDevice first, second;
+  const std::size_t base_pool = Trainer(first, net, base_options).pool_bytes();
+  TrainerOptions o = base_options;
+  o.plan.mode = OffloadMode::autoswap;
+  const std::size_t least = Trainer(second, net, o).minimum_budget();
+  ASSERT_LT(least, base_pool);
+
+  std::size_t pinned = 1;
+  EXPECT_EQ(train(net, o, &pinned), base);
+  EXPECT_EQ(pinned, 0u) << "no budget: nothing offloaded";
+  std::size_t previous = 0;
+  for (std::size_t budget : {base_pool, (base_pool + least) / 2, least}) {
+    SCOPED_TRACE("budget " + std::to_string(budget));
+    o.budget_bytes = budget;
+    EXPECT_EQ(train(net, o, &pinned), base);
+    EXPECT_GE(pinned, previous) << "a smaller budget offloads no less";
+    previous = pinned;
+  }
+  EXPECT_GT(previous, 0u);
+  o.budget_bytes = least - 4096;
+  try {
+    train(net, o);
+    ADD_FAILURE() << "a budget below the least is refused";
+  } catch (const DeviceError& e) {
+    EXPECT_NE(std::string(e.what()).find("smallest budget that works"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace tidepool
