@@ -262,6 +262,7 @@ nlohmann::json run_batch(const RunOptions& o, const std::optional<Checkpoint>& r
       {"transfer", o.transfer},
       {"order", o.order},
       {"pinned_host_bytes", trainer.train_schedule().pinned_bytes},
+      {"offloaded_bytes", trainer.train_schedule().offloaded_bytes()},
       {"compress", trainer.train_schedule().settings.compress},
       {"compressed_from_bytes", last_compressed.compressed_from_bytes},
       {"compressed_to_bytes", last_compressed.compressed_to_bytes},

@@ -119,6 +119,8 @@ int main(int argc, char** argv) {
   plan_cmd->add_option("--transfer", plan_request.transfer,
                        "sync or async (async parks offloaded blocks where the pool has room)")
       ->capture_default_str();
+  plan_cmd->add_option("--budget", plan_request.budget,
+                       "also AutoSwap's rows: as little offloaded as fits this pool, e.g. 300MiB");
   plan_cmd->add_flag("--compress", plan_request.compress,
                      "compressed offloads: the pinned column is their two staging slots");
   plan_cmd->add_flag("--json", plan_request.json, "a JSON list of result objects");

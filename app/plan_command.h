@@ -23,6 +23,7 @@ struct PlanRow {
   double competitive_ratio = 1;     // footprint / peak load
   std::size_t largest_free_block_bytes = 0;  // inside the footprint, at the peak load
   std::size_t pinned_host_bytes = 0;
+  std::size_t offloaded_bytes = 0;  // copied to the host per iteration
   int park_horizon = 0;  // async: offloaded blocks parked at once in this pool (Schedule::park_horizon)
 };
 
@@ -30,9 +31,12 @@ struct PlanRow {
 // pool has room for it, which moves placement; sync never does.
 // `compress`: the pinned column is the two staging slots of compressed
 // offloads (placement does not change).
+// `autoswap_budget`: also AutoSwap's rows, offloading as little as fits a
+// pool of that many bytes (as a run with --budget does); 0: none.
 std::vector<PlanRow> plan_table(const Network& net, std::int64_t batch, Kernels& kernels,
                                 const std::vector<std::string>& heuristics,
-                                TransferMode transfer = TransferMode::async, bool compress = false);
+                                TransferMode transfer = TransferMode::async, bool compress = false,
+                                std::size_t autoswap_budget = 0);
 
 struct PlanRequest {
   std::string model = "resnet18";
@@ -41,6 +45,7 @@ struct PlanRequest {
   std::string heuristic;  // empty: every heuristic
   std::string transfer = "async";  // sync | async
   bool compress = false;
+  std::string budget;  // AutoSwap's rows for this budget (empty: none)
   bool json = false;
 };
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "engine/allocator.h"
+#include "engine/dry_run.h"
+#include "engine/planner.h"
 
 namespace tidepool {
 
@@ -88,17 +90,62 @@ std::vector<SwapCandidate> autoswap_order(const Schedule& base, const Schedule& 
   return order;
 }
 
-std::size_t autoswap_count(const Schedule& base, const std::vector<SwapCandidate>& order, std::size_t limit) {
+std::vector<std::size_t> autoswap_choose(const Schedule& base, const std::vector<SwapCandidate>& order,
+                                         std::size_t limit) {
   std::vector<std::size_t> load = base.load_after_steps();
+  // Absent from the step after its last forward access to the step before
+  // its first backward access, whatever kind of step.
+  auto absent = [&](const SwapCandidate& c, bool out) {
+    for (int i = c.out_step + 1; i < c.in_step; ++i) {
+      if (out)
+        load[static_cast<std::size_t>(i)] -= c.bytes;
+      else
+        load[static_cast<std::size_t>(i)] += c.bytes;
+    }
+  };
   auto peak = [&] { return load.empty() ? std::size_t{0} : *std::max_element(load.begin(), load.end()); };
-  std::size_t n = 0;
-  while (n < order.size() && peak() > limit) {
-    const SwapCandidate& c = order[n++];
-    // Absent from the step after its last forward access to the step
-    // before its first backward access, whatever kind of step.
-    for (int i = c.out_step + 1; i < c.in_step; ++i) load[static_cast<std::size_t>(i)] -= c.bytes;
+  std::vector<std::size_t> chosen;
+  for (std::size_t n = 0; n < order.size() && peak() > limit; ++n) {
+    absent(order[n], true);
+    chosen.push_back(n);
   }
-  return n;
+  if (peak() > limit) return chosen;
+  for (std::size_t k = chosen.size(); k-- > 0;) {
+    absent(order[chosen[k]], false);
+    if (peak() <= limit)
+      chosen.erase(chosen.begin() + static_cast<std::ptrdiff_t>(k));
+    else
+      absent(order[chosen[k]], true);
+  }
+  return chosen;
+}
+
+AutoswapLimit autoswap_limit(const Network& network, std::int64_t batch, const PlanSettings& train, Kernels& kernels,
+                             const std::string& heuristic, std::size_t budget) {
+  constexpr std::size_t kMiB = std::size_t{1} << 20;
+  auto schedule = [&](std::size_t limit) {
+    PlanSettings p = train;
+    p.load_limit_bytes = limit;
+    return plan(network, batch, p, kernels);
+  };
+  const Schedule lowest = schedule(1), none = schedule(0);
+  AutoswapLimit r{0, footprint_of(lowest, heuristic)};
+  if (!budget || footprint_of(none, heuristic) <= budget) return r;
+  std::size_t lo = (lowest.peak_load_bytes + kMiB - 1) / kMiB, hi = none.peak_load_bytes / kMiB;  // in MiB
+  r.load_limit_bytes = 1;
+  if (r.least_pool_bytes > budget || lo > hi) return r;  // the smallest; the caller refuses it if it does not fit
+  // lo's schedule is about as small as `lowest`'s: find the largest limit
+  // that fits (the footprint is not strictly monotone in the limit, so the
+  // answer is checked).
+  while (lo < hi) {
+    const std::size_t mid = lo + (hi - lo + 1) / 2;
+    if (footprint_of(schedule(mid * kMiB), heuristic) <= budget)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  if (footprint_of(schedule(lo * kMiB), heuristic) <= budget) r.load_limit_bytes = lo * kMiB;
+  return r;
 }
 
 const char* to_string(SwapScore s) {

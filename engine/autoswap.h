@@ -25,8 +25,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
+#include "engine/network.h"
 #include "engine/schedule.h"
 
 namespace tidepool {
@@ -44,8 +46,28 @@ struct SwapCandidate {
 // chooses them.
 std::vector<SwapCandidate> autoswap_order(const Schedule& base, const Schedule& all, SwapScore score);
 
-// How many of `order`, taken from the front, bring the modelled peak load
-// of `base` to `limit` or under; order.size() when all of them do not.
-std::size_t autoswap_count(const Schedule& base, const std::vector<SwapCandidate>& order, std::size_t limit);
+// The candidates to offload so that the modelled peak load of `base` is at
+// or under `limit`, as indices into `order`, ascending: the paper's greedy
+// choice (from the front until the peak is under), then, ours, each chosen
+// one given up again, the last chosen first, where the peak stays under
+// without it (a greedy choice can overshoot: a later, larger tensor may
+// cover what an earlier one was taken for). All of them when the limit
+// cannot be met.
+std::vector<std::size_t> autoswap_choose(const Schedule& base, const std::vector<SwapCandidate>& order,
+                                         std::size_t limit);
+
+// AutoSwap under a budget (what the trainer does with --budget): the
+// largest load limit, in whole MiB, whose train schedule fits a pool of
+// `budget` bytes under `heuristic`, so that as little is offloaded as the
+// budget allows; 0 (no limit, nothing offloaded) when the schedule without
+// offloads fits or there is no budget; 1 (every candidate) when nothing
+// else fits. `least` receives the pool of the schedule that offloads every
+// candidate: the smallest this mode can do.
+struct AutoswapLimit {
+  std::size_t load_limit_bytes = 0;
+  std::size_t least_pool_bytes = 0;
+};
+AutoswapLimit autoswap_limit(const Network& network, std::int64_t batch, const PlanSettings& train, Kernels& kernels,
+                             const std::string& heuristic, std::size_t budget);
 
 }  // namespace tidepool

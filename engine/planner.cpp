@@ -429,9 +429,8 @@ Schedule plan(const Network& network, std::int64_t batch, const PlanSettings& se
               Kernels& kernels) {
   if (settings.mode != OffloadMode::autoswap || settings.phase != Phase::train || settings.load_limit_bytes == 0)
     return Planner(network, batch, settings, kernels).build();
-  // AutoSwap: rank `all`'s tensors on the schedule without offloads, take
-  // as many as the load model says, then more while the real schedule's
-  // peak is still above the limit.
+  // AutoSwap: rank `all`'s tensors on the schedule without offloads and
+  // choose those the load model says bring the peak under the limit.
   PlanSettings without = settings, with_all = settings;
   without.mode = OffloadMode::base;
   with_all.mode = OffloadMode::all;
@@ -439,11 +438,20 @@ Schedule plan(const Network& network, std::int64_t batch, const PlanSettings& se
   if (base.peak_load_bytes <= settings.load_limit_bytes) return Planner(network, batch, settings, kernels).build();
   const std::vector<SwapCandidate> order =
       autoswap_order(base, Planner(network, batch, with_all, kernels).build(), settings.swap_score);
-  for (std::size_t n = autoswap_count(base, order, settings.load_limit_bytes);; ++n) {
+  // Then the next ones in order while the real peak is above the limit
+  // (the model leaves out the workspaces and gradients that come and go
+  // around the absence's ends).
+  std::vector<std::size_t> chosen = autoswap_choose(base, order, settings.load_limit_bytes);
+  std::vector<bool> taken(order.size(), false);
+  for (std::size_t i : chosen) taken[i] = true;
+  for (std::size_t next = 0;;) {
     std::vector<int> swapped;
-    for (std::size_t i = 0; i < n && i < order.size(); ++i) swapped.push_back(order[i].tensor);
+    for (std::size_t i = 0; i < order.size(); ++i)
+      if (taken[i]) swapped.push_back(order[i].tensor);
     Schedule s = Planner(network, batch, settings, kernels, std::move(swapped)).build();
-    if (s.peak_load_bytes <= settings.load_limit_bytes || n >= order.size()) return s;
+    while (next < order.size() && taken[next]) ++next;
+    if (s.peak_load_bytes <= settings.load_limit_bytes || next >= order.size()) return s;
+    taken[next] = true;
   }
 }
 
@@ -479,6 +487,13 @@ const char* to_string(AllocOrder o) {
 }
 
 const char* to_string(TransferMode t) { return t == TransferMode::sync ? "sync" : "async"; }
+
+std::size_t Schedule::offloaded_bytes() const {
+  std::size_t bytes = 0;
+  for (const PlannedTensor& t : tensors)
+    if (t.offloaded) bytes += t.info.bytes();
+  return bytes;
+}
 
 std::vector<std::size_t> Schedule::load_after_steps() const {
   std::vector<std::size_t> out;

@@ -168,6 +168,8 @@ struct Schedule {
 
   // The memory load right after each step (persistent bytes included).
   std::vector<std::size_t> load_after_steps() const;
+  // Bytes one iteration copies to the host: each offloaded tensor once.
+  std::size_t offloaded_bytes() const;
 };
 
 }  // namespace tidepool

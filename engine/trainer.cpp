@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "engine/autoswap.h"
 #include "engine/bytes_text.h"
 #include "engine/dry_run.h"
 #include "engine/param_init.h"
@@ -19,8 +20,11 @@ Trainer::Validated Trainer::validate(const PlanSettings& settings, const std::st
   PlanSettings train = settings, eval{Phase::eval, settings.scheme};
   train.phase = Phase::train;
   std::size_t least_train = 0;  // the train schedule's smallest pool, over every AutoSwap limit
-  if (settings.mode == OffloadMode::autoswap)
-    train.load_limit_bytes = autoswap_limit(train, heuristic, budget_bytes, least_train);
+  if (settings.mode == OffloadMode::autoswap) {
+    const AutoswapLimit a = autoswap_limit(network_, options_.batch, train, device_.kernels(), heuristic, budget_bytes);
+    train.load_limit_bytes = a.load_limit_bytes;
+    least_train = a.least_pool_bytes;
+  }
   Validated v{plan(network_, options_.batch, train, device_.kernels()),
               plan(network_, options_.batch, eval, device_.kernels()), 0, 0};
   // The smallest pool found to serve both schedules under this heuristic.
@@ -46,36 +50,6 @@ Trainer::Validated Trainer::validate(const PlanSettings& settings, const std::st
     }
   decide_parking(v, heuristic);
   return v;
-}
-
-// AutoSwap under a budget: the largest load limit, in whole MiB, whose
-// schedule fits the budget's pool, so that as little is offloaded as the
-// budget allows; no limit (nothing offloaded) when the schedule without
-// offloads fits, or when there is no budget. `least` is the pool of the
-// schedule that offloads every candidate, the smallest this mode can do.
-std::size_t Trainer::autoswap_limit(const PlanSettings& train, const std::string& heuristic, std::size_t budget,
-                                    std::size_t& least) const {
-  constexpr std::size_t kMiB = std::size_t{1} << 20;
-  auto schedule = [&](std::size_t limit) {
-    PlanSettings p = train;
-    p.load_limit_bytes = limit;
-    return plan(network_, options_.batch, p, device_.kernels());
-  };
-  const Schedule lowest = schedule(1), none = schedule(0);
-  least = footprint_of(lowest, heuristic);
-  if (!budget || footprint_of(none, heuristic) <= budget) return 0;
-  std::size_t lo = (lowest.peak_load_bytes + kMiB - 1) / kMiB, hi = none.peak_load_bytes / kMiB;  // in MiB
-  if (least > budget || lo > hi) return 1;  // nothing better: the smallest (refused by the caller if it does not fit)
-  // lo fits (its schedule is at least as small as `lowest`'s, give or take
-  // fragmentation, which the caller's dry run checks); find the largest.
-  while (lo < hi) {
-    const std::size_t mid = lo + (hi - lo + 1) / 2;
-    if (footprint_of(schedule(mid * kMiB), heuristic) <= budget)
-      lo = mid;
-    else
-      hi = mid - 1;
-  }
-  return footprint_of(schedule(lo * kMiB), heuristic) <= budget ? lo * kMiB : 1;
 }
 
 // Async transfers park as many offloaded blocks as fit in the pool these

@@ -118,8 +118,6 @@ class Trainer {
   };
   Validated validate(const PlanSettings& plan, const std::string& heuristic, std::size_t budget) const;
   void decide_parking(Validated& v, const std::string& heuristic) const;
-  std::size_t autoswap_limit(const PlanSettings& train, const std::string& heuristic, std::size_t budget,
-                             std::size_t& least) const;
   void commit(Validated v, bool new_pool);
   const Schedule& eval_schedule(std::int64_t batch);
   void initialise_parameters();
