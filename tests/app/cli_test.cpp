@@ -25,6 +25,17 @@ TEST(Cli, MissingDataFolderNamesThePath) {
   expect_error(run("--batch --quiet --dataset cifar10 --data /nonexistent/cifar --iterations 1"), "/nonexistent/cifar");
 }
 
+TEST(Cli, UnknownModeAndSwapScoreListTheValidOnes) {
+  expect_error(run("--batch --quiet --mode swapall --iterations 1"), "valid: base, all, conv, aconv, autoswap, dyn");
+  expect_error(run("--batch --quiet --mode autoswap --swap-score size --iterations 1"), "valid: doa, aoa, wdoa, swdoa");
+  expect_error(run("--batch --quiet --compress-threads -2 --iterations 1"), "--compress-threads");
+}
+
+TEST(Cli, AutoSwapBelowItsSmallestPoolNamesIt) {
+  expect_error(run("--batch --quiet --model resnet20 --mode autoswap --budget 1MiB --iterations 1"),
+               "the smallest budget that works is");
+}
+
 TEST(Cli, UnknownModelListsTheValidOnes) {
   testing::TempDir dir("cli_model");
   testing::write_tiny_cifar10(dir.path());

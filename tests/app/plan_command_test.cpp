@@ -59,6 +59,45 @@ TEST(Plan, FiguresEqualWhatARealRunObserves) {
   }
 }
 
+// AutoSwap's rows: as little offloaded as fits the budget, and a run with
+// that budget observes the row.
+TEST(Plan, AutoSwapRowsAreWhatARunWithTheBudgetDoes) {
+  const Network net = tidepool::testing::residual_net();
+  CpuKernels kernels;
+  const auto fixed = plan_table(net, 16, kernels, {"best-fit"});
+  auto find = [&](const char* mode) {
+    return *std::find_if(fixed.begin(), fixed.end(),
+                         [&](const PlanRow& r) { return r.mode == mode && r.algo == "p"; });
+  };
+  const PlanRow all = find("all"), base = find("base");
+  CpuDevice probe;
+  const std::size_t least = Trainer(probe, net, {.batch = 16, .plan = {.mode = OffloadMode::autoswap}}).minimum_budget();
+  ASSERT_LT(least, base.pool_bytes);
+  const std::size_t budget = (least + base.pool_bytes) / 2;
+  const auto rows = plan_table(net, 16, kernels, {"best-fit"}, TransferMode::async, false, budget);
+  ASSERT_EQ(rows.size(), fixed.size() + 4);
+  std::vector<float> images(16 * 3 * 8 * 8, 0.5f);
+  std::vector<std::int32_t> labels(16, 1);
+  int checked = 0;
+  for (const PlanRow& row : rows) {
+    if (row.mode != "autoswap" || row.algo != "p") continue;
+    SCOPED_TRACE(row.order);
+    ++checked;
+    EXPECT_LE(row.pool_bytes, budget);
+    EXPECT_GT(row.offloaded_bytes, 0u);
+    EXPECT_LT(row.offloaded_bytes, all.offloaded_bytes);
+    CpuDevice device;
+    Trainer trainer(device, net,
+                    {.batch = 16, .plan = {.mode = OffloadMode::autoswap, .order = parse_order(row.order)},
+                     .budget_bytes = budget});
+    const IterationResult r = trainer.train_step(images.data(), labels.data());
+    EXPECT_EQ(trainer.train_schedule().offloaded_bytes(), row.offloaded_bytes);
+    EXPECT_EQ(trainer.train_schedule().peak_load_bytes, row.peak_load_bytes);
+    EXPECT_EQ(r.peak_load_bytes, row.peak_load_bytes);
+  }
+  EXPECT_EQ(checked, 2);
+}
+
 // Compressed offloads change only the pinned column: two staging slots,
 // which a run with --compress reports too.
 TEST(Plan, CompressedOffloadsNeedOnlyTheStagingSlotsPinned) {

@@ -102,6 +102,8 @@ void ControlsView::draw(const Frame& frame) {
     }
   }
   ImGui::TextDisabled("smallest workable now: %s (red mark)", format_bytes(s.minimum_budget).c_str());
+  if (edit_.mode == OffloadMode::autoswap && automatic_budget_)
+    ImGui::TextWrapped("autoswap offloads as little as fits the budget: without one it offloads nothing");
   if (s.link_adjustable) {
     float gbps = static_cast<float>(edit_.link_gbps);
     if (ImGui::SliderFloat("link GB/s", &gbps, 0.0f, 32.0f, gbps == 0 ? "unthrottled" : "%.1f GB/s")) {
