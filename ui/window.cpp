@@ -143,8 +143,9 @@ int run_window(SessionLink& link, const WindowOptions& o) {
           first_live = Clock::now();
           first_live_iteration = link.status().iteration;
         }
+      } else if (const SessionStatus s = link.status(); s.state == RunState::failed) {
+        return 1;  // no data will come (a budget too small, a missing dataset): the caller says why
       } else if (std::chrono::duration<double>(Clock::now() - started).count() > o.live_data_timeout_seconds) {
-        const SessionStatus s = link.status();
         std::fprintf(stderr, "tidepool: error: no iteration reached the views within %.0f s (state %s%s%s)\n",
                      o.live_data_timeout_seconds, to_string(s.state), s.error.empty() ? "" : ": ", s.error.c_str());
         return 1;

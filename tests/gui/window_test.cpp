@@ -4,8 +4,10 @@
 // should, by the palette's colours (ui/scene/colours.h).
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 
 #include <opencv2/imgcodecs.hpp>
@@ -118,6 +120,18 @@ TEST_F(Window, OverlapScenarioShowsComputeStalls) {
   const Layout l = layout_for(static_cast<float>(image.cols), static_cast<float>(image.rows), kMenuHeight);
   EXPECT_GT(count_colour(image, l[ViewId::timeline], span_colour(SpanKind::wait)), 20);
   EXPECT_GT(count_colour(image, l[ViewId::timeline], span_colour(SpanKind::offload)), 50);
+}
+
+// A run that cannot start (here a budget below the smallest) has nothing to
+// show: --screenshot says why at once instead of waiting for data.
+TEST_F(Window, ARunThatCannotStartEndsTheScreenshotWithItsReason) {
+  const auto started = std::chrono::steady_clock::now();
+  const Result r = run_command("xvfb-run -a " + tiny_run() + " --mode autoswap --budget 1MiB --screenshot " +
+                               (dir_.path() / "never.png").string() + " --frames 5");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("the smallest budget that works is"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(dir_.path() / "never.png"));
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(60)) << "it did not wait for data";
 }
 
 TEST(WindowWithoutDisplay, SaysWhatToDoInstead) {
