@@ -235,7 +235,9 @@ nlohmann::json run_batch(const RunOptions& o, const std::optional<Checkpoint>& r
   }
   if (start_iteration == stop_at) last_eval = session.evaluate();  // nothing left to train
   sink.flush();
-  ui::write_run_pictures(pictures.snapshot(), trainer.pool_bytes(), o.batch_size, out);
+  const Schedule& last = trainer.train_schedule();
+  ui::write_run_pictures(pictures.snapshot(), trainer.pool_bytes(), o.batch_size, out,
+                         last.settings.mode == OffloadMode::autoswap ? last.settings.load_limit_bytes : 0);
   if (session.iteration() < total)
     std::printf("stopped after %lld of %lld iterations; continue with --resume %s\n",
                 static_cast<long long>(session.iteration()), static_cast<long long>(total), out.string().c_str());
@@ -263,6 +265,7 @@ nlohmann::json run_batch(const RunOptions& o, const std::optional<Checkpoint>& r
       {"order", o.order},
       {"pinned_host_bytes", trainer.train_schedule().pinned_bytes},
       {"offloaded_bytes", trainer.train_schedule().offloaded_bytes()},
+      {"load_limit_bytes", trainer.train_schedule().settings.load_limit_bytes},
       {"compress", trainer.train_schedule().settings.compress},
       {"compressed_from_bytes", last_compressed.compressed_from_bytes},
       {"compressed_to_bytes", last_compressed.compressed_to_bytes},

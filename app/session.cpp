@@ -263,6 +263,7 @@ void TrainingSession::refresh_status() {
   status_.arena_bytes = trainer_->arena_bytes();
   status_.planned_peak_load_bytes = s.peak_load_bytes;
   status_.pinned_host_bytes = s.pinned_bytes;
+  status_.load_limit_bytes = s.settings.mode == OffloadMode::autoswap ? s.settings.load_limit_bytes : 0;
   status_.park_horizon = trainer_->park_horizon();
   status_.parking_budget = trainer_->parking_budget();
   status_.link_adjustable = dynamic_cast<CpuDevice*>(device_.get()) != nullptr;

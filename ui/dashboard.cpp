@@ -29,7 +29,7 @@ void Dashboard::refresh() {
   version_ = events_.version;
   timeline_ = build_timeline(events_, kTimelineIterations);
   map_ = build_address_map(events_, status_.pool_bytes);
-  load_ = build_memory_load(events_, status_.pool_bytes, kLoadIterations, status_.batch);
+  load_ = build_memory_load(events_, status_.pool_bytes, kLoadIterations, status_.batch, status_.load_limit_bytes);
   stats_ = build_stats(events_, map_, timeline_, status_.pinned_host_bytes);
   stalls_ = iteration_stalls(events_);
 }

@@ -56,6 +56,7 @@ struct SessionStatus {
   std::size_t arena_bytes = 0;      // the most any budget may be (reserved at start)
   std::size_t planned_peak_load_bytes = 0;
   std::size_t pinned_host_bytes = 0;  // the current schedule's offloaded bytes
+  std::size_t load_limit_bytes = 0;   // AutoSwap: the peak load it keeps under (0: none)
   // Async offloads: how many freed blocks stay parked at once, so forward
   // does not reuse them and wait for their copies (0: none, the pool is too
   // tight; kParkUntilNeeded: every one, until the pool needs the room), and

@@ -119,6 +119,29 @@ TEST(BatchRun, CompressedOffloadsAreReportedResumedAndChangeNoParameter) {
   EXPECT_LT(summary["pinned_host_bytes"].get<std::size_t>(), expected["pinned_host_bytes"].get<std::size_t>());
 }
 
+// --mode autoswap --budget: the summary gives the load limit it chose and
+// what it offloads, its pictures draw the limit, and the parameters are
+// base's.
+TEST(BatchRun, AutoSwapReportsItsLimitAndChangesNoParameter) {
+  testing::TempDir dir("autoswap");
+  testing::write_tiny_cifar10(dir.path() / "data");
+  RunOptions base = tiny_run(dir.path() / "data", dir.path() / "base");
+  base.iterations = 2;
+  const auto expected = run_batch(base, std::nullopt);
+  RunOptions o = base;
+  o.out = (dir.path() / "autoswap").string();
+  o.mode = "autoswap";
+  o.budget = "45MiB";  // resnet20 at batch 32: base needs 60, AutoSwap at least 34
+  const auto summary = run_batch(o, std::nullopt);
+  EXPECT_EQ(summary["param_checksum"], expected["param_checksum"]);
+  EXPECT_EQ(summary["pool_bytes"], 45u << 20);
+  const auto limit = summary["load_limit_bytes"].get<std::size_t>();
+  EXPECT_GT(limit, 0u);
+  EXPECT_LE(summary["peak_load_bytes"].get<std::size_t>(), limit);
+  EXPECT_GT(summary["offloaded_bytes"].get<std::size_t>(), 0u);
+  EXPECT_EQ(expected["offloaded_bytes"], 0u);
+}
+
 TEST(BatchRun, ResumeRefusesACheckpointOfAnotherModel) {
   Checkpoint c;
   c.options.model = "resnet32";

@@ -225,6 +225,14 @@ TEST(Png, MemoryLoadDrawsTheBudgetLineAndMarksThePeak) {
   const MemoryLoadLayout l = memory_load_layout(scene, 1600, 900);
   const int budget_y = l.y.px(1024.0 * KiB);
   EXPECT_GT(count(image, cv::Rect(l.curves.x, budget_y, l.curves.width, 1), kBudget), l.curves.width * 9 / 10);
+  EXPECT_EQ(count(image, cv::Rect(0, 0, 1600, 900), kLoadLimit), 0) << "no AutoSwap, no limit line";
+  // AutoSwap's load limit: a line of its own under the budget.
+  MemoryLoadScene limited = scene;
+  limited.load_limit_bytes = 800 * KiB;
+  const cv::Mat with_limit = draw_memory_load(limited, 1600, 900);
+  const MemoryLoadLayout ll = memory_load_layout(limited, 1600, 900);
+  const int limit_y = ll.y.px(800.0 * KiB);
+  EXPECT_GT(count(with_limit, cv::Rect(ll.curves.x, limit_y, ll.curves.width, 1), kLoadLimit), ll.curves.width / 2);
   // The load curve at a step of the first iteration, and the peak marker
   // (white) on the second's highest step.
   const double x3 = l.x(3.5);

@@ -30,12 +30,13 @@ constexpr std::uint32_t kAccuracyColour = 0x5CBF6A;
 constexpr std::uint32_t kThroughputColour = 0xC678DD;
 constexpr std::uint32_t kPeakMarker = 0xFFFFFF;
 
-const png::LegendEntries& legend() {
-  static const png::LegendEntries entries = {
+png::LegendEntries legend(const MemoryLoadScene& scene) {
+  png::LegendEntries entries = {
       {"memory load (bytes of live tensors)", kLoad},
       {"pool extent (highest byte in use + 1)", kExtent},
       {"budget", kBudget},
   };
+  if (scene.load_limit_bytes > 0) entries.push_back({"AutoSwap load limit", kLoadLimit});
   return entries;
 }
 
@@ -131,6 +132,12 @@ void draw_curves(cv::Mat& image, const MemoryLoadLayout& l, const MemoryLoadScen
     png::put_text(image, "budget " + format_bytes(scene.budget_bytes), {plot.x + plot.width + 6, y},
                   png::kSmallText, kBudget, HAlign::left, VAlign::middle);
   }
+  if (scene.load_limit_bytes > 0) {  // AutoSwap offloads what keeps the load under this
+    const int y = l.y.px(static_cast<double>(scene.load_limit_bytes));
+    cv::line(image, {plot.x, y}, {plot.x + plot.width, y}, png::bgr(kLoadLimit), 1, cv::LINE_8);
+    png::put_text(image, "AutoSwap load limit " + format_bytes(scene.load_limit_bytes), {plot.x + 6, y + 4},
+                  png::kSmallText, kLoadLimit, HAlign::left, VAlign::top);
+  }
   cv::circle(image, peak, 5, png::bgr(kPeakMarker), 2, cv::LINE_AA);
 }
 
@@ -214,7 +221,7 @@ void draw_iterations(cv::Mat& image, const MemoryLoadLayout& l, const MemoryLoad
 
 MemoryLoadLayout memory_load_layout(const MemoryLoadScene& scene, int width, int height) {
   MemoryLoadLayout l;
-  const int top = png::title_bottom() + png::legend_room(width, height, legend()) + 6 + kAxisTitleRow;
+  const int top = png::title_bottom() + png::legend_room(width, height, legend(scene)) + 6 + kAxisTitleRow;
   const int curves_height = std::max(40, static_cast<int>((height - top) * 0.56) - kXAxisRoom);
   // A narrow picture keeps most of its width for the curves.
   const int right_margin = std::min(kRightMargin, width / 5);
@@ -243,7 +250,7 @@ cv::Mat draw_memory_load(const MemoryLoadScene& scene, int width, int height) {
   }
   const MemoryLoadLayout l = memory_load_layout(scene, width, height);
   png::draw_title(image, title_of(scene));
-  png::draw_legend_below_title(image, legend());
+  png::draw_legend_below_title(image, legend(scene));
   draw_curves(image, l, scene);
   draw_iterations(image, l, scene);
   return image;

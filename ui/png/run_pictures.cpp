@@ -36,7 +36,7 @@ void write_png(const cv::Mat& image, const std::filesystem::path& file) {
 }  // namespace
 
 void write_run_pictures(const RingSnapshot& events, std::size_t pool_bytes, std::int64_t batch,
-                        const std::filesystem::path& folder) {
+                        const std::filesystem::path& folder, std::size_t load_limit_bytes) {
   // A folder that cannot be made is reported by the first write, with the
   // file's name.
   std::error_code ignored;
@@ -46,7 +46,7 @@ void write_run_pictures(const RingSnapshot& events, std::size_t pool_bytes, std:
   write_png(draw_timeline(timeline, kRunPictureWidth, kRunPictureHeight), folder / kTimelinePicture);
   const AddressMapScene map = build_address_map(events, pool_bytes);
   write_png(draw_address_map(map, kRunPictureWidth, kRunPictureHeight), folder / kAddressMapPicture);
-  const MemoryLoadScene load = build_memory_load(events, pool_bytes, kMemoryLoadIterations, batch);
+  const MemoryLoadScene load = build_memory_load(events, pool_bytes, kMemoryLoadIterations, batch, load_limit_bytes);
   write_png(draw_memory_load(load, kRunPictureWidth, kRunPictureHeight), folder / kMemoryLoadPicture);
 }
 

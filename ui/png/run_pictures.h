@@ -27,8 +27,9 @@ inline constexpr const char* kMemoryLoadPicture = "memory_load.png";
 // `folder`, creating it if needed, each kRunPictureWidth x
 // kRunPictureHeight. A snapshot with no events still gives three pictures,
 // each saying so. Throws std::runtime_error naming the file when one cannot
-// be written.
+// be written. `load_limit_bytes`: AutoSwap's limit, drawn on the memory
+// load (0: none).
 void write_run_pictures(const RingSnapshot& events, std::size_t pool_bytes, std::int64_t batch,
-                        const std::filesystem::path& folder);
+                        const std::filesystem::path& folder, std::size_t load_limit_bytes = 0);
 
 }  // namespace tidepool::ui

@@ -17,6 +17,7 @@ inline constexpr std::uint32_t kInFlightFromHost = 0x3CC8E8;  // prefetch in pro
 inline constexpr std::uint32_t kHole = 0x2A2A30;
 inline constexpr std::uint32_t kLargestHole = 0xF0E040;
 inline constexpr std::uint32_t kBudget = 0xE04040;
+inline constexpr std::uint32_t kLoadLimit = 0xE0B040;  // AutoSwap's load limit, under the budget
 inline constexpr std::uint32_t kLoad = 0x50B0F0;
 inline constexpr std::uint32_t kExtent = 0xB080F0;
 inline constexpr std::uint32_t kBackground = 0x18181C;

@@ -30,6 +30,7 @@ struct IterationPoint {
 struct MemoryLoadScene {
   std::vector<LoadPoint> points;  // the last iterations' samples, in order
   std::size_t budget_bytes = 0;   // the pool the run is given (0: unknown)
+  std::size_t load_limit_bytes = 0;  // AutoSwap's: the peak load it offloads to stay under (0: none)
   std::size_t peak_load_bytes = 0;
   std::size_t peak_index = 0;     // into points
   std::size_t max_extent_bytes = 0;
@@ -38,8 +39,9 @@ struct MemoryLoadScene {
 };
 
 // `iterations`: how many of the latest iterations' per-step samples to keep;
-// `batch`: images per iteration, for images/s.
+// `batch`: images per iteration, for images/s; `load_limit_bytes`: the
+// AutoSwap limit in effect (PlanSettings::load_limit_bytes), 0 for none.
 MemoryLoadScene build_memory_load(const RingSnapshot& events, std::size_t budget_bytes,
-                                  int iterations, std::int64_t batch);
+                                  int iterations, std::int64_t batch, std::size_t load_limit_bytes = 0);
 
 }  // namespace tidepool::ui

@@ -59,6 +59,11 @@ void MemoryLoadView::draw(const Frame& frame) {
     d->AddLine({x0, yb}, {x1, yb}, im_colour(kBudget), 2.0f);
     plot_label(d, {x0 + 4, yb - 15}, im_colour(kBudget), "budget " + format_bytes(scene.budget_bytes));
   }
+  if (scene.load_limit_bytes) {  // AutoSwap offloads what keeps the load under this
+    const float yl = y_of(scene.load_limit_bytes);
+    d->AddLine({x0, yl}, {x1, yl}, im_colour(kLoadLimit), 1.0f);
+    plot_label(d, {x0 + 4, yl + 2}, im_colour(kLoadLimit), "AutoSwap load limit " + format_bytes(scene.load_limit_bytes));
+  }
   const ImVec2 peak = load[std::min(scene.peak_index, n - 1)];
   d->AddCircleFilled(peak, 5, IM_COL32(255, 255, 255, 255));
   plot_label(d, {std::min(peak.x + 6, x1 - 120), peak.y - 16}, IM_COL32(255, 255, 255, 255),

@@ -55,6 +55,9 @@ void StatsView::draw(const Frame& frame) {
     if (s.parking_budget) parked += "; more parked from " + format_bytes(s.parking_budget);
     row("freed by offloads", parked);
   }
+  if (s.settings.mode == OffloadMode::autoswap)
+    row("AutoSwap load limit", s.load_limit_bytes ? format_bytes(s.load_limit_bytes) + " (offloads what keeps the load under)"
+                                                  : std::string("none: nothing offloaded (set a budget)"));
   row("pool (budget)", format_bytes(s.pool_bytes));
   row("smallest workable", format_bytes(s.minimum_budget));
   row("planned peak load", format_bytes(s.planned_peak_load_bytes));
