@@ -14,11 +14,19 @@ bool is_compute(StepKind k) {
   return k == StepKind::forward || k == StepKind::backward || k == StepKind::accumulate || k == StepKind::update;
 }
 
-// Compute steps strictly between a candidate's two accesses.
-template <typename F>
-void over_absence(const Schedule& s, const SwapCandidate& c, F&& f) {
-  for (int i = c.out_step + 1; i < c.in_step; ++i)
-    if (is_compute(s.steps[static_cast<std::size_t>(i)].kind)) f(i);
+// Sums over compute steps by prefix: before[i] is the sum over the compute
+// steps in [0, i), so a candidate's absence (out_step, in_step) is
+// before[in_step] - before[out_step + 1]. Loads are whole bytes, so the
+// sums are exact in a double.
+std::vector<double> compute_step_prefix(const Schedule& s, const std::vector<double>& value) {
+  std::vector<double> before(s.steps.size() + 1, 0.0);
+  for (std::size_t i = 0; i < s.steps.size(); ++i)
+    before[i + 1] = before[i] + (is_compute(s.steps[i].kind) ? value[i] : 0.0);
+  return before;
+}
+
+double over_absence(const std::vector<double>& before, const SwapCandidate& c) {
+  return before[static_cast<std::size_t>(c.in_step)] - before[static_cast<std::size_t>(c.out_step + 1)];
 }
 
 }  // namespace
@@ -35,14 +43,14 @@ std::vector<SwapCandidate> autoswap_order(const Schedule& base, const Schedule& 
     const Step& st = base.steps[static_cast<std::size_t>(i)];
     if (st.kind != StepKind::forward && st.kind != StepKind::backward) continue;
     const NodeTensors& nt = base.nodes[static_cast<std::size_t>(st.node)];
-    std::vector<int> touched = nt.inputs;
-    touched.push_back(nt.output);
-    for (int t : touched) {
+    auto touch = [&](int t) {
       if (st.kind == StepKind::forward)
         out[t] = i;
       else if (in[t] < 0)
         in[t] = i;
-    }
+    };
+    for (int t : nt.inputs) touch(t);
+    touch(nt.output);
   }
 
   std::vector<SwapCandidate> candidates;
@@ -56,17 +64,15 @@ std::vector<SwapCandidate> autoswap_order(const Schedule& base, const Schedule& 
   // Scores on a load curve (per step): the fixed ones once, SWDOA after
   // every choice on what the choices so far leave.
   std::vector<double> curve(load.begin(), load.end());
+  const std::vector<double> steps = compute_step_prefix(base, std::vector<double>(load.size(), 1.0));
+  std::vector<double> area = compute_step_prefix(base, curve);
   auto score_of = [&](const SwapCandidate& c) {
-    double doa = 0, area = 0;
-    over_absence(base, c, [&](int i) {
-      doa += 1;
-      area += curve[static_cast<std::size_t>(i)];
-    });
+    const double doa = over_absence(steps, c);
     switch (score) {
       case SwapScore::doa: return doa;
       case SwapScore::aoa: return doa * static_cast<double>(c.bytes);
       case SwapScore::wdoa:
-      case SwapScore::swdoa: return area;
+      case SwapScore::swdoa: return over_absence(area, c);
     }
     return 0.0;
   };
@@ -83,7 +89,8 @@ std::vector<SwapCandidate> autoswap_order(const Schedule& base, const Schedule& 
   while (!candidates.empty()) {
     for (SwapCandidate& c : candidates) c.score = score_of(c);
     auto best = std::min_element(candidates.begin(), candidates.end(), better);
-    over_absence(base, *best, [&](int i) { curve[static_cast<std::size_t>(i)] -= static_cast<double>(best->bytes); });
+    for (int i = best->out_step + 1; i < best->in_step; ++i) curve[static_cast<std::size_t>(i)] -= static_cast<double>(best->bytes);
+    area = compute_step_prefix(base, curve);
     order.push_back(*best);
     candidates.erase(best);
   }

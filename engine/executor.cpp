@@ -266,7 +266,6 @@ void Executor::transfer(const Schedule& s, Placement& p, const Step& st, int ste
   // (The batch's upload is a copy in that no offload went before.)
   const bool compressed = to_host ? s.settings.compress && s.tensors[t].offloaded : pending.compressed[t];
   if (compressed) {
-    if (2 * s.staging_bytes > pinned_bytes_) throw std::logic_error("the pinned region has no room for the staging slots");
     p.host[t] = pinned_ + (to_host ? 0 : s.staging_bytes);
   } else if (s.tensors[t].offloaded && to_host) {
     p.host[t] = pinned_ + s.tensors[t].host_offset;
@@ -340,6 +339,9 @@ void Executor::wait_transfer(const Schedule& s, Placement& p, const Step& st, in
 IterationResult Executor::run(const Schedule& s, Placement& p, const IterationInputs& in) {
   p.resize(s.tensors.size());
   store_.resize(s.tensors.size());  // no stream is using it: the last run synchronised
+  if (s.pinned_bytes > pinned_bytes_)
+    throw std::logic_error("the schedule needs " + mib(s.pinned_bytes) + " of pinned memory, the executor has " +
+                           mib(pinned_bytes_));
   p.host[s.data] = const_cast<float*>(in.images);
   p.host[s.labels] = const_cast<std::int32_t*>(in.labels);
   Pending pending(allocator_, s);
