@@ -13,12 +13,12 @@
 #include "app/progress.h"
 #include "app/session.h"
 #include "app/settings_text.h"
-#include "engine/events.h"
-#include "engine/planner.h"
-#include "engine/sinks/chrome_trace_writer.h"
-#include "engine/sinks/iteration_filter.h"
-#include "engine/sinks/memory_load_csv_writer.h"
-#include "engine/sinks/ring_sink.h"
+#include "engine/observe/events.h"
+#include "engine/plan/planner.h"
+#include "engine/observe/sinks/chrome_trace_writer.h"
+#include "engine/observe/sinks/iteration_filter.h"
+#include "engine/observe/sinks/memory_load_csv_writer.h"
+#include "engine/observe/sinks/ring_sink.h"
 #include "ui/png/run_pictures.h"
 
 namespace fs = std::filesystem;

@@ -4,7 +4,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "engine/param_init.h"
+#include "engine/core/param_init.h"
 
 namespace tidepool::app {
 namespace {

@@ -2,9 +2,9 @@
 
 #include <stdexcept>
 
-#include "engine/cpu/cpu_device.h"
+#include "engine/device/cpu/cpu_device.h"
 #ifdef TIDEPOOL_HAVE_CUDA
-#include "engine/cuda/cuda_device.h"
+#include "engine/device/cuda/cuda_device.h"
 #endif
 
 namespace tidepool::app {

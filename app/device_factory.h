@@ -4,7 +4,7 @@
 #include <memory>
 #include <string>
 
-#include "engine/device.h"
+#include "engine/device/device.h"
 
 namespace tidepool::app {
 

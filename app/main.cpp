@@ -19,7 +19,7 @@
 #include "app/plan_command.h"
 #include "app/replay_command.h"
 #include "datasets/dataset.h"
-#include "engine/allocator.h"
+#include "engine/memory/allocator.h"
 #include "models/registry.h"
 #ifdef TIDEPOOL_HAVE_GUI
 #include "app/window_run.h"

@@ -5,11 +5,11 @@
 #include <stdexcept>
 
 #include "app/settings_text.h"
-#include "engine/allocator.h"
-#include "engine/cpu/cpu_kernels.h"
-#include "engine/autoswap.h"
-#include "engine/dry_run.h"
-#include "engine/planner.h"
+#include "engine/memory/allocator.h"
+#include "engine/device/cpu/cpu_kernels.h"
+#include "engine/plan/autoswap.h"
+#include "engine/memory/dry_run.h"
+#include "engine/plan/planner.h"
 #include "models/registry.h"
 
 namespace tidepool::app {

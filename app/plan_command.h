@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/kernels.h"
-#include "engine/network.h"
-#include "engine/schedule.h"
+#include "engine/device/kernels.h"
+#include "engine/core/network.h"
+#include "engine/plan/schedule.h"
 
 namespace tidepool::app {
 

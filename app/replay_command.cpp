@@ -4,9 +4,9 @@
 #include <stdexcept>
 #include <vector>
 
-#include "engine/alloc_trace.h"
-#include "engine/allocator.h"
-#include "engine/pool_search.h"
+#include "engine/memory/alloc_trace.h"
+#include "engine/memory/allocator.h"
+#include "engine/memory/pool_search.h"
 
 namespace tidepool::app {
 

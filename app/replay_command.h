@@ -2,7 +2,7 @@
 // heuristic and prints, per heuristic, how much memory it needs.
 //
 // Trace format (CSV, one request per line; the full description is in
-// engine/alloc_trace.h):
+// engine/memory/alloc_trace.h):
 //
 //   event,id,bytes,offload
 //   alloc,0,1048576,0

@@ -7,10 +7,10 @@
 #include "app/device_factory.h"
 #include "app/lr_schedule.h"
 #include "app/settings_text.h"
-#include "engine/allocator.h"
-#include "engine/cpu/cpu_device.h"
-#include "engine/dry_run.h"
-#include "engine/planner.h"
+#include "engine/memory/allocator.h"
+#include "engine/device/cpu/cpu_device.h"
+#include "engine/memory/dry_run.h"
+#include "engine/plan/planner.h"
 #include "models/registry.h"
 
 namespace tidepool::app {

@@ -23,11 +23,11 @@
 #include "app/run_options.h"
 #include "datasets/dataset.h"
 #include "datasets/loader.h"
-#include "engine/device.h"
-#include "engine/dyn_mode.h"
-#include "engine/events.h"
-#include "engine/network.h"
-#include "engine/trainer.h"
+#include "engine/device/device.h"
+#include "engine/run/dyn_mode.h"
+#include "engine/observe/events.h"
+#include "engine/core/network.h"
+#include "engine/run/trainer.h"
 #include "ui/session_link.h"
 
 namespace tidepool::app {

@@ -15,7 +15,7 @@
 
 #include "app/run_options.h"
 #include "app/session.h"
-#include "engine/sinks/ring_sink.h"
+#include "engine/observe/sinks/ring_sink.h"
 #include "ui/session_link.h"
 
 namespace tidepool::app {

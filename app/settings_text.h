@@ -5,9 +5,9 @@
 #include <cstddef>
 #include <string>
 
-#include "engine/bytes_text.h"
-#include "engine/kernels.h"
-#include "engine/schedule.h"
+#include "engine/core/bytes_text.h"
+#include "engine/device/kernels.h"
+#include "engine/plan/schedule.h"
 
 namespace tidepool::app {
 

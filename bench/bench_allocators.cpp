@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/allocator.h"
+#include "engine/memory/allocator.h"
 
 namespace {
 

@@ -12,7 +12,7 @@
 #include <random>
 #include <vector>
 
-#include "engine/zero_value_store.h"
+#include "engine/run/zero_value_store.h"
 
 namespace tidepool {
 namespace {

@@ -15,11 +15,11 @@
 #include <random>
 #include <set>
 
-#include "engine/cpu/cpu_device.h"
-#include "engine/cpu/cpu_kernels.h"
-#include "engine/dry_run.h"
-#include "engine/planner.h"
-#include "engine/trainer.h"
+#include "engine/device/cpu/cpu_device.h"
+#include "engine/device/cpu/cpu_kernels.h"
+#include "engine/memory/dry_run.h"
+#include "engine/plan/planner.h"
+#include "engine/run/trainer.h"
 #include "models/registry.h"
 
 namespace tidepool {

@@ -29,7 +29,7 @@
 
 #include <cstdint>
 
-#include "engine/network.h"
+#include "engine/core/network.h"
 #include "models/registry.h"
 
 namespace tidepool::models {

@@ -16,8 +16,8 @@
 #include <cstdint>
 #include <string>
 
-#include "engine/layers/conv2d.h"
-#include "engine/network.h"
+#include "engine/core/layers/conv2d.h"
+#include "engine/core/network.h"
 #include "models/registry.h"
 
 namespace tidepool::models {

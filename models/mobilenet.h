@@ -22,7 +22,7 @@
 
 #include <cstdint>
 
-#include "engine/network.h"
+#include "engine/core/network.h"
 #include "models/registry.h"
 
 namespace tidepool::models {

@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/network.h"
+#include "engine/core/network.h"
 
 namespace tidepool::models {
 

@@ -12,8 +12,8 @@
 #include <cstdint>
 #include <string>
 
-#include "engine/schedule.h"
-#include "engine/sinks/ring_sink.h"
+#include "engine/plan/schedule.h"
+#include "engine/observe/sinks/ring_sink.h"
 
 namespace tidepool::ui {
 

@@ -13,7 +13,7 @@
 #include "tiny_cifar.h"
 #include "testing/run_command.h"
 #ifdef TIDEPOOL_HAVE_CUDA
-#include "engine/cuda/cuda_device.h"
+#include "engine/device/cuda/cuda_device.h"
 #endif
 
 namespace tidepool {

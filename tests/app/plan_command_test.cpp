@@ -8,11 +8,11 @@
 
 #include "app/plan_command.h"
 #include "app/settings_text.h"
-#include "engine/allocator.h"
-#include "engine/cpu/cpu_device.h"
-#include "engine/cpu/cpu_kernels.h"
+#include "engine/memory/allocator.h"
+#include "engine/device/cpu/cpu_device.h"
+#include "engine/device/cpu/cpu_kernels.h"
 #include "engine/test_networks.h"
-#include "engine/trainer.h"
+#include "engine/run/trainer.h"
 
 namespace tidepool::app {
 namespace {

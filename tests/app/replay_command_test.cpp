@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "engine/allocator.h"
+#include "engine/memory/allocator.h"
 
 namespace tidepool::app {
 namespace {

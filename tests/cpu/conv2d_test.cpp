@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "engine/cpu/cpu_kernels.h"
+#include "engine/device/cpu/cpu_kernels.h"
 #include "testing/kernel_testing.h"
 
 namespace tidepool {

@@ -1,7 +1,7 @@
 // The cpu device's streams, events, memory and failure handling, and the
 // WorkerStream underneath. Timing checks assert lower bounds only: a loaded
 // CI machine can always be slower, never faster than a sleep.
-#include "engine/cpu/cpu_device.h"
+#include "engine/device/cpu/cpu_device.h"
 
 #include <gtest/gtest.h>
 
@@ -17,7 +17,7 @@
 #include <thread>
 #include <vector>
 
-#include "engine/cpu/worker_stream.h"
+#include "engine/device/cpu/worker_stream.h"
 
 #if defined(__linux__)
 #include <sys/resource.h>

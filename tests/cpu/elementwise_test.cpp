@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/cpu/cpu_kernels.h"
+#include "engine/device/cpu/cpu_kernels.h"
 #include "testing/kernel_testing.h"
 
 namespace tidepool {

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/cpu/cpu_kernels.h"
+#include "engine/device/cpu/cpu_kernels.h"
 #include "reference/batchnorm.h"
 #include "reference/conv2d.h"
 #include "reference/dropout.h"

@@ -1,7 +1,7 @@
 // The cuda device itself: memory reserved once with clear errors, copies
 // through pinned and pageable memory, events ordering streams, one clock
 // for events and the host, typed errors that name the failing call.
-#include "engine/cuda/cuda_device.h"
+#include "engine/device/cuda/cuda_device.h"
 
 #include <gtest/gtest.h>
 
@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "engine/cuda/cuda_error.h"
+#include "engine/device/cuda/cuda_error.h"
 #include "gpu_testing.h"
 
 namespace tidepool {

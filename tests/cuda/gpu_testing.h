@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/cpu/cpu_kernels.h"
-#include "engine/cuda/cuda_device.h"
-#include "engine/cuda/cuda_kernels.h"
+#include "engine/device/cpu/cpu_kernels.h"
+#include "engine/device/cuda/cuda_device.h"
+#include "engine/device/cuda/cuda_kernels.h"
 #include "testing/kernel_testing.h"
 
 // Skips the calling test (GTEST_SKIP returns from the function it is in)

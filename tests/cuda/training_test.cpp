@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "engine/allocator.h"
-#include "engine/cpu/cpu_device.h"
-#include "engine/sinks/ring_sink.h"
+#include "engine/memory/allocator.h"
+#include "engine/device/cpu/cpu_device.h"
+#include "engine/observe/sinks/ring_sink.h"
 #include "engine/test_networks.h"  // tests/engine: residual_net
-#include "engine/trainer.h"
+#include "engine/run/trainer.h"
 #include "gpu_testing.h"
 #include "models/registry.h"
 

@@ -6,10 +6,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "engine/alloc_trace.h"
-#include "engine/allocator.h"
-#include "engine/cpu/cpu_kernels.h"
-#include "engine/planner.h"
+#include "engine/memory/alloc_trace.h"
+#include "engine/memory/allocator.h"
+#include "engine/device/cpu/cpu_kernels.h"
+#include "engine/plan/planner.h"
 #include "test_networks.h"
 
 namespace tidepool {

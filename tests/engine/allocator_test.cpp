@@ -5,8 +5,8 @@
 #include <map>
 #include <random>
 
-#include "engine/allocator.h"
-#include "engine/allocators/free_list.h"
+#include "engine/memory/allocator.h"
+#include "engine/memory/allocators/free_list.h"
 
 namespace tidepool {
 namespace {

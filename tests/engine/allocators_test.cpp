@@ -8,9 +8,9 @@
 #include <map>
 #include <random>
 
-#include "engine/alloc_trace.h"
-#include "engine/allocator.h"
-#include "engine/paper_sequences.h"
+#include "engine/memory/alloc_trace.h"
+#include "engine/memory/allocator.h"
+#include "engine/memory/paper_sequences.h"
 
 namespace tidepool {
 namespace {

@@ -3,7 +3,7 @@
 // when the pool needs the room, or when its own tensor comes back.
 #include <gtest/gtest.h>
 
-#include "engine/async_release.h"
+#include "engine/memory/parking.h"
 
 namespace tidepool {
 namespace {

@@ -1,7 +1,7 @@
 // AutoSwap: the priority scores are what the paper defines, the planner
 // takes as few tensors as bring the peak under the limit, and the trainer
 // offloads as little as the budget allows without changing the numbers.
-#include "engine/autoswap.h"
+#include "engine/plan/autoswap.h"
 
 #include <gtest/gtest.h>
 
@@ -9,11 +9,11 @@
 #include <random>
 #include <set>
 
-#include "engine/allocator.h"
-#include "engine/cpu/cpu_device.h"
-#include "engine/cpu/cpu_kernels.h"
-#include "engine/planner.h"
-#include "engine/trainer.h"
+#include "engine/memory/allocator.h"
+#include "engine/device/cpu/cpu_device.h"
+#include "engine/device/cpu/cpu_kernels.h"
+#include "engine/plan/planner.h"
+#include "engine/run/trainer.h"
 #include "test_networks.h"
 
 namespace tidepool {

@@ -1,6 +1,6 @@
 // The host threads that split one tensor's compression: every part runs
 // once, errors come back to the caller, and two callers share the pool.
-#include "engine/host_thread_pool.h"
+#include "engine/run/host_thread_pool.h"
 
 #include <gtest/gtest.h>
 

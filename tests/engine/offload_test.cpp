@@ -7,13 +7,13 @@
 #include <random>
 #include <set>
 
-#include "engine/allocator.h"
-#include "engine/bytes_text.h"
-#include "engine/cpu/cpu_device.h"
-#include "engine/cpu/cpu_kernels.h"
-#include "engine/dry_run.h"
-#include "engine/planner.h"
-#include "engine/trainer.h"
+#include "engine/memory/allocator.h"
+#include "engine/core/bytes_text.h"
+#include "engine/device/cpu/cpu_device.h"
+#include "engine/device/cpu/cpu_kernels.h"
+#include "engine/memory/dry_run.h"
+#include "engine/plan/planner.h"
+#include "engine/run/trainer.h"
 #include "models/registry.h"
 #include "test_networks.h"
 
@@ -203,7 +203,7 @@ TEST(Replan, SwitchingSettingsBetweenIterationsKeepsTheNumbers) {
 }  // namespace
 }  // namespace tidepool
 
-#include "engine/dyn_mode.h"
+#include "engine/run/dyn_mode.h"
 
 namespace tidepool {
 namespace {
@@ -248,7 +248,7 @@ TEST(Dyn, KeepsEverythingWhenBaseFitsAndProfilesOtherwise) {
 }  // namespace
 }  // namespace tidepool
 
-#include "engine/executor.h"
+#include "engine/run/executor.h"
 
 namespace tidepool {
 namespace {

@@ -2,8 +2,8 @@
 
 #include <set>
 
-#include "engine/cpu/cpu_kernels.h"
-#include "engine/planner.h"
+#include "engine/device/cpu/cpu_kernels.h"
+#include "engine/plan/planner.h"
 #include "test_networks.h"
 
 namespace tidepool {

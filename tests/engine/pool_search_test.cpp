@@ -6,12 +6,12 @@
 #include <iostream>
 #include <stdexcept>
 
-#include "engine/alloc_trace.h"
-#include "engine/allocator.h"
-#include "engine/cpu/cpu_kernels.h"
-#include "engine/paper_sequences.h"
-#include "engine/planner.h"
-#include "engine/pool_search.h"
+#include "engine/memory/alloc_trace.h"
+#include "engine/memory/allocator.h"
+#include "engine/device/cpu/cpu_kernels.h"
+#include "engine/memory/paper_sequences.h"
+#include "engine/plan/planner.h"
+#include "engine/memory/pool_search.h"
 #include "test_networks.h"
 
 namespace tidepool {
@@ -24,7 +24,7 @@ TraceEvent alloc(std::int64_t id, std::size_t bytes, bool offload = false) {
 }
 TraceEvent release(std::int64_t id) { return {TraceEvent::Kind::free, id, 0, false}; }
 
-// The papers' sequences (engine/paper_sequences.h): §IV-B's
+// The papers' sequences (engine/memory/paper_sequences.h): §IV-B's
 // A1(5), A2(2), A3(1), D2, A4(1), D1, D3, A5(8), and §III-B's
 // a11 a12 a13 a14 d1 a22 a23 a24 d2 a33 a34 d3 a44 d4, whose unit is three
 // granules, so 1/3 unit is one granule.

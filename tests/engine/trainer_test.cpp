@@ -6,9 +6,9 @@
 #include <cmath>
 #include <random>
 
-#include "engine/cpu/cpu_device.h"
-#include "engine/dry_run.h"
-#include "engine/trainer.h"
+#include "engine/device/cpu/cpu_device.h"
+#include "engine/memory/dry_run.h"
+#include "engine/run/trainer.h"
 #include "test_networks.h"
 
 namespace tidepool {

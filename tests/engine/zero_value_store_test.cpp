@@ -1,6 +1,6 @@
 // Zero-value compression of offloaded tensors: every value comes back bit
 // for bit, the store keeps what it promises, and dense tensors skip the work.
-#include "engine/zero_value_store.h"
+#include "engine/run/zero_value_store.h"
 
 #include <gtest/gtest.h>
 

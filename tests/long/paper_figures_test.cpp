@@ -6,7 +6,7 @@
 
 #include "app/batch_run.h"
 #include "app/plan_command.h"
-#include "engine/cpu/cpu_kernels.h"
+#include "engine/device/cpu/cpu_kernels.h"
 #include "models/registry.h"
 
 namespace tidepool::app {

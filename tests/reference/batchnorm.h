@@ -4,7 +4,7 @@
 // batch's mean and unbiased variance (PyTorch's convention).
 #pragma once
 
-#include "engine/kernels.h"
+#include "engine/device/kernels.h"
 
 namespace tidepool::reference {
 

@@ -4,7 +4,7 @@
 // output size rounded down. Backward functions overwrite their outputs.
 #pragma once
 
-#include "engine/kernels.h"
+#include "engine/device/kernels.h"
 
 namespace tidepool::reference {
 

@@ -1,5 +1,5 @@
 // Reference dropout, written from the recipe in kernels.h and
-// engine/cpu/dropout.cpp rather than shared with the kernel, so a change to
+// engine/device/cpu/dropout.cpp rather than shared with the kernel, so a change to
 // either spelling of the hash shows up as a test failure:
 //   u = (splitmix64(seed ^ i) >> 40) * 2^-24, keep when u >= p,
 //   mask = keep ? 1 / (1 - p) : 0.

@@ -2,7 +2,7 @@
 // y[n, out] = x[n, in] * W[out, in]^T + b[out]. A null b or db means no bias.
 #pragma once
 
-#include "engine/kernels.h"
+#include "engine/device/kernels.h"
 
 namespace tidepool::reference {
 

@@ -4,7 +4,7 @@
 // count_include_pad=True). Backward overwrites dx.
 #pragma once
 
-#include "engine/kernels.h"
+#include "engine/device/kernels.h"
 
 namespace tidepool::reference {
 

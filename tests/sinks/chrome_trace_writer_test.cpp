@@ -1,4 +1,4 @@
-#include "engine/sinks/chrome_trace_writer.h"
+#include "engine/observe/sinks/chrome_trace_writer.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "engine/sinks/memory_load_csv_writer.h"
+#include "engine/observe/sinks/memory_load_csv_writer.h"
 
 #include <gtest/gtest.h>
 

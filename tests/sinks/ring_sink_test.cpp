@@ -1,4 +1,4 @@
-#include "engine/sinks/ring_sink.h"
+#include "engine/observe/sinks/ring_sink.h"
 
 #include <gtest/gtest.h>
 

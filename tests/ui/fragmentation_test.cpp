@@ -13,9 +13,9 @@
 #include <set>
 #include <stdexcept>
 
-#include "engine/alloc_trace.h"
-#include "engine/allocator.h"
-#include "engine/paper_sequences.h"
+#include "engine/memory/alloc_trace.h"
+#include "engine/memory/allocator.h"
+#include "engine/memory/paper_sequences.h"
 
 namespace tidepool::ui {
 namespace {

@@ -13,7 +13,7 @@
 #include <opencv2/imgcodecs.hpp>
 
 #include "datasets/scratch_dir.h"
-#include "engine/sinks/ring_sink.h"
+#include "engine/observe/sinks/ring_sink.h"
 #include "ui/png/address_map_png.h"
 #include "ui/png/canvas.h"
 #include "ui/png/memory_load_png.h"

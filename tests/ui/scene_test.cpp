@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <random>
 
-#include "engine/cpu/cpu_device.h"
-#include "engine/sinks/ring_sink.h"
-#include "engine/trainer.h"
+#include "engine/device/cpu/cpu_device.h"
+#include "engine/observe/sinks/ring_sink.h"
+#include "engine/run/trainer.h"
 #include "engine/test_networks.h"
 #include "ui/scene/address_map.h"
 #include "ui/scene/memory_load.h"

@@ -17,7 +17,7 @@
 
 #include <opencv2/core.hpp>
 
-#include "engine/bytes_text.h"
+#include "engine/core/bytes_text.h"
 
 namespace tidepool::ui::png {
 

@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <filesystem>
 
-#include "engine/sinks/ring_sink.h"
+#include "engine/observe/sinks/ring_sink.h"
 
 namespace tidepool::ui {
 

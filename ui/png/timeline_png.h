@@ -7,7 +7,7 @@
 
 #include <opencv2/core.hpp>
 
-#include "engine/device.h"
+#include "engine/device/device.h"
 #include "ui/png/canvas.h"
 #include "ui/scene/timeline.h"
 

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/events.h"
-#include "engine/sinks/ring_sink.h"
-#include "engine/tensor.h"
+#include "engine/observe/events.h"
+#include "engine/observe/sinks/ring_sink.h"
+#include "engine/core/tensor.h"
 
 namespace tidepool::ui {
 

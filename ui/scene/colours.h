@@ -4,8 +4,8 @@
 
 #include <cstdint>
 
-#include "engine/events.h"
-#include "engine/tensor.h"
+#include "engine/observe/events.h"
+#include "engine/core/tensor.h"
 
 namespace tidepool::ui {
 

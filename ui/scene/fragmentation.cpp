@@ -10,7 +10,7 @@
 #include <unordered_map>
 #include <utility>
 
-#include "engine/allocator.h"
+#include "engine/memory/allocator.h"
 
 namespace tidepool::ui {
 namespace {

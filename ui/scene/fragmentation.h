@@ -4,7 +4,7 @@
 // draw the pools side by side and a student can step through the moment a
 // heuristic's choice splits the free space.
 //
-// Unlike tidepool::replay (engine/alloc_trace.h), which stops at the first
+// Unlike tidepool::replay (engine/memory/alloc_trace.h), which stops at the first
 // request a pool cannot place, this keeps going: a failed request is
 // recorded on its frame and the sequence goes on without it (a later free
 // of that block is skipped), so the rest of the story stays visible.
@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/paper_sequences.h"
+#include "engine/memory/paper_sequences.h"
 
 namespace tidepool::ui {
 
@@ -86,7 +86,7 @@ struct FragmentationReplay {
 // Plays `sequence` through a fresh allocator per heuristic in a pool of
 // sequence.pool_bytes; cnmem starts from sequence.cnmem_initial_pool_bytes
 // when that is set. Throws std::invalid_argument for an unknown heuristic
-// or a malformed trace (engine/alloc_trace.h's validate), and
+// or a malformed trace (engine/memory/alloc_trace.h's validate), and
 // std::logic_error if a heuristic ever places a block over a live one or
 // outside the pool.
 FragmentationReplay replay_fragmentation(const PaperSequence& sequence, const std::vector<std::string>& heuristics);

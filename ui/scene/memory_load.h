@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/events.h"
-#include "engine/sinks/ring_sink.h"
+#include "engine/observe/events.h"
+#include "engine/observe/sinks/ring_sink.h"
 
 namespace tidepool::ui {
 

@@ -4,8 +4,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "engine/events.h"
-#include "engine/sinks/ring_sink.h"
+#include "engine/observe/events.h"
+#include "engine/observe/sinks/ring_sink.h"
 #include "ui/scene/address_map.h"
 #include "ui/scene/timeline.h"
 

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/events.h"
-#include "engine/sinks/ring_sink.h"
+#include "engine/observe/events.h"
+#include "engine/observe/sinks/ring_sink.h"
 
 namespace tidepool::ui {
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/allocator.h"
+#include "engine/memory/allocator.h"
 
 namespace tidepool::ui {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "engine/allocator.h"
+#include "engine/memory/allocator.h"
 #include "ui/scene/colours.h"
 
 namespace tidepool::ui {

@@ -9,8 +9,8 @@
 
 #include <imgui.h>
 
-#include "engine/bytes_text.h"
-#include "engine/sinks/ring_sink.h"
+#include "engine/core/bytes_text.h"
+#include "engine/observe/sinks/ring_sink.h"
 #include "ui/scene/address_map.h"
 #include "ui/scene/memory_load.h"
 #include "ui/scene/stats.h"

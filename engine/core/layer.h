@@ -1,0 +1,107 @@
+// A layer is a pure description: it checks its input shapes, names its
+// parameters, says which tensors its backward pass reads (so the planner
+// knows what must stay resident or come back from the host), and turns
+// pointers into kernel calls. It holds no tensors and no device state, so one
+// network serves every batch size, device and plan.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/device/kernels.h"
+#include "engine/core/tensor.h"
+
+namespace tidepool {
+
+enum class ParamInit : std::uint8_t {
+  kaiming_normal_fan_out,  // N(0, 2 / fan_out): torchvision's init for conv in ReLU nets
+  uniform_fan_in,          // U(-1/sqrt(fan_in), 1/sqrt(fan_in)): PyTorch's default for linear
+  zeros,
+  ones,
+};
+
+struct ParamSpec {
+  std::string suffix;  // "weight", "bias", "running_mean", ...
+  Shape shape;
+  ParamInit init = ParamInit::zeros;
+  std::int64_t fan_in = 1, fan_out = 1;
+  // Trainable parameters get a gradient and momentum and count as model
+  // parameters; the rest (batchnorm running statistics) are state.
+  bool trainable = true;
+};
+
+// Tensors a forward pass leaves for its own backward pass besides its
+// inputs and output (batchnorm's batch statistics, max-pool indices, ...).
+struct SavedSpec {
+  std::string suffix;
+  std::size_t bytes = 0;
+};
+
+// Everything a layer's kernels need for one call. Pointers point into device
+// memory. In forward, grads are null; in backward, input_grads[i] is null
+// when input i needs no gradient (images, labels).
+struct LayerArgs {
+  std::vector<Shape> input_shapes;
+  Shape output_shape;
+  std::vector<const void*> inputs;
+  void* output = nullptr;
+  std::vector<float*> params;       // in params() order
+  std::vector<float*> param_grads;  // in params() order; null for non-trainable
+  std::vector<void*> saved;         // in saved() order
+  void* workspace = nullptr;
+  const float* output_grad = nullptr;
+  std::vector<float*> input_grads;
+  ConvScheme scheme = ConvScheme::p;
+  bool training = true;
+  std::uint64_t seed = 0;  // fresh per layer and iteration (dropout)
+};
+
+enum class Pass : std::uint8_t { forward, backward };
+
+class Layer {
+ public:
+  explicit Layer(std::string name) : name_(std::move(name)) {}
+  virtual ~Layer() = default;
+
+  const std::string& name() const { return name_; }
+  virtual std::string_view kind() const = 0;
+
+  // Checks the inputs and returns the output shape; throws
+  // std::invalid_argument naming the layer when they do not fit.
+  virtual Shape infer(const std::vector<Shape>& inputs) const = 0;
+  virtual DType output_dtype() const { return DType::f32; }
+  // Input i is an index (labels), not a value with a gradient.
+  virtual bool input_is_index(int i) const { return false; }
+
+  virtual std::vector<ParamSpec> params(const std::vector<Shape>& inputs) const { return {}; }
+  virtual std::vector<SavedSpec> saved(const std::vector<Shape>& inputs, Kernels&) const {
+    return {};
+  }
+  virtual std::size_t workspace_bytes(const std::vector<Shape>& inputs, Pass, ConvScheme,
+                                      Kernels&) const {
+    return 0;
+  }
+
+  // What backward reads. The planner keeps these alive until this layer's
+  // backward pass has run.
+  virtual bool backward_reads_input(int i) const = 0;
+  virtual bool backward_reads_output() const = 0;
+
+  virtual void forward(Kernels&, const LayerArgs&) const = 0;
+  virtual void backward(Kernels&, const LayerArgs&) const = 0;
+
+  // For the benchmark and the models table.
+  virtual double forward_flops(const std::vector<Shape>& inputs) const { return 0; }
+
+ protected:
+  [[noreturn]] void fail(const std::string& what) const;
+
+ private:
+  std::string name_;
+};
+
+}  // namespace tidepool

@@ -1,0 +1,19 @@
+// Elementwise sum of two tensors of one shape: the residual join.
+#pragma once
+
+#include "engine/core/layer.h"
+
+namespace tidepool {
+
+class Add final : public Layer {
+ public:
+  using Layer::Layer;
+  std::string_view kind() const override { return "add"; }
+  Shape infer(const std::vector<Shape>& inputs) const override;
+  bool backward_reads_input(int) const override { return false; }
+  bool backward_reads_output() const override { return false; }
+  void forward(Kernels&, const LayerArgs&) const override;
+  void backward(Kernels&, const LayerArgs&) const override;
+};
+
+}  // namespace tidepool

@@ -1,0 +1,21 @@
+#include "engine/core/layers/relu.h"
+
+namespace tidepool {
+
+Shape Relu::infer(const std::vector<Shape>& in) const {
+  if (in.size() != 1) fail("expects one input");
+  return in[0];
+}
+
+void Relu::forward(Kernels& k, const LayerArgs& a) const {
+  k.relu_forward(a.output_shape.numel(), static_cast<const float*>(a.inputs[0]),
+                 static_cast<float*>(a.output));
+}
+
+void Relu::backward(Kernels& k, const LayerArgs& a) const {
+  if (!a.input_grads[0]) return;
+  k.relu_backward(a.output_shape.numel(), static_cast<const float*>(a.output), a.output_grad,
+                  a.input_grads[0]);
+}
+
+}  // namespace tidepool

@@ -1,0 +1,169 @@
+// Batch normalisation on oneDNN, per channel over (n, h, w), NCHW data.
+//
+// oneDNN computes the batch mean and the biased batch variance (divided by
+// N = n*h*w) and normalises with them; that pair is what backward needs, so
+// it goes straight into saved_mean/saved_var. The running statistics follow
+// PyTorch, which tracks the unbiased variance (divided by N - 1): oneDNN
+// has no notion of running statistics, so they are updated here.
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/device/cpu/cpu_kernels.h"
+#include "engine/device/cpu/onednn_util.h"
+
+namespace tidepool {
+namespace {
+
+using namespace onednn;
+
+using dnnl::normalization_flags;
+
+memory::desc data_desc(const BatchNormShape& s) {
+  return f32_desc({s.n, s.c, s.h, s.w}, Tag::nchw);
+}
+
+dnnl::batch_normalization_forward::desc forward_desc(const BatchNormShape& s, prop_kind kind,
+                                                     normalization_flags extra) {
+  return dnnl::batch_normalization_forward::desc(
+      kind, data_desc(s), s.eps,
+      normalization_flags::use_scale | normalization_flags::use_shift | extra);
+}
+
+struct BnPrimitive final : CacheEntry {
+  // Backward descriptors keep a raw pointer to their forward hint, so the
+  // hint lives (and dies last) with the primitive.
+  dnnl::primitive_desc hint;
+  dnnl::primitive prim;
+  OwnedScratchpad scratch;
+  // oneDNN 2.6's backward with use_shift insists on a shift argument even
+  // though the gradient does not depend on beta, and batchnorm_backward is
+  // (rightly) not given beta. This zero vector stands in for it.
+  std::vector<float> unused_shift;
+};
+
+CacheKey key_of(Op op, const BatchNormShape& s) {
+  return {static_cast<std::int64_t>(op), s.n, s.c, s.h, s.w, float_bits(s.eps)};
+}
+
+BnPrimitive& train_primitive(Context& ctx, const BatchNormShape& s) {
+  return ctx.entry<BnPrimitive>(key_of(Op::batchnorm_train, s), [&] {
+    validate(s);
+    const dnnl::batch_normalization_forward::primitive_desc pd(
+        forward_desc(s, prop_kind::forward_training, normalization_flags::none), user_scratchpad(),
+        ctx.engine);
+    auto e = std::make_unique<BnPrimitive>();
+    e->prim = dnnl::batch_normalization_forward(pd);
+    e->scratch.reset(pd.scratchpad_desc(), ctx.engine);
+    return e;
+  });
+}
+
+BnPrimitive& infer_primitive(Context& ctx, const BatchNormShape& s) {
+  return ctx.entry<BnPrimitive>(key_of(Op::batchnorm_infer, s), [&] {
+    validate(s);
+    const dnnl::batch_normalization_forward::primitive_desc pd(
+        forward_desc(s, prop_kind::forward_inference, normalization_flags::use_global_stats),
+        user_scratchpad(), ctx.engine);
+    auto e = std::make_unique<BnPrimitive>();
+    e->prim = dnnl::batch_normalization_forward(pd);
+    e->scratch.reset(pd.scratchpad_desc(), ctx.engine);
+    return e;
+  });
+}
+
+BnPrimitive& backward_primitive(Context& ctx, const BatchNormShape& s) {
+  return ctx.entry<BnPrimitive>(key_of(Op::batchnorm_backward, s), [&] {
+    validate(s);
+    const dnnl::primitive_attr attr = user_scratchpad();
+    const dnnl::batch_normalization_forward::primitive_desc hint(
+        forward_desc(s, prop_kind::forward_training, normalization_flags::none), attr, ctx.engine);
+    const dnnl::batch_normalization_backward::desc desc(
+        prop_kind::backward, data_desc(s), data_desc(s), s.eps,
+        normalization_flags::use_scale | normalization_flags::use_shift);
+    const dnnl::batch_normalization_backward::primitive_desc pd(desc, attr, ctx.engine, hint);
+    auto e = std::make_unique<BnPrimitive>();
+    e->hint = hint;
+    e->prim = dnnl::batch_normalization_backward(pd);
+    e->unused_shift.assign(static_cast<std::size_t>(s.c), 0.0f);
+    e->scratch.reset(pd.scratchpad_desc(), ctx.engine);
+    return e;
+  });
+}
+
+void run_locked(Context& ctx, BnPrimitive& e, std::unordered_map<int, memory> args) {
+  std::lock_guard<std::mutex> lock(e.scratch.mutex());
+  e.scratch.add_arg(args);
+  ctx.run(e.prim, std::move(args));
+}
+
+}  // namespace
+
+void CpuKernels::batchnorm_forward_train(const BatchNormShape& s, const float* x,
+                                         const float* gamma, const float* beta, float* y,
+                                         float* saved_mean, float* saved_var, float* running_mean,
+                                         float* running_var) {
+  BnPrimitive& e = train_primitive(*ctx_, s);
+  const dnnl::engine& eng = ctx_->engine;
+  const memory::desc data = data_desc(s);
+  const memory::desc channel = vec_desc(s.c);
+  run_locked(*ctx_, e,
+             {{DNNL_ARG_SRC, wrap(data, eng, x)},
+              {DNNL_ARG_DST, wrap(data, eng, y)},
+              {DNNL_ARG_SCALE, wrap(channel, eng, gamma)},
+              {DNNL_ARG_SHIFT, wrap(channel, eng, beta)},
+              {DNNL_ARG_MEAN, wrap(channel, eng, saved_mean)},
+              {DNNL_ARG_VARIANCE, wrap(channel, eng, saved_var)}});
+
+  if (running_mean == nullptr || running_var == nullptr) return;
+  // PyTorch's unbiased estimate; with a single value per channel there is
+  // no spread to correct, so the batch variance (0) is used as is.
+  const double count = static_cast<double>(s.n) * static_cast<double>(s.h * s.w);
+  const float unbias = count > 1.0 ? static_cast<float>(count / (count - 1.0)) : 1.0f;
+  const float m = s.momentum;
+  for (std::int64_t ch = 0; ch < s.c; ++ch) {
+    running_mean[ch] = (1.0f - m) * running_mean[ch] + m * saved_mean[ch];
+    running_var[ch] = (1.0f - m) * running_var[ch] + m * saved_var[ch] * unbias;
+  }
+}
+
+void CpuKernels::batchnorm_forward_infer(const BatchNormShape& s, const float* x,
+                                         const float* gamma, const float* beta,
+                                         const float* running_mean, const float* running_var,
+                                         float* y) {
+  BnPrimitive& e = infer_primitive(*ctx_, s);
+  const dnnl::engine& eng = ctx_->engine;
+  const memory::desc data = data_desc(s);
+  const memory::desc channel = vec_desc(s.c);
+  run_locked(*ctx_, e,
+             {{DNNL_ARG_SRC, wrap(data, eng, x)},
+              {DNNL_ARG_DST, wrap(data, eng, y)},
+              {DNNL_ARG_SCALE, wrap(channel, eng, gamma)},
+              {DNNL_ARG_SHIFT, wrap(channel, eng, beta)},
+              {DNNL_ARG_MEAN, wrap(channel, eng, running_mean)},
+              {DNNL_ARG_VARIANCE, wrap(channel, eng, running_var)}});
+}
+
+void CpuKernels::batchnorm_backward(const BatchNormShape& s, const float* x, const float* dy,
+                                    const float* gamma, const float* saved_mean,
+                                    const float* saved_var, float* dx, float* dgamma,
+                                    float* dbeta) {
+  BnPrimitive& e = backward_primitive(*ctx_, s);
+  const dnnl::engine& eng = ctx_->engine;
+  const memory::desc data = data_desc(s);
+  const memory::desc channel = vec_desc(s.c);
+  run_locked(*ctx_, e,
+             {{DNNL_ARG_SRC, wrap(data, eng, x)},
+              {DNNL_ARG_DIFF_DST, wrap(data, eng, dy)},
+              {DNNL_ARG_SCALE, wrap(channel, eng, gamma)},
+              {DNNL_ARG_SHIFT, wrap(channel, eng, e.unused_shift.data())},
+              {DNNL_ARG_MEAN, wrap(channel, eng, saved_mean)},
+              {DNNL_ARG_VARIANCE, wrap(channel, eng, saved_var)},
+              {DNNL_ARG_DIFF_SRC, wrap(data, eng, dx)},
+              {DNNL_ARG_DIFF_SCALE, wrap(channel, eng, dgamma)},
+              {DNNL_ARG_DIFF_SHIFT, wrap(channel, eng, dbeta)}});
+}
+
+}  // namespace tidepool

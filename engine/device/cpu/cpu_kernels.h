@@ -1,0 +1,98 @@
+// The cpu device's kernel table: oneDNN primitives for the heavy ops
+// (convolution, batch norm, pooling, inner product, relu) and plain loops for
+// the memory-bound ones (dropout, elementwise, softmax cross-entropy, SGD).
+//
+// oneDNN stays behind a pimpl: this header is included by the cpu device and
+// by tests, and nothing outside engine/device/cpu/*.cpp may see dnnl.hpp.
+//
+// Threading: workspace and saved-size queries may come from any thread (the
+// planner); kernel calls come from the compute stream's worker. Primitives
+// are created once per (op, shape, scheme, pass) and cached for the lifetime
+// of the table; creation is serialised by a mutex, execution is not.
+//
+// Convolution workspace: the caller's workspace holds the copies of operands
+// that oneDNN wants in a blocked layout and the primitive's scratchpad. Each
+// piece starts at a multiple of 64 bytes from the start of the workspace, so
+// it is 64-byte aligned whenever the workspace itself is (the arena's
+// offsets are). conv_workspace_bytes is exactly the span those pieces cover.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "engine/device/kernels.h"
+
+namespace tidepool {
+
+namespace onednn {
+struct Context;
+}
+
+class CpuKernels final : public Kernels {
+ public:
+  CpuKernels();
+  ~CpuKernels() override;
+  CpuKernels(const CpuKernels&) = delete;
+  CpuKernels& operator=(const CpuKernels&) = delete;
+
+  // The oneDNN implementation a convolution pass runs with, e.g.
+  // "jit:avx2 (any layout)", for logs and the planner's report.
+  std::string conv_algorithm_name(const ConvShape&, ConvScheme, ConvPass);
+
+  std::size_t conv_workspace_bytes(const ConvShape&, ConvScheme, ConvPass) override;
+  void conv_forward(const ConvShape&, ConvScheme, const float* x, const float* w, const float* b,
+                    float* y, void* workspace) override;
+  void conv_backward_data(const ConvShape&, ConvScheme, const float* dy, const float* w, float* dx,
+                          void* workspace) override;
+  void conv_backward_weights(const ConvShape&, ConvScheme, const float* x, const float* dy,
+                             float* dw, float* db, void* workspace) override;
+
+  void batchnorm_forward_train(const BatchNormShape&, const float* x, const float* gamma,
+                               const float* beta, float* y, float* saved_mean, float* saved_var,
+                               float* running_mean, float* running_var) override;
+  void batchnorm_forward_infer(const BatchNormShape&, const float* x, const float* gamma,
+                               const float* beta, const float* running_mean,
+                               const float* running_var, float* y) override;
+  void batchnorm_backward(const BatchNormShape&, const float* x, const float* dy,
+                          const float* gamma, const float* saved_mean, const float* saved_var,
+                          float* dx, float* dgamma, float* dbeta) override;
+
+  void relu_forward(std::int64_t count, const float* x, float* y) override;
+  void relu_backward(std::int64_t count, const float* y, const float* dy, float* dx) override;
+
+  std::size_t pool_saved_bytes(const PoolShape&) override;
+  void pool_forward(const PoolShape&, const float* x, float* y, void* saved) override;
+  void pool_backward(const PoolShape&, const float* x, const float* dy, const void* saved,
+                     float* dx) override;
+
+  void linear_forward(const LinearShape&, const float* x, const float* w, const float* b,
+                      float* y) override;
+  void linear_backward_data(const LinearShape&, const float* dy, const float* w,
+                            float* dx) override;
+  void linear_backward_weights(const LinearShape&, const float* x, const float* dy, float* dw,
+                               float* db) override;
+
+  void dropout_forward(std::int64_t count, float p, std::uint64_t seed, const float* x, float* y,
+                       float* mask) override;
+  void dropout_backward(std::int64_t count, const float* mask, const float* dy, float* dx) override;
+
+  void add_forward(std::int64_t count, const float* a, const float* b, float* y) override;
+  void copy(std::int64_t count, const float* x, float* y) override;
+  void accumulate(std::int64_t count, const float* x, float* acc) override;
+
+  void softmax_xent_forward(std::int64_t n, std::int64_t classes, const float* logits,
+                            const std::int32_t* labels, float* probs,
+                            float* loss_and_correct) override;
+  void softmax_xent_backward(std::int64_t n, std::int64_t classes, const float* probs,
+                             const std::int32_t* labels, float* dlogits) override;
+
+  void sgd_update(std::int64_t count, float lr, float momentum, float weight_decay, float* w,
+                  const float* dw, float* velocity) override;
+
+ private:
+  std::unique_ptr<onednn::Context> ctx_;
+};
+
+}  // namespace tidepool

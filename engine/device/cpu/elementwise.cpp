@@ -1,0 +1,30 @@
+// Elementwise kernels: residual add, copy (flatten and other views that
+// need their own buffer) and gradient accumulation for fan-out tensors.
+//
+// Plain loops: these are bandwidth-bound, GCC vectorises them, and a oneDNN
+// primitive per length would only add cache entries. Outputs may alias
+// inputs (y == a for an in-place add, acc == x never happens but is still
+// well defined), so there is no __restrict.
+#include <cstdint>
+#include <cstring>
+
+#include "engine/device/cpu/cpu_kernels.h"
+
+namespace tidepool {
+
+void CpuKernels::add_forward(std::int64_t count, const float* a, const float* b, float* y) {
+  for (std::int64_t i = 0; i < count; ++i) y[i] = a[i] + b[i];
+}
+
+void CpuKernels::copy(std::int64_t count, const float* x, float* y) {
+  // memcpy on identical pointers is undefined behaviour even though it
+  // would do nothing, and an in-place flatten asks for exactly that.
+  if (count <= 0 || x == y) return;
+  std::memmove(y, x, static_cast<std::size_t>(count) * sizeof(float));
+}
+
+void CpuKernels::accumulate(std::int64_t count, const float* x, float* acc) {
+  for (std::int64_t i = 0; i < count; ++i) acc[i] += x[i];
+}
+
+}  // namespace tidepool

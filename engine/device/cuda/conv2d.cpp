@@ -1,0 +1,408 @@
+// Convolution (grouped and depthwise included) on cuDNN.
+//
+// The arena holds NCHW activations and KCRS weights ([k, c / groups, r, s]),
+// which is cuDNN's own NCHW layout, so no pass reorders anything: the
+// workspace a pass gets is exactly the chosen algorithm's workspace.
+//
+// Algorithm choice, vDNN-style, among the algorithms cuDNN reports as
+// deterministic (CUDNN_DETERMINISTIC; the atomics-based backward algorithms
+// are never candidates), all run in plain f32 (CUDNN_FMA_MATH):
+//  - m ("memory"): the smallest workspace, over every algorithm cuDNN's
+//    heuristics (cudnnGet*_v7) say supports the shape; on a tie the one
+//    the heuristics rank faster.
+//  - p ("performance"): the fastest by measurement. While the device is
+//    starting up (before the arena is reserved) cudnnFind*Ex times every
+//    algorithm on buffers of the shape's size and the quickest
+//    deterministic one wins. After that no memory outside the arena may be
+//    taken, so a shape first seen later (an evaluation batch of another
+//    size) gets the heuristics' top-ranked deterministic algorithm instead.
+//    The m choice never needs more workspace than the p one, since p's
+//    algorithm is always among m's candidates.
+// Each (shape, scheme, pass) is decided once per process and cached (see
+// cuda_kernels.cpp), so the planner's workspace and the running algorithm
+// agree and a shape always runs the same algorithm. Timing is noisy, so
+// two processes may pick different `p` algorithms for a shape; `m` is
+// decided by sizes alone and repeats across processes.
+#include <algorithm>
+#include <cstdio>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "engine/device/cuda/cuda_kernels.h"
+#include "engine/device/cuda/cuda_util.h"
+
+namespace tidepool {
+namespace {
+
+using namespace cuda;
+
+// The `p` scheme never picks an algorithm with more workspace than this
+// (measured or not): the plan would have to give it that much arena, and no
+// CIFAR or ImageNet layer needs more for its fast paths.
+constexpr std::size_t kMaxMeasuredWorkspace = std::size_t{1} << 30;
+
+const char* algo_name(ConvPass pass, int algo) {
+  static const char* const fwd[] = {
+      "IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM", "DIRECT", "FFT", "FFT_TILING",
+      "WINOGRAD",      "WINOGRAD_NONFUSED"};
+  static const char* const bwd_data[] = {"ALGO_0",     "ALGO_1",   "FFT",
+                                         "FFT_TILING", "WINOGRAD", "WINOGRAD_NONFUSED"};
+  static const char* const bwd_filter[] = {
+      "ALGO_0", "ALGO_1", "FFT", "ALGO_3", "WINOGRAD", "WINOGRAD_NONFUSED", "FFT_TILING"};
+  auto pick = [algo](const char* const* names, int count) {
+    return algo >= 0 && algo < count ? names[algo] : "?";
+  };
+  switch (pass) {
+    case ConvPass::forward:
+      return pick(fwd, 8);
+    case ConvPass::backward_data:
+      return pick(bwd_data, 6);
+    case ConvPass::backward_weights:
+      return pick(bwd_filter, 7);
+  }
+  return "?";
+}
+
+// The fields of cuDNN's three *AlgoPerf_t structs that the choice uses.
+struct Candidate {
+  int algo = 0;
+  cudnnStatus_t status = CUDNN_STATUS_NOT_SUPPORTED;
+  float time_ms = -1;
+  cudnnDeterminism_t determinism = CUDNN_NON_DETERMINISTIC;
+};
+
+template <class Perf>
+std::vector<Candidate> candidates_of(const std::vector<Perf>& perf, int returned) {
+  std::vector<Candidate> out;
+  for (int i = 0; i < returned; ++i) {
+    const Perf& p = perf[static_cast<std::size_t>(i)];
+    out.push_back({static_cast<int>(p.algo), p.status, p.time, p.determinism});
+  }
+  return out;
+}
+
+struct ConvPlan final : CacheEntry {
+  TensorDesc x, y;  // x (and dx): [n, c, h, w]; y (and dy): [n, k, oh, ow]
+  FilterDesc w;     // [k, c / groups, r, s]
+  ConvDesc conv;
+  TensorDesc bias;  // [1, k, 1, 1], when the shape has one
+  ConvPass pass = ConvPass::forward;
+  int algo = 0;
+  std::size_t workspace = 0;
+  bool measured = false;
+  std::string name;
+};
+
+// Descriptors of one shape; the same for all three passes.
+void describe(ConvPlan& p, const ConvShape& s) {
+  p.x = tensor_desc(s.n, s.c, s.h, s.w);
+  p.y = tensor_desc(s.n, s.k, s.out_h(), s.out_w());
+  p.w = filter_desc(s.k, s.c / s.groups, s.r, s.s);
+  cudnnConvolutionDescriptor_t raw = nullptr;
+  TP_CALL(cudnnCreateConvolutionDescriptor, &raw);
+  p.conv.reset(raw);
+  TP_CALL(cudnnSetConvolution2dDescriptor, p.conv.get(), to_int(s.pad_h, "pad_h"),
+          to_int(s.pad_w, "pad_w"), to_int(s.stride_h, "stride_h"), to_int(s.stride_w, "stride_w"),
+          to_int(s.dil_h, "dil_h"), to_int(s.dil_w, "dil_w"), CUDNN_CROSS_CORRELATION,
+          CUDNN_DATA_FLOAT);
+  TP_CALL(cudnnSetConvolutionGroupCount, p.conv.get(), to_int(s.groups, "groups"));
+  // Plain f32 arithmetic; DEFAULT_MATH would allow TF32 on Ampere and later.
+  TP_CALL(cudnnSetConvolutionMathType, p.conv.get(), CUDNN_FMA_MATH);
+  if (s.bias) p.bias = tensor_desc(1, s.k, 1, 1);
+
+  // cuDNN and ConvShape must agree on the output size, or every pointer
+  // the planner computed would be wrong.
+  int n = 0, k = 0, oh = 0, ow = 0;
+  TP_CALL(cudnnGetConvolution2dForwardOutputDim, p.conv.get(), p.x.get(), p.w.get(), &n, &k, &oh,
+          &ow);
+  if (n != s.n || k != s.k || oh != s.out_h() || ow != s.out_w()) {
+    throw std::logic_error("conv: cuDNN computes an output of " + std::to_string(oh) + "x" +
+                           std::to_string(ow) + ", the shape says " + std::to_string(s.out_h()) +
+                           "x" + std::to_string(s.out_w()));
+  }
+}
+
+// cuDNN's heuristic ranking of every algorithm for the pass (fastest first,
+// unsupported ones with a failing status).
+std::vector<Candidate> ranked(cudnnHandle_t h, const ConvPlan& p) {
+  int max = 0, returned = 0;
+  switch (p.pass) {
+    case ConvPass::forward: {
+      TP_CALL(cudnnGetConvolutionForwardAlgorithmMaxCount, h, &max);
+      std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(static_cast<std::size_t>(max));
+      TP_CALL(cudnnGetConvolutionForwardAlgorithm_v7, h, p.x.get(), p.w.get(), p.conv.get(),
+              p.y.get(), max, &returned, perf.data());
+      return candidates_of(perf, returned);
+    }
+    case ConvPass::backward_data: {
+      TP_CALL(cudnnGetConvolutionBackwardDataAlgorithmMaxCount, h, &max);
+      std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(static_cast<std::size_t>(max));
+      TP_CALL(cudnnGetConvolutionBackwardDataAlgorithm_v7, h, p.w.get(), p.y.get(), p.conv.get(),
+              p.x.get(), max, &returned, perf.data());
+      return candidates_of(perf, returned);
+    }
+    case ConvPass::backward_weights: {
+      TP_CALL(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount, h, &max);
+      std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perf(static_cast<std::size_t>(max));
+      TP_CALL(cudnnGetConvolutionBackwardFilterAlgorithm_v7, h, p.x.get(), p.y.get(), p.conv.get(),
+              p.w.get(), max, &returned, perf.data());
+      return candidates_of(perf, returned);
+    }
+  }
+  throw std::invalid_argument("conv: unknown pass");
+}
+
+// The workspace an algorithm needs under the plan's (FMA) descriptor, or
+// nothing when cuDNN refuses the combination.
+bool workspace_of(cudnnHandle_t h, const ConvPlan& p, int algo, std::size_t& bytes) {
+  cudnnStatus_t st = CUDNN_STATUS_NOT_SUPPORTED;
+  switch (p.pass) {
+    case ConvPass::forward:
+      st = cudnnGetConvolutionForwardWorkspaceSize(h, p.x.get(), p.w.get(), p.conv.get(), p.y.get(),
+                                                   static_cast<cudnnConvolutionFwdAlgo_t>(algo),
+                                                   &bytes);
+      break;
+    case ConvPass::backward_data:
+      st = cudnnGetConvolutionBackwardDataWorkspaceSize(
+          h, p.w.get(), p.y.get(), p.conv.get(), p.x.get(),
+          static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), &bytes);
+      break;
+    case ConvPass::backward_weights:
+      st = cudnnGetConvolutionBackwardFilterWorkspaceSize(
+          h, p.x.get(), p.y.get(), p.conv.get(), p.w.get(),
+          static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), &bytes);
+      break;
+  }
+  return st == CUDNN_STATUS_SUCCESS;
+}
+
+// Supported and deterministic: the only algorithms we ever run. The math
+// type is not filtered here: every algorithm runs under the plan's
+// FMA_MATH descriptor, and workspace_of() asks cuDNN under that descriptor,
+// so an algorithm that exists only as a tensor-op variant drops out there.
+bool usable(const Candidate& c) {
+  return c.status == CUDNN_STATUS_SUCCESS && c.determinism == CUDNN_DETERMINISTIC;
+}
+
+struct Pick {
+  int algo = -1;
+  std::size_t workspace = 0;
+  float time_ms = -1;
+};
+
+// cudnnFind*Ex over buffers of the shape's size: the measured ranking.
+// Returns nothing (and the caller falls back to the heuristics) when the
+// GPU has no room for the buffers.
+std::vector<Candidate> measured(cudnnHandle_t h, cudaStream_t stream, const ConvPlan& p,
+                                const ConvShape& s, std::size_t max_workspace) {
+  const std::size_t x_bytes = static_cast<std::size_t>(s.n * s.c * s.h * s.w) * sizeof(float);
+  const std::size_t w_bytes = static_cast<std::size_t>(s.weight_numel()) * sizeof(float);
+  const std::size_t y_bytes =
+      static_cast<std::size_t>(s.n * s.k * s.out_h() * s.out_w()) * sizeof(float);
+  std::size_t free_bytes = 0, total_bytes = 0;
+  TP_CALL(cudaMemGetInfo, &free_bytes, &total_bytes);
+  // Leave a margin for cuDNN's own bookkeeping during the search.
+  const std::size_t margin = std::size_t{64} << 20;
+  const std::size_t operands = x_bytes + w_bytes + y_bytes;
+  if (free_bytes < operands + margin) return {};
+  const std::size_t ws_bytes = std::min(max_workspace, free_bytes - operands - margin);
+
+  DeviceBuffer x, w, y, ws;
+  try {
+    x = DeviceBuffer(x_bytes, "a convolution search's input");
+    w = DeviceBuffer(w_bytes, "a convolution search's weights");
+    y = DeviceBuffer(y_bytes, "a convolution search's output");
+    ws = DeviceBuffer(ws_bytes, "a convolution search's workspace");
+  } catch (const DeviceError&) {
+    return {};
+  }
+  // Zeros rather than whatever the allocation held: NaN or denormal
+  // garbage would time slow paths that real data never takes.
+  for (const DeviceBuffer* b : {&x, &w, &y}) {
+    TP_CALL(cudaMemsetAsync, b->get(), 0, b->size(), stream);
+  }
+
+  int max = 0, returned = 0;
+  std::vector<Candidate> out;
+  switch (p.pass) {
+    case ConvPass::forward: {
+      TP_CALL(cudnnGetConvolutionForwardAlgorithmMaxCount, h, &max);
+      std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(static_cast<std::size_t>(max));
+      TP_CALL(cudnnFindConvolutionForwardAlgorithmEx, h, p.x.get(), x.get(), p.w.get(), w.get(),
+              p.conv.get(), p.y.get(), y.get(), max, &returned, perf.data(), ws.get(), ws.size());
+      out = candidates_of(perf, returned);
+      break;
+    }
+    case ConvPass::backward_data: {
+      TP_CALL(cudnnGetConvolutionBackwardDataAlgorithmMaxCount, h, &max);
+      std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(static_cast<std::size_t>(max));
+      TP_CALL(cudnnFindConvolutionBackwardDataAlgorithmEx, h, p.w.get(), w.get(), p.y.get(),
+              y.get(), p.conv.get(), p.x.get(), x.get(), max, &returned, perf.data(), ws.get(),
+              ws.size());
+      out = candidates_of(perf, returned);
+      break;
+    }
+    case ConvPass::backward_weights: {
+      TP_CALL(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount, h, &max);
+      std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perf(static_cast<std::size_t>(max));
+      TP_CALL(cudnnFindConvolutionBackwardFilterAlgorithmEx, h, p.x.get(), x.get(), p.y.get(),
+              y.get(), p.conv.get(), p.w.get(), w.get(), max, &returned, perf.data(), ws.get(),
+              ws.size());
+      out = candidates_of(perf, returned);
+      break;
+    }
+  }
+  // The buffers are freed on return; the search has finished with them
+  // (cudnnFind* returns when its timings are in), and cudaFree waits anyway.
+  return out;
+}
+
+std::string describe_pick(ConvPass pass, ConvScheme scheme, const Pick& pick, bool was_measured) {
+  char buf[160];
+  if (was_measured) {
+    std::snprintf(buf, sizeof buf, "%s (p: measured %.3f ms; workspace %s)",
+                  algo_name(pass, pick.algo), static_cast<double>(pick.time_ms),
+                  format_bytes(pick.workspace).c_str());
+  } else {
+    std::snprintf(buf, sizeof buf, "%s (%s: %s; workspace %s)", algo_name(pass, pick.algo),
+                  scheme == ConvScheme::m ? "m" : "p",
+                  scheme == ConvScheme::m ? "least workspace" : "heuristic rank",
+                  format_bytes(pick.workspace).c_str());
+  }
+  return buf;
+}
+
+std::unique_ptr<ConvPlan> build_plan(Context& ctx, const ConvShape& s, ConvScheme scheme,
+                                     ConvPass pass) {
+  validate(s);
+  auto plan = std::make_unique<ConvPlan>();
+  plan->pass = pass;
+  describe(*plan, s);
+  cudnnHandle_t h = ctx.cudnn.get();
+
+  // Every usable algorithm the heuristics know, with its workspace, in
+  // their ranking order.
+  std::vector<Pick> options;
+  for (const Candidate& c : ranked(h, *plan)) {
+    std::size_t bytes = 0;
+    if (usable(c) && workspace_of(h, *plan, c.algo, bytes)) options.push_back({c.algo, bytes});
+  }
+  if (options.empty()) {
+    throw CudaError(CudaError::Library::cudnn, "cudnnGetConvolution*Algorithm_v7",
+                    static_cast<int>(CUDNN_STATUS_NOT_SUPPORTED), "CUDNN_STATUS_NOT_SUPPORTED",
+                    "no deterministic f32 algorithm for c=" + std::to_string(s.c) +
+                        " k=" + std::to_string(s.k) + " groups=" + std::to_string(s.groups));
+  }
+
+  // m: the least workspace; strictly smaller, so on a tie the better-ranked
+  // one stays.
+  Pick least = options.front();
+  for (const Pick& o : options)
+    if (o.workspace < least.workspace) least = o;
+  // p without measurement: the top-ranked one within the workspace cap.
+  Pick pick = least;
+  for (const Pick& o : options) {
+    if (o.workspace <= kMaxMeasuredWorkspace) {
+      pick = o;
+      break;
+    }
+  }
+  bool was_measured = false;
+  if (scheme == ConvScheme::m) {
+    pick = least;
+  } else if (ctx.shared->may_measure) {
+    std::size_t largest = 0;
+    for (const Pick& o : options) largest = std::max(largest, o.workspace);
+    // cudnnFind* sorts by time; the first usable one whose workspace the
+    // search could offer (and the heuristics agree on) is the fastest.
+    const std::vector<Candidate> timed =
+        measured(h, ctx.stream, *plan, s, std::min(largest, kMaxMeasuredWorkspace));
+    for (const Candidate& c : timed) {
+      if (!usable(c)) continue;
+      auto known = std::find_if(options.begin(), options.end(),
+                                [&](const Pick& o) { return o.algo == c.algo; });
+      if (known == options.end() || known->workspace > kMaxMeasuredWorkspace) continue;
+      pick = *known;
+      pick.time_ms = c.time_ms;
+      was_measured = true;
+      break;
+    }
+  }
+  plan->algo = pick.algo;
+  plan->workspace = pick.workspace;
+  plan->measured = was_measured;
+  plan->name = describe_pick(pass, scheme, pick, was_measured);
+  return plan;
+}
+
+ConvPlan& plan_for(Context& ctx, const ConvShape& s, ConvScheme scheme, ConvPass pass) {
+  const CacheKey key = conv_key(static_cast<std::int64_t>(Op::conv), s, scheme, pass);
+  return ctx.shared->plans.entry<ConvPlan>(key, [&] { return build_plan(ctx, s, scheme, pass); });
+}
+
+void* checked_workspace(const ConvPlan& plan, void* workspace) {
+  if (plan.workspace > 0 && workspace == nullptr) {
+    throw std::invalid_argument("conv: this pass needs " + std::to_string(plan.workspace) +
+                                " bytes of workspace and got none");
+  }
+  return plan.workspace > 0 ? workspace : nullptr;
+}
+
+void require_bias(const ConvShape& s, const void* p, const char* what) {
+  if (s.bias && p == nullptr) {
+    throw std::invalid_argument(std::string("conv: the shape has a bias but ") + what + " is null");
+  }
+}
+
+constexpr float kOne = 1.0f, kZero = 0.0f;
+
+}  // namespace
+
+std::size_t CudaKernels::conv_workspace_bytes(const ConvShape& s, ConvScheme scheme,
+                                              ConvPass pass) {
+  return plan_for(*ctx_, s, scheme, pass).workspace;
+}
+
+std::string CudaKernels::conv_algorithm_name(const ConvShape& s, ConvScheme scheme, ConvPass pass) {
+  return plan_for(*ctx_, s, scheme, pass).name;
+}
+
+bool CudaKernels::conv_algorithm_measured(const ConvShape& s, ConvScheme scheme, ConvPass pass) {
+  return plan_for(*ctx_, s, scheme, pass).measured;
+}
+
+void CudaKernels::conv_forward(const ConvShape& s, ConvScheme scheme, const float* x,
+                               const float* w, const float* b, float* y, void* workspace) {
+  require_bias(s, b, "b");
+  const ConvPlan& p = plan_for(*ctx_, s, scheme, ConvPass::forward);
+  cudnnHandle_t h = ctx_->cudnn.get();
+  TP_CALL(cudnnConvolutionForward, h, &kOne, p.x.get(), x, p.w.get(), w, p.conv.get(),
+          static_cast<cudnnConvolutionFwdAlgo_t>(p.algo), checked_workspace(p, workspace),
+          p.workspace, &kZero, p.y.get(), y);
+  // y += b, broadcast over n, h, w.
+  if (s.bias) TP_CALL(cudnnAddTensor, h, &kOne, p.bias.get(), b, &kOne, p.y.get(), y);
+}
+
+void CudaKernels::conv_backward_data(const ConvShape& s, ConvScheme scheme, const float* dy,
+                                     const float* w, float* dx, void* workspace) {
+  const ConvPlan& p = plan_for(*ctx_, s, scheme, ConvPass::backward_data);
+  TP_CALL(cudnnConvolutionBackwardData, ctx_->cudnn.get(), &kOne, p.w.get(), w, p.y.get(), dy,
+          p.conv.get(), static_cast<cudnnConvolutionBwdDataAlgo_t>(p.algo),
+          checked_workspace(p, workspace), p.workspace, &kZero, p.x.get(), dx);
+}
+
+void CudaKernels::conv_backward_weights(const ConvShape& s, ConvScheme scheme, const float* x,
+                                        const float* dy, float* dw, float* db, void* workspace) {
+  require_bias(s, db, "db");
+  const ConvPlan& p = plan_for(*ctx_, s, scheme, ConvPass::backward_weights);
+  TP_CALL(cudnnConvolutionBackwardFilter, ctx_->cudnn.get(), &kOne, p.x.get(), x, p.y.get(), dy,
+          p.conv.get(), static_cast<cudnnConvolutionBwdFilterAlgo_t>(p.algo),
+          checked_workspace(p, workspace), p.workspace, &kZero, p.w.get(), dw);
+  // The bias gradient is a per-channel sum of dy; ours is a fixed-order
+  // reduction, so it repeats bit for bit (see reductions.cu).
+  if (s.bias) launch_channel_sum(ctx_->stream, dy, db, s.n, s.k, s.out_h() * s.out_w());
+}
+
+}  // namespace tidepool

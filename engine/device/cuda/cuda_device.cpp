@@ -1,0 +1,454 @@
+#include "engine/device/cuda/cuda_device.h"
+
+#include <nvtx3/nvToolsExt.h>
+#include <nvtx3/nvToolsExtCudaRt.h>
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/device/cuda/cuda_kernels.h"
+#include "engine/device/cuda/cuda_util.h"
+
+namespace tidepool {
+
+namespace {
+
+using namespace cuda;
+
+// Timing-enabled events, recycled: the executor records a few hundred per
+// iteration, and an event handle costs a driver call to make and destroy.
+// Handed back while still pending is fine: a re-record replaces the old
+// one, and waits already enqueued on it keep the old point.
+class EventPool {
+ public:
+  EventPool() = default;
+  EventPool(const EventPool&) = delete;
+  EventPool& operator=(const EventPool&) = delete;
+  ~EventPool() {
+    for (cudaEvent_t e : free_) (void)cudaEventDestroy(e);
+  }
+
+  cudaEvent_t take() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!free_.empty()) {
+        cudaEvent_t e = free_.back();
+        free_.pop_back();
+        return e;
+      }
+    }
+    cudaEvent_t e = nullptr;
+    TP_CALL(cudaEventCreateWithFlags, &e, cudaEventDefault);
+    return e;
+  }
+
+  void give(cudaEvent_t e) noexcept {
+    std::lock_guard<std::mutex> lock(mutex_);
+    try {
+      free_.push_back(e);
+    } catch (...) {
+      (void)cudaEventDestroy(e);
+    }
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<cudaEvent_t> free_;
+};
+
+// An event: one cudaEvent_t recorded on one stream of one device. It keeps
+// the pool alive, so it may outlive the device that recorded it.
+class CudaEvent final : public DeviceEvent {
+ public:
+  CudaEvent(const void* device, Stream stream, std::shared_ptr<EventPool> pool)
+      : device_(device), stream_(stream), pool_(std::move(pool)), event_(pool_->take()) {}
+  ~CudaEvent() override { pool_->give(event_); }
+  CudaEvent(const CudaEvent&) = delete;
+  CudaEvent& operator=(const CudaEvent&) = delete;
+
+  const void* device() const { return device_; }
+  Stream stream() const { return stream_; }
+  cudaEvent_t get() const { return event_; }
+
+ private:
+  const void* device_;
+  Stream stream_;
+  std::shared_ptr<EventPool> pool_;
+  cudaEvent_t event_;
+};
+
+// Colours per stream in Nsight's NVTX rows, matching the trace's tracks:
+// compute, offload (D2H), prefetch (H2D).
+constexpr std::array<std::uint32_t, kStreamCount> kRangeColours = {0xFF4C72B0u, 0xFFDD8452u,
+                                                                   0xFF55A868u};
+
+struct PinnedFree {
+  void operator()(void* p) const noexcept { (void)cudaFreeHost(p); }
+};
+
+}  // namespace
+
+int cuda_device_count(std::string* why) {
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess) {
+    (void)cudaGetLastError();  // leave no error behind for the next caller
+    if (why) *why = cudaGetErrorString(status);
+    return 0;
+  }
+  if (count == 0 && why) *why = "the CUDA runtime found no GPU";
+  return count;
+}
+
+namespace {
+struct HostErrors {
+  std::mutex mutex;
+  std::exception_ptr first;
+};
+}  // namespace
+
+struct CudaDevice::Impl {
+  int ordinal = 0;
+  std::string name;
+  std::size_t total_memory = 0;
+
+  // Declared first, destroyed last: everything below enqueues on them.
+  std::array<StreamHandle, kStreamCount> streams;
+  std::shared_ptr<EventPool> events = std::make_shared<EventPool>();
+  std::shared_ptr<Shared> shared;
+  // One table per stream; compute's is made with the device (the planner
+  // queries it), the transfer streams' only if work is ever submitted there.
+  std::array<std::unique_ptr<CudaKernels>, kStreamCount> tables;
+
+  DeviceBuffer arena;
+  std::unique_ptr<void, PinnedFree> pinned;
+  std::size_t pinned_bytes = 0;
+
+  // The clock: host steady time since `epoch`, and a reference event whose
+  // host time is known (see the header).
+  std::chrono::steady_clock::time_point epoch;
+  mutable std::mutex clock_mutex;
+  EventHandle reference, spare_reference;
+  double reference_us = 0;
+
+  Unique<nvtxDomainHandle_t, nvtxDomainDestroy> nvtx;
+
+  // The first exception a host task threw, rethrown by the next
+  // synchronize(). Shared with the tasks in flight, which may outlive the
+  // device while its streams drain.
+  std::shared_ptr<HostErrors> host_errors = std::make_shared<HostErrors>();
+  void rethrow_host_error() const {
+    std::exception_ptr e;
+    {
+      std::lock_guard<std::mutex> lock(host_errors->mutex);
+      std::swap(e, host_errors->first);
+    }
+    if (e) std::rethrow_exception(e);
+  }
+
+  cudaStream_t stream(Stream s) const {
+    const auto i = static_cast<int>(s);
+    if (i < 0 || i >= kStreamCount) {
+      throw std::invalid_argument("cuda device: no stream " + std::to_string(i));
+    }
+    return streams[static_cast<std::size_t>(i)].get();
+  }
+
+  // Several host threads may drive several devices; CUDA's current device
+  // is per thread, so calls that create or enqueue make sure it is ours.
+  void bind() const {
+    if (ordinal != 0) TP_CALL(cudaSetDevice, ordinal);
+  }
+
+  double host_us() const {
+    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - epoch)
+        .count();
+  }
+};
+
+CudaDevice::CudaDevice(CudaDeviceOptions options) : impl_(std::make_unique<Impl>()) {
+  Impl& d = *impl_;
+  std::string why;
+  const int count = cuda_device_count(&why);
+  if (count == 0) throw DeviceError("no CUDA device is available: " + why);
+  if (options.ordinal < 0 || options.ordinal >= count) {
+    throw DeviceError("cuda device " + std::to_string(options.ordinal) + " does not exist (" +
+                      std::to_string(count) + " GPU" + (count == 1 ? "" : "s") + " visible)");
+  }
+  d.ordinal = options.ordinal;
+  TP_CALL(cudaSetDevice, d.ordinal);
+  cudaDeviceProp props{};
+  TP_CALL(cudaGetDeviceProperties, &props, d.ordinal);
+  d.name = "cuda:" + std::to_string(d.ordinal) + " (" + props.name + ")";
+  d.shared = std::make_shared<Shared>(d.ordinal);
+  d.total_memory = props.totalGlobalMem;
+
+  // Non-blocking: our streams never serialise with the legacy default
+  // stream, which libraries or a profiler might touch.
+  for (std::size_t i = 0; i < d.streams.size(); ++i) {
+    cudaStream_t s = nullptr;
+    TP_CALL(cudaStreamCreateWithFlags, &s, cudaStreamNonBlocking);
+    d.streams[i].reset(s);
+  }
+
+  d.nvtx.reset(nvtxDomainCreateA("tidepool"));
+  for (int i = 0; i < kStreamCount; ++i) {
+    const char* stream_name = to_string(static_cast<Stream>(i));
+    nvtxDomainNameCategoryA(d.nvtx.get(), static_cast<std::uint32_t>(i + 1), stream_name);
+    nvtxNameCudaStreamA(d.streams[static_cast<std::size_t>(i)].get(),
+                        (std::string("tidepool ") + stream_name).c_str());
+  }
+
+  const std::size_t compute = static_cast<std::size_t>(Stream::compute);
+  d.tables[compute] =
+      std::make_unique<CudaKernels>(std::make_unique<Context>(d.shared, d.streams[compute].get()));
+
+  // The clock's origin: an event on the compute stream, and the host clock
+  // started the moment it has completed.
+  for (EventHandle* e : {&d.reference, &d.spare_reference}) {
+    cudaEvent_t raw = nullptr;
+    TP_CALL(cudaEventCreateWithFlags, &raw, cudaEventDefault);
+    e->reset(raw);
+  }
+  TP_CALL(cudaEventRecord, d.reference.get(), d.streams[compute].get());
+  TP_CALL(cudaEventSynchronize, d.reference.get());
+  d.epoch = std::chrono::steady_clock::now();
+  d.reference_us = 0;
+}
+
+CudaDevice::~CudaDevice() {
+  // Queued work may still read the arena or the pinned region; let it
+  // finish before they are freed. Errors no longer matter here.
+  for (auto& s : impl_->streams) {
+    if (s) (void)cudaStreamSynchronize(s.get());
+  }
+  (void)cudaGetLastError();
+}
+
+DeviceCaps CudaDevice::caps() const {
+  DeviceCaps c;
+  c.name = impl_->name;
+  c.async_streams = true;
+  c.memory_bytes = impl_->total_memory;
+  return c;
+}
+
+std::byte* CudaDevice::reserve_arena(std::size_t bytes) {
+  Impl& d = *impl_;
+  if (d.arena.get()) {
+    throw DeviceError("cuda device: the arena is already reserved (" + format_bytes(d.arena.size()) +
+                      "); it can be reserved only once");
+  }
+  if (bytes == 0)
+    throw DeviceError("cuda device: cannot reserve an empty arena (0 bytes requested)");
+  d.bind();
+  // From here on every byte a step touches comes from the arena, so the
+  // `p` scheme stops measuring with buffers of its own.
+  d.arena = DeviceBuffer(bytes, "the arena");
+  d.shared->may_measure = false;
+  return d.arena.bytes();
+}
+
+std::byte* CudaDevice::reserve_pinned(std::size_t bytes) {
+  Impl& d = *impl_;
+  if (d.pinned) {
+    throw DeviceError("cuda device: the pinned region is already reserved (" + format_bytes(d.pinned_bytes) +
+                      "); it can be reserved only once");
+  }
+  if (bytes == 0) {
+    throw DeviceError("cuda device: cannot reserve an empty pinned region (0 bytes requested)");
+  }
+  d.bind();
+  void* p = nullptr;
+  const cudaError_t status = cudaHostAlloc(&p, bytes, cudaHostAllocDefault);
+  if (status == cudaErrorMemoryAllocation) {
+    (void)cudaGetLastError();
+    throw DeviceError("cuda device: cannot pin " + format_bytes(bytes) + " (" + std::to_string(bytes) +
+                      " bytes) of host memory for the pinned region; offload less (another "
+                      "--mode) or free host memory");
+  }
+  check(status, "cudaHostAlloc");
+  d.pinned.reset(p);
+  d.pinned_bytes = bytes;
+  return static_cast<std::byte*>(p);
+}
+
+std::size_t CudaDevice::arena_bytes() const { return impl_->arena.size(); }
+std::size_t CudaDevice::pinned_bytes() const { return impl_->pinned_bytes; }
+
+Kernels& CudaDevice::kernels() { return cuda_kernels(); }
+
+CudaKernels& CudaDevice::cuda_kernels() {
+  return *impl_->tables[static_cast<std::size_t>(Stream::compute)];
+}
+
+void CudaDevice::submit(Stream s, std::function<void(Kernels&)> work) {
+  if (!work) throw std::invalid_argument("cuda device: submit() of an empty function");
+  Impl& d = *impl_;
+  cudaStream_t stream = d.stream(s);
+  d.bind();
+  std::unique_ptr<CudaKernels>& table = d.tables[static_cast<std::size_t>(s)];
+  if (!table) table = std::make_unique<CudaKernels>(std::make_unique<Context>(d.shared, stream));
+  work(*table);
+}
+
+void CudaDevice::copy_async(Stream s, void* dst, const void* src, std::size_t bytes) {
+  if (bytes == 0) return;
+  if (dst == nullptr || src == nullptr) {
+    throw std::invalid_argument("cuda device: copy_async of " + std::to_string(bytes) +
+                                " bytes with a null pointer");
+  }
+  impl_->bind();
+  // cudaMemcpyDefault: unified addressing tells device, pinned and
+  // pageable pointers apart, so one call serves both directions.
+  TP_CALL(cudaMemcpyAsync, dst, src, bytes, cudaMemcpyDefault, impl_->stream(s));
+}
+
+namespace {
+
+// What cudaLaunchHostFunc runs: the task, from the driver's thread, once
+// everything before it on the stream is done. The stream waits for it.
+struct HostTask {
+  std::function<void()> work;
+  std::shared_ptr<HostErrors> errors;
+  static void CUDART_CB run(void* data) {
+    std::unique_ptr<HostTask> task(static_cast<HostTask*>(data));
+    try {
+      task->work();
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(task->errors->mutex);
+      if (!task->errors->first) task->errors->first = std::current_exception();
+    }
+  }
+};
+
+}  // namespace
+
+void CudaDevice::host_task(Stream s, std::function<void()> work) {
+  if (!work) throw std::invalid_argument("cuda device: host_task() of an empty function");
+  impl_->bind();
+  auto task = std::make_unique<HostTask>(HostTask{std::move(work), impl_->host_errors});
+  TP_CALL(cudaLaunchHostFunc, impl_->stream(s), &HostTask::run, task.get());
+  task.release();  // HostTask::run owns it now
+}
+
+namespace {
+
+const CudaEvent& own_event(const void* device, const DeviceEvent& e) {
+  const auto* ce = dynamic_cast<const CudaEvent*>(&e);
+  if (ce == nullptr || ce->device() != device) {
+    throw std::invalid_argument("cuda device: the event was not recorded on this device");
+  }
+  return *ce;
+}
+
+}  // namespace
+
+std::unique_ptr<DeviceEvent> CudaDevice::record(Stream s) {
+  cudaStream_t stream = impl_->stream(s);
+  impl_->bind();
+  auto e = std::make_unique<CudaEvent>(this, s, impl_->events);
+  TP_CALL(cudaEventRecord, e->get(), stream);
+  return e;
+}
+
+void CudaDevice::wait(Stream waiter, const DeviceEvent& e) {
+  const CudaEvent& ev = own_event(this, e);
+  // A stream already runs its own work in order.
+  if (ev.stream() == waiter) return;
+  TP_CALL(cudaStreamWaitEvent, impl_->stream(waiter), ev.get(), 0);
+}
+
+void CudaDevice::synchronize(const DeviceEvent& e) {
+  TP_CALL(cudaEventSynchronize, own_event(this, e).get());
+  impl_->rethrow_host_error();
+}
+
+bool CudaDevice::done(const DeviceEvent& e) {
+  const cudaError_t status = cudaEventQuery(own_event(this, e).get());
+  if (status == cudaSuccess) return true;
+  if (status == cudaErrorNotReady) {
+    // "Not yet" is an answer, not an error: clear it so that the next
+    // launch check does not take it for a failed launch.
+    (void)cudaGetLastError();
+    return false;
+  }
+  check(status, "cudaEventQuery");
+  return false;
+}
+
+void CudaDevice::synchronize() {
+  Impl& d = *impl_;
+  for (auto& s : d.streams) TP_CALL(cudaStreamSynchronize, s.get());
+  d.rethrow_host_error();
+  // Everything is idle: a good moment to move the clock's reference to now
+  // (see the header), so later event times are measured from close by.
+  std::lock_guard<std::mutex> lock(d.clock_mutex);
+  TP_CALL(cudaEventRecord, d.spare_reference.get(), d.stream(Stream::compute));
+  TP_CALL(cudaEventSynchronize, d.spare_reference.get());
+  d.reference_us = d.host_us();
+  std::swap(d.reference, d.spare_reference);
+}
+
+namespace {
+
+// Milliseconds from `from` to `to`; waits for `to` when it has not completed
+// yet. The executor reads every span's events once an iteration is over,
+// when they are all complete, so the common path is one driver call.
+float elapsed_ms(cudaEvent_t from, cudaEvent_t to) {
+  float ms = 0;
+  cudaError_t status = cudaEventElapsedTime(&ms, from, to);
+  if (status == cudaErrorNotReady) {
+    (void)cudaGetLastError();  // "not yet" is not an error
+    TP_CALL(cudaEventSynchronize, to);
+    TP_CALL(cudaEventSynchronize, from);
+    status = cudaEventElapsedTime(&ms, from, to);
+  }
+  check(status, "cudaEventElapsedTime");
+  return ms;
+}
+
+}  // namespace
+
+double CudaDevice::time_us(const DeviceEvent& e) {
+  const CudaEvent& ev = own_event(this, e);
+  Impl& d = *impl_;
+  std::lock_guard<std::mutex> lock(d.clock_mutex);
+  // Negative when the event precedes the reference, which is the usual
+  // case: events are read after the synchronize() that moved it.
+  return d.reference_us + 1000.0 * static_cast<double>(elapsed_ms(d.reference.get(), ev.get()));
+}
+
+double CudaDevice::elapsed_us(const DeviceEvent& from, const DeviceEvent& to) {
+  const CudaEvent& a = own_event(this, from);
+  const CudaEvent& b = own_event(this, to);
+  return 1000.0 * static_cast<double>(elapsed_ms(a.get(), b.get()));
+}
+
+double CudaDevice::now_us() const { return impl_->host_us(); }
+
+void CudaDevice::range_push(Stream s, const std::string& name) {
+  const auto i = static_cast<std::size_t>(s);
+  if (i >= kRangeColours.size()) return;
+  nvtxEventAttributes_t a{};
+  a.version = NVTX_VERSION;
+  a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  a.category = static_cast<std::uint32_t>(i + 1);
+  a.colorType = NVTX_COLOR_ARGB;
+  a.color = kRangeColours[i];
+  a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+  a.message.ascii = name.c_str();
+  nvtxDomainRangePushEx(impl_->nvtx.get(), &a);
+}
+
+void CudaDevice::range_pop(Stream) { nvtxDomainRangePop(impl_->nvtx.get()); }
+
+}  // namespace tidepool

@@ -1,0 +1,107 @@
+// The cuda device: one GPU, its memory reserved once, three CUDA streams and
+// a kernel table (cuDNN, cuBLAS, our own kernels) bound to each.
+//
+//  - Memory: reserve_arena() is one cudaMalloc for the whole run and
+//    reserve_pinned() one cudaHostAlloc; both may be called once and are
+//    freed with the device. Apart from them the device only holds each
+//    kernel table's small scratch (a fixed cuBLAS workspace and a few
+//    per-channel floats, about 4 MiB per table, made when the table is)
+//    and, while starting up, the temporary buffers with which the `p`
+//    conv scheme times algorithms. Out of memory is a DeviceError that says
+//    how much was asked for and how much the GPU has free and in total.
+//  - Streams: compute, offload (device -> host) and prefetch (host -> device)
+//    are non-blocking CUDA streams; copies are cudaMemcpyAsync on them.
+//    Copies between the arena and the pinned region run asynchronously; a
+//    copy from or to pageable host memory follows CUDA's rules for those
+//    (it returns once the host side has been read or written).
+//  - Events are timing-enabled cudaEvent_t, taken from a pool and given back
+//    when the DeviceEvent is destroyed. record/wait/done/synchronize map to
+//    cudaEventRecord, cudaStreamWaitEvent, cudaEventQuery and
+//    cudaEventSynchronize.
+//  - Clock: now_us() is a host steady clock started when the device was
+//    created, right after an origin event on the compute stream completed.
+//    time_us(e) is the host time of a reference event plus
+//    cudaEventElapsedTime(reference, e); the reference moves to a fresh
+//    event at every synchronize(), so the float milliseconds cudaEvent
+//    timing gives stay precise and the GPU's timer cannot drift away from
+//    the host clock over a long run.
+//  - submit(stream, work) runs `work` on the calling thread with the
+//    stream's kernel table, which enqueues on that stream and returns. So a
+//    bad argument throws from submit() itself; a fault inside a running
+//    kernel is sticky in CUDA and surfaces as a CudaError from the next
+//    synchronising call.
+//  - host_task(stream, work) is cudaLaunchHostFunc: the driver runs `work`
+//    on its own thread once the stream's earlier work is done, and the
+//    stream waits for it. An exception it throws is kept and rethrown by
+//    the next synchronize().
+//  - range_push/range_pop open and close NVTX ranges in the "tidepool"
+//    domain, one category per stream, so Nsight Systems shows the layer
+//    and tensor names the executor passes; the streams are named too.
+//
+// Host-side calls are meant to come from one thread (the executor), as for
+// the cpu device.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "engine/device/device.h"
+
+namespace tidepool {
+
+class CudaKernels;
+
+struct CudaDeviceOptions {
+  int ordinal = 0;  // which GPU (cudaSetDevice)
+};
+
+// The number of CUDA devices this process can use; 0 when there is none or
+// the runtime cannot talk to a driver, with the reason in *why (e.g. "CUDA
+// driver version is insufficient for CUDA runtime version"). Never throws.
+int cuda_device_count(std::string* why = nullptr);
+
+class CudaDevice final : public Device {
+ public:
+  // Throws DeviceError("no CUDA device is available: <reason>") on a machine
+  // without a usable GPU, and CudaError if creating streams or handles fails.
+  explicit CudaDevice(CudaDeviceOptions options = {});
+  // Waits for all queued work, then frees the arena, the pinned region, the
+  // handles and the streams.
+  ~CudaDevice() override;
+  CudaDevice(const CudaDevice&) = delete;
+  CudaDevice& operator=(const CudaDevice&) = delete;
+
+  DeviceCaps caps() const override;
+
+  std::byte* reserve_arena(std::size_t bytes) override;
+  std::byte* reserve_pinned(std::size_t bytes) override;
+  std::size_t arena_bytes() const override;
+  std::size_t pinned_bytes() const override;
+
+  void submit(Stream, std::function<void(Kernels&)> work) override;
+  void copy_async(Stream, void* dst, const void* src, std::size_t bytes) override;
+  void host_task(Stream, std::function<void()> work) override;
+
+  std::unique_ptr<DeviceEvent> record(Stream) override;
+  void wait(Stream waiter, const DeviceEvent&) override;
+  void synchronize(const DeviceEvent&) override;
+  bool done(const DeviceEvent&) override;
+  void synchronize() override;
+  double elapsed_us(const DeviceEvent& from, const DeviceEvent& to) override;
+  double time_us(const DeviceEvent&) override;
+  double now_us() const override;
+
+  Kernels& kernels() override;
+  // The compute stream's table with its cuda-only queries (algorithm names).
+  CudaKernels& cuda_kernels();
+
+  void range_push(Stream, const std::string& name) override;
+  void range_pop(Stream) override;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tidepool

@@ -1,0 +1,77 @@
+// CudaKernels' lifetime: the handles of one table, and the plan cache all
+// tables on one GPU share.
+//
+// Why a cache: choosing a convolution algorithm asks cuDNN's heuristics (and
+// for `p`, times every candidate), which costs milliseconds, while a
+// training step runs the same few dozen shapes thousands of times. Each
+// (shape, scheme, pass) is decided once per process and GPU and kept, so
+// the workspace size the planner was told and the algorithm that later runs
+// are the same — and so one process never switches algorithms for a shape,
+// which would change the numbers.
+#include "engine/device/cuda/cuda_kernels.h"
+
+#include <stdexcept>
+#include <utility>
+
+#include "engine/device/cuda/cuda_util.h"
+
+namespace tidepool {
+
+namespace cuda {
+
+CacheEntry& PlanCache::find_or_build(const CacheKey& key,
+                                     const std::function<std::unique_ptr<CacheEntry>()>& make) {
+  // Building under the lock is deliberate: two threads asking for the same
+  // new shape would otherwise both time its algorithms, and the answers
+  // could differ. Builds only happen while a model is being planned.
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = cache_.find(key);
+  if (it != cache_.end()) return *it->second;
+  std::unique_ptr<CacheEntry> built = make();
+  if (!built) throw std::logic_error("cuda cache: builder returned no entry");
+  return *cache_.emplace(key, std::move(built)).first->second;
+}
+
+PlanCache& plan_cache(int ordinal) {
+  static std::mutex mutex;
+  // Leaked on purpose (see PlanCache); a map of pointers so that a cache
+  // never moves once handed out.
+  static auto* caches = new std::unordered_map<int, PlanCache*>();
+  std::lock_guard<std::mutex> lock(mutex);
+  PlanCache*& cache = (*caches)[ordinal];
+  if (!cache) cache = new PlanCache();
+  return *cache;
+}
+
+Context::Context(std::shared_ptr<Shared> shared_state, cudaStream_t bound)
+    : shared(std::move(shared_state)), stream(bound) {
+  cudnnHandle_t dnn = nullptr;
+  TP_CALL(cudnnCreate, &dnn);
+  cudnn.reset(dnn);
+  TP_CALL(cudnnSetStream, cudnn.get(), stream);
+
+  cublasHandle_t blas = nullptr;
+  TP_CALL(cublasCreate, &blas);
+  cublas.reset(blas);
+  // cublasSetStream resets the workspace to the library's pool, so the
+  // stream is set first and the fixed workspace after it.
+  TP_CALL(cublasSetStream, cublas.get(), stream);
+  scratch = DeviceBuffer(kCublasWorkspaceBytes + kChannelScratchFloats * sizeof(float),
+                         "a kernel table's scratch (cuBLAS workspace and per-channel values)");
+  TP_CALL(cublasSetWorkspace, cublas.get(), scratch.get(), kCublasWorkspaceBytes);
+  channel_scratch = reinterpret_cast<float*>(scratch.bytes() + kCublasWorkspaceBytes);
+  // Plain f32 GEMMs: no TF32 tensor cores, like the convolutions.
+  TP_CALL(cublasSetMathMode, cublas.get(), CUBLAS_DEFAULT_MATH);
+  TP_CALL(cublasSetPointerMode, cublas.get(), CUBLAS_POINTER_MODE_HOST);
+}
+
+}  // namespace cuda
+
+CudaKernels::CudaKernels(std::unique_ptr<cuda::Context> context) : ctx_(std::move(context)) {
+  if (!ctx_) throw std::invalid_argument("cuda kernels: no context");
+}
+
+// Out of line so that the header never needs cuda::Context's definition.
+CudaKernels::~CudaKernels() = default;
+
+}  // namespace tidepool

@@ -1,0 +1,108 @@
+// The cuda device's kernel table: cuDNN for convolution, batch norm, ReLU
+// and softmax; cuBLAS for the fully connected layers; small kernels of our
+// own (the .cu files) for pooling, dropout, the elementwise ops, the loss,
+// SGD and bias gradients.
+//
+// A table is bound to one stream for its whole life: every call only
+// enqueues work there and returns (the device makes one table per stream).
+// Pointers are device pointers into the arena; the exceptions are the
+// workspace queries, which touch no data and may come from any thread.
+//
+// Numbers: everything is plain f32. Convolutions run with CUDNN_FMA_MATH,
+// so an Ampere or Hopper GPU does not quietly switch to TF32 tensor cores
+// and the results stay comparable with the cpu device. Only cuDNN
+// algorithms that report themselves deterministic are ever chosen, and our
+// own reductions use fixed trees instead of atomics: the same inputs give
+// the same bits on the same GPU, which is what lets every offload mode
+// reproduce `base` exactly. Dropout, add, accumulate and SGD match the cpu
+// device bit for bit.
+//
+// cuDNN and cuBLAS stay behind a pimpl: nothing outside engine/device/cuda/ may
+// see their headers.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "engine/device/kernels.h"
+
+namespace tidepool {
+
+namespace cuda {
+struct Context;
+}
+
+class CudaKernels final : public Kernels {
+ public:
+  // Built by CudaDevice, which owns the stream and the handles' context.
+  explicit CudaKernels(std::unique_ptr<cuda::Context> context);
+  ~CudaKernels() override;
+  CudaKernels(const CudaKernels&) = delete;
+  CudaKernels& operator=(const CudaKernels&) = delete;
+
+  // The cuDNN algorithm a convolution pass runs with and how it was chosen,
+  // e.g. "IMPLICIT_PRECOMP_GEMM (p: measured 0.084 ms; workspace 0.2 MiB)",
+  // for logs and tests.
+  std::string conv_algorithm_name(const ConvShape&, ConvScheme, ConvPass);
+  // Whether the algorithm was picked by timing it (cudnnFind*) rather than
+  // from cuDNN's heuristic ranking. Only `p` measures, and only while the
+  // device has not reserved its arena yet.
+  bool conv_algorithm_measured(const ConvShape&, ConvScheme, ConvPass);
+
+  std::size_t conv_workspace_bytes(const ConvShape&, ConvScheme, ConvPass) override;
+  void conv_forward(const ConvShape&, ConvScheme, const float* x, const float* w, const float* b,
+                    float* y, void* workspace) override;
+  void conv_backward_data(const ConvShape&, ConvScheme, const float* dy, const float* w, float* dx,
+                          void* workspace) override;
+  void conv_backward_weights(const ConvShape&, ConvScheme, const float* x, const float* dy,
+                             float* dw, float* db, void* workspace) override;
+
+  void batchnorm_forward_train(const BatchNormShape&, const float* x, const float* gamma,
+                               const float* beta, float* y, float* saved_mean, float* saved_var,
+                               float* running_mean, float* running_var) override;
+  void batchnorm_forward_infer(const BatchNormShape&, const float* x, const float* gamma,
+                               const float* beta, const float* running_mean,
+                               const float* running_var, float* y) override;
+  void batchnorm_backward(const BatchNormShape&, const float* x, const float* dy,
+                          const float* gamma, const float* saved_mean, const float* saved_var,
+                          float* dx, float* dgamma, float* dbeta) override;
+
+  void relu_forward(std::int64_t count, const float* x, float* y) override;
+  void relu_backward(std::int64_t count, const float* y, const float* dy, float* dx) override;
+
+  std::size_t pool_saved_bytes(const PoolShape&) override;
+  void pool_forward(const PoolShape&, const float* x, float* y, void* saved) override;
+  void pool_backward(const PoolShape&, const float* x, const float* dy, const void* saved,
+                     float* dx) override;
+
+  void linear_forward(const LinearShape&, const float* x, const float* w, const float* b,
+                      float* y) override;
+  void linear_backward_data(const LinearShape&, const float* dy, const float* w,
+                            float* dx) override;
+  void linear_backward_weights(const LinearShape&, const float* x, const float* dy, float* dw,
+                               float* db) override;
+
+  void dropout_forward(std::int64_t count, float p, std::uint64_t seed, const float* x, float* y,
+                       float* mask) override;
+  void dropout_backward(std::int64_t count, const float* mask, const float* dy, float* dx) override;
+
+  void add_forward(std::int64_t count, const float* a, const float* b, float* y) override;
+  void copy(std::int64_t count, const float* x, float* y) override;
+  void accumulate(std::int64_t count, const float* x, float* acc) override;
+
+  void softmax_xent_forward(std::int64_t n, std::int64_t classes, const float* logits,
+                            const std::int32_t* labels, float* probs,
+                            float* loss_and_correct) override;
+  void softmax_xent_backward(std::int64_t n, std::int64_t classes, const float* probs,
+                             const std::int32_t* labels, float* dlogits) override;
+
+  void sgd_update(std::int64_t count, float lr, float momentum, float weight_decay, float* w,
+                  const float* dw, float* velocity) override;
+
+ private:
+  std::unique_ptr<cuda::Context> ctx_;
+};
+
+}  // namespace tidepool

@@ -1,0 +1,56 @@
+// The helpers of cuda_util.h that are more than one line: device buffers
+// with an out-of-memory message a user can act on, and cuDNN descriptors.
+#include "engine/device/cuda/cuda_util.h"
+
+#include <cstdio>
+#include <string>
+
+namespace tidepool::cuda {
+
+void throw_out_of_memory(std::size_t requested, const char* what) {
+  // The failed cudaMalloc left a (non-sticky) error behind; take it now so
+  // that the next unrelated launch check does not report it again.
+  (void)cudaGetLastError();
+  std::size_t free_bytes = 0, total_bytes = 0;
+  std::string figures;
+  if (cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess) {
+    figures = ": " + format_bytes(free_bytes) + " free of " + format_bytes(total_bytes) + " on this GPU";
+  } else {
+    (void)cudaGetLastError();
+  }
+  throw DeviceError("cuda device: out of device memory reserving " + format_bytes(requested) + " (" +
+                    std::to_string(requested) + " bytes) for " + what + figures +
+                    "; try a smaller --batch-size or --budget, or an offload --mode");
+}
+
+DeviceBuffer::DeviceBuffer(std::size_t bytes, const char* what) : size_(bytes) {
+  if (bytes == 0) return;
+  void* p = nullptr;
+  const cudaError_t status = cudaMalloc(&p, bytes);
+  if (status == cudaErrorMemoryAllocation) throw_out_of_memory(bytes, what);
+  check(status, "cudaMalloc");
+  ptr_.reset(p);
+}
+
+TensorDesc tensor_desc(std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w) {
+  cudnnTensorDescriptor_t raw = nullptr;
+  TP_CALL(cudnnCreateTensorDescriptor, &raw);
+  TensorDesc desc(raw);
+  // cuDNN's 4-d descriptors take int dimensions and also index the whole
+  // tensor with 32-bit strides, so the element count must fit too.
+  to_int(n * c * h * w, "tensor elements");
+  TP_CALL(cudnnSetTensor4dDescriptor, desc.get(), CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT,
+          to_int(n, "n"), to_int(c, "c"), to_int(h, "h"), to_int(w, "w"));
+  return desc;
+}
+
+FilterDesc filter_desc(std::int64_t k, std::int64_t c, std::int64_t r, std::int64_t s) {
+  cudnnFilterDescriptor_t raw = nullptr;
+  TP_CALL(cudnnCreateFilterDescriptor, &raw);
+  FilterDesc desc(raw);
+  TP_CALL(cudnnSetFilter4dDescriptor, desc.get(), CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW,
+          to_int(k, "k"), to_int(c, "c / groups"), to_int(r, "r"), to_int(s, "s"));
+  return desc;
+}
+
+}  // namespace tidepool::cuda

@@ -1,0 +1,212 @@
+// Shared CUDA plumbing for the cuda backend. Included only by
+// engine/device/cuda/*.{cpp,cu}: with cudnn_v9 and cublas_v2 it is the one place
+// that pulls in the CUDA headers (nothing above the backend may see them).
+//
+// defines:
+//   TP_CALL(fn, args...)        call a CUDA/cuDNN/cuBLAS function, throw CudaError naming it
+//   check_launch(kernel)        after a <<<...>>> launch: throw if it failed
+//   Unique<Ptr, Destroy>        RAII for every handle kind (descriptors, handles, streams, events)
+//   DeviceBuffer                RAII cudaMalloc, for the few buffers outside the arena
+//   tensor_desc / filter_desc   cuDNN descriptors for our NCHW f32 tensors
+//   Shared, Context             what the kernel tables share, and one table's handles
+//   grid_for(count)             launch geometry for grid-stride loops
+#pragma once
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cudnn.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <type_traits>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "engine/core/bytes_text.h"
+#include "engine/device/cuda/cuda_error.h"
+#include "engine/device/kernel_cache.h"
+#include "engine/device/kernels.h"
+
+namespace tidepool::cuda {
+
+// --- errors ------------------------------------------------------------------
+
+// Throws CudaError("<call>: <name>: <description>") unless the status is success.
+void check(cudaError_t status, const char* call);
+void check(cudnnStatus_t status, const char* call);
+void check(cublasStatus_t status, const char* call);
+
+// The name comes from the macro, so a message always names the function
+// that was really called, never a stale string next to it.
+#define TP_CALL(fn, ...) ::tidepool::cuda::check(fn(__VA_ARGS__), #fn)
+
+// Kernel launches report configuration errors (bad grid, no kernel image
+// for this GPU) through cudaGetLastError; faults inside a kernel surface
+// later, at the next synchronising call, as that call's CudaError.
+void check_launch(const char* kernel);
+
+// cuDNN's legacy API takes int dimensions; larger tensors are refused with
+// the figures rather than silently truncated.
+int to_int(std::int64_t v, const char* what);
+
+// --- RAII ----------------------------------------------------------------------
+
+template <auto Destroy>
+struct Destroyer {
+  template <class P>
+  void operator()(P p) const noexcept {
+    // Destruction must not throw; a failure here means the context is
+    // already gone (process exit), when there is nothing left to free.
+    (void)Destroy(p);
+  }
+};
+
+// A unique owner of an opaque CUDA handle, e.g.
+// Unique<cudnnTensorDescriptor_t, cudnnDestroyTensorDescriptor>.
+template <class Ptr, auto Destroy>
+using Unique = std::unique_ptr<std::remove_pointer_t<Ptr>, Destroyer<Destroy>>;
+
+using StreamHandle = Unique<cudaStream_t, cudaStreamDestroy>;
+using EventHandle = Unique<cudaEvent_t, cudaEventDestroy>;
+using CudnnHandle = Unique<cudnnHandle_t, cudnnDestroy>;
+using CublasHandle = Unique<cublasHandle_t, cublasDestroy>;
+using TensorDesc = Unique<cudnnTensorDescriptor_t, cudnnDestroyTensorDescriptor>;
+using FilterDesc = Unique<cudnnFilterDescriptor_t, cudnnDestroyFilterDescriptor>;
+using ConvDesc = Unique<cudnnConvolutionDescriptor_t, cudnnDestroyConvolutionDescriptor>;
+using ActivationDesc = Unique<cudnnActivationDescriptor_t, cudnnDestroyActivationDescriptor>;
+
+// Device memory outside the arena. The device owns exactly two kinds: each
+// kernel table's small scratch (cuBLAS workspace and per-channel values,
+// made with the table) and the temporary buffers a `p`-scheme convolution
+// search measures with before the arena exists. Everything a training step
+// touches comes from the arena.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  // Throws DeviceError with the free/total figures when the device is full.
+  DeviceBuffer(std::size_t bytes, const char* what);
+  DeviceBuffer(DeviceBuffer&&) noexcept = default;
+  DeviceBuffer& operator=(DeviceBuffer&&) noexcept = default;
+
+  void* get() const { return ptr_.get(); }
+  std::byte* bytes() const { return static_cast<std::byte*>(ptr_.get()); }
+  std::size_t size() const { return size_; }
+
+ private:
+  struct Free {
+    void operator()(void* p) const noexcept { (void)cudaFree(p); }
+  };
+  std::unique_ptr<void, Free> ptr_;
+  std::size_t size_ = 0;
+};
+
+// "out of device memory reserving 2.0 GiB for the arena: 1.2 GiB free of
+// 79.1 GiB on this GPU". Also clears the (non-sticky) allocation error so
+// that it does not resurface from an unrelated later call.
+[[noreturn]] void throw_out_of_memory(std::size_t requested, const char* what);
+
+// --- descriptors -----------------------------------------------------------------
+
+TensorDesc tensor_desc(std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w);
+FilterDesc filter_desc(std::int64_t k, std::int64_t c, std::int64_t r, std::int64_t s);
+
+// --- kernel tables -----------------------------------------------------------------
+
+// First element of every cache key (engine/device/kernel_cache.h), so different
+// ops never share an entry.
+enum class Op : std::int64_t { conv = 1, batchnorm };
+
+struct CacheEntry {
+  virtual ~CacheEntry() = default;
+};
+
+// Decisions that hold for the whole process: per GPU, the convolution plans
+// (algorithm, workspace, descriptors) and batchnorm's descriptors. Shared by
+// every device object on that GPU, so one process always runs the same
+// algorithm for the same shape, even across devices (the `p` scheme's
+// timings are noisy, and a second measurement could pick another
+// algorithm, and so other numbers). Never destroyed: entries are cheap host
+// objects, and freeing them at exit would race the CUDA runtime's own
+// teardown.
+class PlanCache {
+ public:
+  // Returns the entry for `key`, building it with `make` on first use.
+  // Entries are never evicted; the reference stays valid until exit.
+  template <class T, class Make>
+  T& entry(const CacheKey& key, Make&& make) {
+    return static_cast<T&>(find_or_build(
+        key, [&]() -> std::unique_ptr<CacheEntry> { return std::forward<Make>(make)(); }));
+  }
+
+ private:
+  CacheEntry& find_or_build(const CacheKey& key,
+                            const std::function<std::unique_ptr<CacheEntry>()>& make);
+  std::mutex mutex_;
+  std::unordered_map<CacheKey, std::unique_ptr<CacheEntry>, CacheKeyHash> cache_;
+};
+
+// The cache of GPU `ordinal` (cuda_kernels.cpp).
+PlanCache& plan_cache(int ordinal);
+
+// What the three kernel tables of one device share.
+struct Shared {
+  explicit Shared(int ordinal) : plans(plan_cache(ordinal)) {}
+
+  PlanCache& plans;
+  // Measuring algorithms (cudnnFind*Ex) needs device buffers of its own.
+  // That is allowed while the device is starting up; once its arena is
+  // reserved every later byte must come from it, so shapes first seen
+  // after that fall back to cuDNN's heuristic ranking (see conv2d.cpp).
+  std::atomic<bool> may_measure{true};
+};
+
+// One kernel table's handles, bound for good to one stream: cuDNN and
+// cuBLAS enqueue there and nowhere else, so a table never needs to switch
+// streams (switching would also reset cuBLAS's workspace, see below).
+struct Context {
+  // Creates the handles on the current device and binds them to `stream`.
+  Context(std::shared_ptr<Shared> shared, cudaStream_t stream);
+
+  std::shared_ptr<Shared> shared;
+  cudaStream_t stream;
+  CudnnHandle cudnn;
+  CublasHandle cublas;
+  // [cuBLAS workspace][per-channel floats]. cuBLAS gets a fixed workspace
+  // of its own: with the default pool its algorithm choice can depend on
+  // what the pool holds, and bit-identical runs need the same choice every
+  // time. The per-channel floats hold batchnorm's inverse deviations for
+  // backward (see batchnorm.cu).
+  DeviceBuffer scratch;
+  float* channel_scratch = nullptr;
+
+  static constexpr std::size_t kCublasWorkspaceBytes = std::size_t{4} << 20;
+  static constexpr std::int64_t kChannelScratchFloats = 16384;
+};
+
+// --- launches ----------------------------------------------------------------------
+
+inline constexpr int kThreads = 256;
+
+// Blocks for a grid-stride loop over `count` elements: enough to fill the
+// GPU several times over, capped so that the grid size stays valid and
+// the per-thread loop does the rest.
+inline unsigned grid_for(std::int64_t count) {
+  const std::int64_t blocks = (count + kThreads - 1) / kThreads;
+  constexpr std::int64_t kMaxBlocks = 65535;
+  return static_cast<unsigned>(blocks < 1 ? 1 : (blocks > kMaxBlocks ? kMaxBlocks : blocks));
+}
+
+// out[ch] = sum over (i, j) of x[(i * channels + ch) * inner + j], one
+// block per channel with a fixed reduction tree: no atomics, so the sum is
+// bit-identical run after run. Serves conv and linear bias gradients
+// (reductions.cu).
+void launch_channel_sum(cudaStream_t stream, const float* x, float* out, std::int64_t outer,
+                        std::int64_t channels, std::int64_t inner);
+
+}  // namespace tidepool::cuda

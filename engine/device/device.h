@@ -1,0 +1,113 @@
+// The device boundary. Everything above it (planner, executor, trainer, UI)
+// talks to a Device; backends live in mirrored folders (cpu/, cuda/) and are
+// the only code that includes oneDNN, CUDA or cuDNN headers.
+//
+// A device has:
+//  - one arena of device memory, reserved once; the allocators hand out
+//    offsets inside it and nothing else allocates device memory per tensor;
+//  - one pinned-host region, reserved once, for offloaded tensors and
+//    staged input batches;
+//  - three streams (compute, offload = device→host, prefetch = host→device)
+//    with events to order them against each other and the host;
+//  - a table of kernels, run on the compute stream.
+//
+// Usage (what the executor does for one layer):
+//
+//   device.wait(Stream::compute, *prefetched);          // input is back
+//   auto start = device.record(Stream::compute);
+//   device.submit(Stream::compute, [=](Kernels& k) { k.relu_forward(n, x, y); });
+//   auto end = device.record(Stream::compute);
+//   ...
+//   device.synchronize(*end);
+//   double us = device.elapsed_us(*start, *end);
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "engine/device/kernels.h"
+
+namespace tidepool {
+
+enum class Stream : int { compute = 0, offload = 1, prefetch = 2 };
+inline constexpr int kStreamCount = 3;
+const char* to_string(Stream s);
+
+// A point in a stream's work: complete once everything submitted to that
+// stream before it has finished. Owned by whoever recorded it (RAII).
+class DeviceEvent {
+ public:
+  virtual ~DeviceEvent() = default;
+};
+
+struct DeviceCaps {
+  std::string name;           // "cpu", "cuda:0 (NVIDIA H100 ...)"
+  bool async_streams = true;  // streams run concurrently with each other and the host
+  std::size_t memory_bytes = 0;  // total device memory, 0 when unbounded (the host)
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+
+  virtual DeviceCaps caps() const = 0;
+
+  // Memory. Each may be called once; the returned pointers stay valid for
+  // the device's lifetime. A request the device cannot serve throws
+  // DeviceError with the figures.
+  virtual std::byte* reserve_arena(std::size_t bytes) = 0;
+  virtual std::byte* reserve_pinned(std::size_t bytes) = 0;
+  virtual std::size_t arena_bytes() const = 0;
+  virtual std::size_t pinned_bytes() const = 0;
+
+  // Work on streams, in submission order per stream.
+  virtual void submit(Stream, std::function<void(Kernels&)> work) = 0;
+  // Copies between device memory (arena) and host memory (pinned region or
+  // any host buffer), ordered on the given stream.
+  virtual void copy_async(Stream, void* dst, const void* src, std::size_t bytes) = 0;
+  // Runs `work` on a host thread in the stream's order: after everything
+  // submitted to the stream before it, before anything submitted after.
+  // For host-side processing of what a transfer brought (compressing an
+  // offloaded tensor, engine/run/zero_value_store.h). `work` must not use the
+  // device; an exception it throws is reported like a failed kernel's.
+  virtual void host_task(Stream, std::function<void()> work) = 0;
+
+  // Events.
+  virtual std::unique_ptr<DeviceEvent> record(Stream) = 0;
+  virtual void wait(Stream waiter, const DeviceEvent&) = 0;  // the stream waits, not the host
+  virtual void synchronize(const DeviceEvent&) = 0;          // the host waits
+  virtual bool done(const DeviceEvent&) = 0;                 // non-blocking query
+  virtual void synchronize() = 0;                            // all streams drained
+  // Microseconds between two completed events.
+  virtual double elapsed_us(const DeviceEvent& from, const DeviceEvent& to) = 0;
+  // Microseconds since the device was created at which the event completed;
+  // the same clock as now_us().
+  virtual double time_us(const DeviceEvent&) = 0;
+  virtual double now_us() const = 0;
+
+  // The kernel table, for pure queries from the host (workspace sizes). To
+  // run a kernel, submit() work to a stream.
+  virtual Kernels& kernels() = 0;
+
+  // Names for profilers. range_push opens a range called `name` (the layer
+  // or tensor that the work submitted next belongs to) for the stream, and
+  // range_pop closes the innermost open one; the executor pairs them around
+  // each step's submissions, so ranges nest and never interleave. They only
+  // annotate: they never change what runs or when. The defaults do nothing
+  // (the cpu device); the cuda device emits NVTX ranges, so Nsight Systems
+  // shows our layer and tensor names.
+  virtual void range_push(Stream, const std::string& name) {}
+  virtual void range_pop(Stream) {}
+};
+
+// Failures a user can cause or meet (out of memory, a bad setting) and that
+// they should be told about in words.
+class DeviceError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace tidepool

@@ -1,0 +1,49 @@
+// The shape checks every backend runs before an op: one definition, so the
+// cpu and cuda devices refuse the same shapes with the same words.
+#include <stdexcept>
+#include <string>
+
+#include "engine/device/kernels.h"
+
+namespace tidepool {
+
+void validate(const ConvShape& s) {
+  const bool ok = s.n > 0 && s.c > 0 && s.h > 0 && s.w > 0 && s.k > 0 && s.r > 0 && s.s > 0 &&
+                  s.stride_h > 0 && s.stride_w > 0 && s.pad_h >= 0 && s.pad_w >= 0 && s.dil_h > 0 &&
+                  s.dil_w > 0 && s.groups > 0 && s.c % s.groups == 0 && s.k % s.groups == 0 &&
+                  s.out_h() > 0 && s.out_w() > 0;
+  if (!ok) {
+    throw std::invalid_argument("conv: invalid shape n=" + std::to_string(s.n) + " c=" + std::to_string(s.c) +
+                                " h=" + std::to_string(s.h) + " w=" + std::to_string(s.w) +
+                                " k=" + std::to_string(s.k) + " r=" + std::to_string(s.r) +
+                                " s=" + std::to_string(s.s) + " groups=" + std::to_string(s.groups));
+  }
+}
+
+void validate(const BatchNormShape& s) {
+  if (s.n <= 0 || s.c <= 0 || s.h <= 0 || s.w <= 0 || !(s.eps > 0.0f)) {
+    throw std::invalid_argument("batchnorm: invalid shape n=" + std::to_string(s.n) + " c=" + std::to_string(s.c) +
+                                " h=" + std::to_string(s.h) + " w=" + std::to_string(s.w));
+  }
+}
+
+void validate(const PoolShape& s) {
+  const bool ok = s.n > 0 && s.c > 0 && s.h > 0 && s.w > 0 && s.kh > 0 && s.kw > 0 && s.stride_h > 0 &&
+                  s.stride_w > 0 && s.pad_h >= 0 && s.pad_w >= 0 && s.pad_h < s.kh && s.pad_w < s.kw &&
+                  s.out_h() > 0 && s.out_w() > 0;
+  if (!ok) {
+    throw std::invalid_argument("pool: invalid shape n=" + std::to_string(s.n) + " c=" + std::to_string(s.c) +
+                                " h=" + std::to_string(s.h) + " w=" + std::to_string(s.w) +
+                                " kernel=" + std::to_string(s.kh) + "x" + std::to_string(s.kw) +
+                                " pad=" + std::to_string(s.pad_h) + "x" + std::to_string(s.pad_w));
+  }
+}
+
+void validate(const LinearShape& s) {
+  if (s.n <= 0 || s.in <= 0 || s.out <= 0) {
+    throw std::invalid_argument("linear: invalid shape n=" + std::to_string(s.n) + " in=" + std::to_string(s.in) +
+                                " out=" + std::to_string(s.out));
+  }
+}
+
+}  // namespace tidepool

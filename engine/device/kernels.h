@@ -1,0 +1,153 @@
+// The table of kernels every device implements (cpu/: oneDNN, cuda/: cuDNN).
+//
+// Kernels see raw pointers into device memory and run synchronously with
+// respect to the stream they are called on: the cpu device calls them on the
+// compute stream's worker thread; a cuda device's table is bound to its
+// compute stream and only enqueues. All tensors are dense f32 in NCHW order
+// (labels are i32). Scratch memory is never allocated inside a kernel: a
+// caller asks for the workspace size first, takes that many bytes from the
+// arena and passes them in, which is what lets the planner see every byte.
+//
+// Backward kernels overwrite their outputs (dx, dw, db); gradient
+// accumulation for fan-out tensors is an explicit `accumulate` call.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace tidepool {
+
+// vDNN's two convolution-algorithm schemes: `m` takes the algorithm with the
+// least workspace, `p` the fastest one.
+enum class ConvScheme : std::uint8_t { m, p };
+enum class ConvPass : std::uint8_t { forward, backward_data, backward_weights };
+
+struct ConvShape {
+  std::int64_t n = 1, c = 1, h = 1, w = 1;  // input
+  std::int64_t k = 1, r = 1, s = 1;          // output channels, kernel height, width
+  std::int64_t stride_h = 1, stride_w = 1;
+  std::int64_t pad_h = 0, pad_w = 0;
+  std::int64_t dil_h = 1, dil_w = 1;  // 1 = no dilation (PyTorch's convention)
+  std::int64_t groups = 1;            // groups == c == k is a depthwise convolution
+  bool bias = false;
+
+  std::int64_t out_h() const { return (h + 2 * pad_h - dil_h * (r - 1) - 1) / stride_h + 1; }
+  std::int64_t out_w() const { return (w + 2 * pad_w - dil_w * (s - 1) - 1) / stride_w + 1; }
+  // Weights are [k, c / groups, r, s].
+  std::int64_t weight_numel() const { return k * (c / groups) * r * s; }
+  double flops() const { return 2.0 * n * k * out_h() * out_w() * (c / groups) * r * s; }
+};
+
+struct BatchNormShape {
+  std::int64_t n = 1, c = 1, h = 1, w = 1;
+  float eps = 1e-5f;
+  float momentum = 0.1f;  // running = (1 - momentum) * running + momentum * batch
+};
+
+enum class PoolKind : std::uint8_t { max, avg };
+
+struct PoolShape {
+  PoolKind kind = PoolKind::max;
+  std::int64_t n = 1, c = 1, h = 1, w = 1;
+  std::int64_t kh = 2, kw = 2, stride_h = 2, stride_w = 2, pad_h = 0, pad_w = 0;
+  // Average pooling divides by the full window, padding included
+  // (PyTorch's count_include_pad=True).
+  std::int64_t out_h() const { return (h + 2 * pad_h - kh) / stride_h + 1; }
+  std::int64_t out_w() const { return (w + 2 * pad_w - kw) / stride_w + 1; }
+};
+
+struct LinearShape {
+  std::int64_t n = 1, in = 1, out = 1;  // y[n, out] = x[n, in] * W[out, in]^T + b[out]
+};
+
+// Throw std::invalid_argument naming the op and the shape when a shape
+// cannot be computed (engine/device/kernel_shapes.cpp); every backend checks its
+// inputs with these before it runs an op.
+void validate(const ConvShape& s);
+void validate(const BatchNormShape& s);
+void validate(const PoolShape& s);
+void validate(const LinearShape& s);
+
+class Kernels {
+ public:
+  virtual ~Kernels() = default;
+
+  // --- convolution (depthwise is groups == c == k) ---------------------
+  virtual std::size_t conv_workspace_bytes(const ConvShape&, ConvScheme, ConvPass) = 0;
+  virtual void conv_forward(const ConvShape&, ConvScheme, const float* x, const float* w,
+                            const float* b /* null unless bias */, float* y, void* workspace) = 0;
+  virtual void conv_backward_data(const ConvShape&, ConvScheme, const float* dy, const float* w,
+                                  float* dx, void* workspace) = 0;
+  virtual void conv_backward_weights(const ConvShape&, ConvScheme, const float* x, const float* dy,
+                                     float* dw, float* db /* null unless bias */,
+                                     void* workspace) = 0;
+
+  // --- batch normalisation (per channel; saved_mean/var are the batch's) ---
+  // Training: normalise with batch statistics, write them to saved_* for
+  // backward, and update the running statistics (unbiased variance).
+  virtual void batchnorm_forward_train(const BatchNormShape&, const float* x, const float* gamma,
+                                       const float* beta, float* y, float* saved_mean,
+                                       float* saved_var, float* running_mean,
+                                       float* running_var) = 0;
+  virtual void batchnorm_forward_infer(const BatchNormShape&, const float* x, const float* gamma,
+                                       const float* beta, const float* running_mean,
+                                       const float* running_var, float* y) = 0;
+  virtual void batchnorm_backward(const BatchNormShape&, const float* x, const float* dy,
+                                  const float* gamma, const float* saved_mean,
+                                  const float* saved_var, float* dx, float* dgamma,
+                                  float* dbeta) = 0;
+
+  // --- relu (backward reads the forward output y) ----------------------
+  virtual void relu_forward(std::int64_t count, const float* x, float* y) = 0;
+  virtual void relu_backward(std::int64_t count, const float* y, const float* dy, float* dx) = 0;
+
+  // --- pooling -----------------------------------------------------------
+  // Max pooling keeps what backward needs (e.g. argmax indices) in `saved`,
+  // which lives from forward to backward; its size is device-specific.
+  virtual std::size_t pool_saved_bytes(const PoolShape&) = 0;
+  virtual void pool_forward(const PoolShape&, const float* x, float* y, void* saved) = 0;
+  virtual void pool_backward(const PoolShape&, const float* x, const float* dy,
+                             const void* saved, float* dx) = 0;
+
+  // --- fully connected ---------------------------------------------------
+  virtual void linear_forward(const LinearShape&, const float* x, const float* w, const float* b,
+                              float* y) = 0;
+  virtual void linear_backward_data(const LinearShape&, const float* dy, const float* w,
+                                    float* dx) = 0;
+  virtual void linear_backward_weights(const LinearShape&, const float* x, const float* dy,
+                                       float* dw, float* db) = 0;
+
+  // --- dropout -------------------------------------------------------------
+  // Element i is kept with probability 1 - p, decided by a counter-based hash
+  // of (seed, i) alone, so the mask is the same on every device and thread
+  // count. Kept elements are scaled by 1 / (1 - p). mask holds 0 or 1/(1-p).
+  virtual void dropout_forward(std::int64_t count, float p, std::uint64_t seed, const float* x,
+                               float* y, float* mask) = 0;
+  virtual void dropout_backward(std::int64_t count, const float* mask, const float* dy,
+                                float* dx) = 0;
+
+  // --- elementwise -------------------------------------------------------
+  virtual void add_forward(std::int64_t count, const float* a, const float* b, float* y) = 0;
+  virtual void copy(std::int64_t count, const float* x, float* y) = 0;
+  // acc += x
+  virtual void accumulate(std::int64_t count, const float* x, float* acc) = 0;
+
+  // --- softmax cross-entropy, mean over the batch ----------------------
+  // logits [n, classes], labels [n] (i32). Writes probabilities [n, classes]
+  // for backward, loss_and_correct[0] = mean loss, [1] = the number of rows
+  // whose label ranks first and [2] = those whose label ranks in the top 5
+  // (a class ranks above the label when its logit is larger, or equal with
+  // a smaller index: the first maximum wins ties).
+  virtual void softmax_xent_forward(std::int64_t n, std::int64_t classes, const float* logits,
+                                    const std::int32_t* labels, float* probs,
+                                    float* loss_and_correct) = 0;
+  virtual void softmax_xent_backward(std::int64_t n, std::int64_t classes, const float* probs,
+                                     const std::int32_t* labels, float* dlogits) = 0;
+
+  // --- optimiser: SGD with momentum and weight decay (PyTorch's form) ----
+  // g = dw + weight_decay * w; v = momentum * v + g; w -= lr * v
+  virtual void sgd_update(std::int64_t count, float lr, float momentum, float weight_decay,
+                          float* w, const float* dw, float* velocity) = 0;
+};
+
+}  // namespace tidepool

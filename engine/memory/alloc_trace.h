@@ -1,0 +1,122 @@
+// An allocation trace: a sequence of allocate and free requests, the input
+// of the pool-size search and of `tidepool replay`. It is what a memory
+// policy sees of a training run with the tensors, kernels and timing
+// stripped away, so a policy can be compared on a sequence from a paper, a
+// sequence written by hand, or one exported from a schedule.
+//
+// CSV format (one request per line):
+//
+//   event,id,bytes,offload
+//   alloc,0,1048576,0
+//   alloc,1,524288,1
+//   free,1,,
+//   free,0,,
+//
+//   - The first line that is not blank and not a comment is the header:
+//     `event,id,bytes,offload`, or `event,id,bytes` (no offload column).
+//   - event: `alloc` or `free`.
+//   - id: an integer naming the block; a free names the block by the id it
+//     was allocated with. An id may be allocated again once freed, and
+//     policies that learn (smartpool) read it as the tensor id, so a trace
+//     that gives each iteration's blocks the same ids lets them learn.
+//   - bytes: for alloc, the size in bytes (1 to 2^48; policies round it up
+//     to 256 B); for free, empty (a number there is ignored).
+//   - offload: on an alloc, 1 if the block will be offloaded to the host
+//     (vDNN++'s high-end policy places such blocks at the top of the pool);
+//     on a free, 1 if the block's copy to the host may still be running
+//     (async transfers): it is parked, still taken, until an allocation
+//     needs the room, or taken back as it is when the id is allocated again
+//     with the same size (engine/memory/parking.h).
+//     0 or empty otherwise; the whole column, or a row's trailing empty
+//     field, may be left out.
+//   - Blank lines and lines starting with `#` are ignored; fields may be
+//     padded with spaces; CRLF line ends are accepted.
+//   - A free of an id that is not live, or an alloc of an id that is still
+//     live, is an error. Blocks still live at the end are allowed.
+//
+// Errors are std::invalid_argument naming the file and line.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "engine/memory/allocator.h"
+#include "engine/plan/schedule.h"
+
+namespace tidepool {
+
+struct Schedule;
+
+struct TraceEvent {
+  enum class Kind : std::uint8_t { alloc, free };
+  Kind kind = Kind::alloc;
+  std::int64_t id = 0;
+  std::size_t bytes = 0;  // alloc only
+  bool will_offload = false;  // alloc: see the offload column
+  bool after_copy = false;    // free: see the offload column
+  bool operator==(const TraceEvent&) const = default;
+};
+using AllocTrace = std::vector<TraceEvent>;
+
+inline constexpr std::size_t kMaxTraceBlockBytes = std::size_t{1} << 48;
+
+// Parses the CSV format above; `source` names the input in error messages.
+AllocTrace read_trace(std::istream& in, const std::string& source);
+// Reads a trace file (std::invalid_argument when it cannot be opened).
+AllocTrace read_trace_file(const std::string& path);
+// Writes the CSV format, with the offload column; read_trace reads it back
+// to an equal trace.
+void write_trace(std::ostream& out, const AllocTrace& trace);
+void write_trace_file(const std::string& path, const AllocTrace& trace);
+
+// Throws std::invalid_argument naming the event (0-based) for a free of an
+// id that is not live, an alloc of a live id, or a size out of range: the
+// checks read_trace makes, for traces built in code.
+void validate(const AllocTrace& trace);
+
+// The memory load the trace peaks at, every size rounded up to
+// kAllocGranularity: the least pool any placement could work in.
+std::size_t peak_load_bytes(const AllocTrace& trace);
+// Every allocation's rounded size summed (saturating): a pool big enough to
+// stand for "unbounded". The online policies never place a block above the
+// sum of the blocks allocated before it, and high-end, which fills from both
+// ends, always finds the middle gap big enough, so they all serve the trace
+// in a pool this size (smartpool keeps a learned layout only if it fits).
+std::size_t total_alloc_bytes(const AllocTrace& trace);
+
+// The requests of a planned schedule: the persistent tensors first (never
+// freed), then `iterations` copies of the steps' allocs and frees. Ids are
+// the schedule's tensor ids, so smartpool can learn from it.
+AllocTrace trace_of(const Schedule& schedule, int iterations = 1);
+
+struct TraceReplay {
+  bool fits = true;
+  int failed_event = -1;  // index of the first alloc the pool could not place (-1: none)
+  std::size_t failed_request_bytes = 0;  // its rounded size
+  std::size_t largest_free_at_failure_bytes = 0;  // the policy's largest free block then
+  PoolStats stats;  // the allocator after the replay (or at the failure)
+  // Of this replay alone:
+  std::size_t peak_load_bytes = 0;
+  // The largest free range below the footprint when the load last reached
+  // its peak: what fragmentation has left unusable at the worst moment.
+  std::size_t largest_free_at_peak_bytes = 0;
+  // The overlap check held: no two live blocks ever shared a byte, every
+  // block lay inside the pool on a kAllocGranularity boundary. (Always
+  // true in a returned result: a violation throws.)
+  bool no_overlap = true;
+};
+
+// Runs the trace through the allocator (alloc → allocate with tensor = id
+// when it fits an int, else -1; free → free, or parked when after_copy, as
+// a real run does), stopping at the first alloc
+// it cannot place. Throws std::invalid_argument for a malformed trace (see
+// validate) and std::logic_error if the policy ever returns a block that
+// overlaps a live one, runs past the pool or is misaligned.
+// `park_horizon`: the most blocks parked at once (Schedule::park_horizon);
+// a trace of a schedule replays as the schedule runs with its own.
+TraceReplay replay(const AllocTrace& trace, Allocator& allocator, int park_horizon = kParkUntilNeeded);
+
+}  // namespace tidepool

@@ -1,0 +1,107 @@
+// One interface for every memory-pool heuristic. An allocator hands out byte
+// offsets inside one pool (the device arena, or nothing at all in a dry run),
+// so the same policy code places tensors on the cpu device, on a GPU and in
+// the planner's replay.
+//
+// Every request is rounded up to kAllocGranularity bytes, the same for every
+// policy (cudaMalloc and cnmem align to 256 bytes too), so that the memory
+// load the planner predicts is the load every policy sees.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/core/tensor.h"
+
+namespace tidepool {
+
+inline constexpr std::size_t kAllocGranularity = 256;
+inline constexpr std::size_t round_up(std::size_t bytes) {
+  return (bytes + kAllocGranularity - 1) / kAllocGranularity * kAllocGranularity;
+}
+
+struct AllocRequest {
+  std::size_t bytes = 0;  // as asked; the allocator rounds up
+  int tensor = -1;        // id in the plan's tensor table, for policies that learn per tensor
+  Role role = Role::activation;
+  bool will_offload = false;  // vDNN++'s high-end policy places these at the top
+};
+
+struct PoolStats {
+  std::size_t pool_bytes = 0;
+  std::size_t load_bytes = 0;        // bytes of live blocks (the memory load)
+  std::size_t peak_load_bytes = 0;
+  std::size_t extent_bytes = 0;      // one past the highest live byte
+  std::size_t peak_extent_bytes = 0; // the footprint: the most of the pool ever used
+  std::size_t largest_free_block_bytes = 0;  // inside the pool
+  std::size_t free_holes = 0;                // free blocks inside the pool
+  double competitive_ratio() const {
+    return peak_load_bytes ? static_cast<double>(peak_extent_bytes) / peak_load_bytes : 1.0;
+  }
+};
+
+class Allocator {
+ public:
+  virtual ~Allocator() = default;
+  virtual std::string_view name() const = 0;
+  // The offset of a block of round_up(request.bytes) bytes, or nothing when
+  // the policy cannot place it inside the pool.
+  virtual std::optional<std::size_t> allocate(const AllocRequest& request) = 0;
+  // Frees a block by the offset allocate() returned (throws std::logic_error
+  // for an offset that is not live).
+  virtual void free(std::size_t offset) = 0;
+  virtual PoolStats stats() const = 0;
+};
+
+// The policies by name, in this order. Every one rounds each request up to
+// kAllocGranularity (256 B), so every offset is a multiple of 256 B, and
+// every one keeps all blocks inside [0, pool_bytes).
+//
+//   exact      the reference "one cudaMalloc per tensor" with no
+//              fragmentation: stats() report extent = load and footprint =
+//              peak load, the lower bound no arena reaches. Its offsets are
+//              best-fit's, so a real run works in a pool sized for them (the
+//              pool search, not its reported footprint): a bounded replay or
+//              the pool search sees best-fit's fragmentation.
+//   cnmem      NVIDIA's CNMeM as vDNN++ describes it: best fit inside a
+//              pool; when nothing fits, a new pool of exactly the request's
+//              size is claimed above the last, and pools never merge. By
+//              default the first pool is the first request's size (start
+//              small, grow on demand: the setting vDNN++ calls not viable);
+//              the two-argument factory below starts from a given initial
+//              pool instead (vDNN++'s Table II: the aggregate peak load).
+//              The footprint is the sum of the pools claimed. All pools go
+//              back when the last live block is freed.
+//   best-fit   the smallest free block that fits, from its low end.
+//   first-fit  the lowest free block that fits, from its low end.
+//   high-end   vDNN++'s non-offloaded high-end allocation: a request with
+//              will_offload takes the highest free range that fits, every
+//              other request is best fit from the low end, so a forward pass
+//              ends with one used region at the bottom and one free block.
+//              Its extent is the pool it is given (offloaded blocks sit at
+//              the top), so its footprint is the pool search's result.
+//   smartpool  SmartPool (Zhang et al.): learns the repeating sequence of
+//              requests (keyed by size and AllocRequest::tensor), places one
+//              period offline by lifetime (sizes descending, best fit among
+//              the holes left by blocks whose lifetimes overlap; a few more
+//              orders tried, the smallest footprint kept), then serves every
+//              later request of the period by lookup; best fit while
+//              learning or when a request departs from the learned
+//              sequence. The second iteration of a schedule is already
+//              served by lookup. Several periods are remembered (training
+//              and evaluation alternating).
+std::vector<std::string> allocator_names();
+// Throws std::invalid_argument naming the valid policies for an unknown name.
+std::unique_ptr<Allocator> make_allocator(std::string_view name, std::size_t pool_bytes);
+
+// cnmem with an explicit first pool of round_up(initial_pool_bytes) bytes
+// (at most the arena), claimed at once and again whenever everything has
+// been freed; 0, the registry's default, claims none, so the first pool is
+// the first request's size.
+std::unique_ptr<Allocator> make_cnmem_allocator(std::size_t pool_bytes, std::size_t initial_pool_bytes);
+
+}  // namespace tidepool

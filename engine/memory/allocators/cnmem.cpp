@@ -1,0 +1,179 @@
+// cnmem: NVIDIA's CNMeM pool as vDNN++ (Shriram et al., §III-B) describes
+// it, the baseline both seed papers measure against.
+//
+//   - Placement: best fit over every free block of every pool (the smallest
+//     block that fits, lowest offset among equals), from the block's low
+//     end — CNMeM's default heuristic.
+//   - Growth: when no free block fits, CNMeM cudaMallocs a new pool of
+//     exactly the requested size. Pools never merge: a free block at the end
+//     of one pool and one at the start of the next stay two blocks, so a
+//     request larger than either fails even though together they would
+//     hold it ("an extra pool of size 100 MB would have sufficed ... if the
+//     two pools were merged", Fig. 7).
+//   - Initial pool: the registry's "cnmem" starts with no pool at all, so
+//     its first pool is the first request's size and it grows request by
+//     request — "starting with a small pool size and allowing CNMeM to grow
+//     incrementally by calling cudaMalloc() is not a viable solution", the
+//     setting vDNN++ criticises. make_cnmem_allocator(pool, initial) starts
+//     from a pool of `initial` bytes instead (Table II's setting: the
+//     aggregate peak load, which fragmentation still overruns).
+//
+// Offset space: the pools are laid out one after another from offset 0 in
+// the order they were claimed, inside the arena of `pool_bytes` (the device
+// budget); a request fails when its new pool would run past the arena. The
+// footprint is what was claimed, the sum of the pool sizes, so
+// stats().extent_bytes is the end of the last pool, not of the highest live
+// block. The largest free block counts the unclaimed rest of the arena too,
+// since a request that size is served by growing; that is what the pool
+// search needs to know how far short the arena fell.
+//
+// Release: when the last live block is freed, every pool is given back and
+// the state is the fresh one again (the initial pool, or none). With
+// nothing live the two are indistinguishable to a caller, and it keeps the
+// contract that freeing everything restores the whole arena. In training
+// the parameters stay live, so this never happens mid-run.
+//
+// Granularity: kAllocGranularity (256 B), like every policy; a zero-byte
+// request still takes one granule so every live block has its own offset.
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "engine/memory/allocator.h"
+
+namespace tidepool {
+namespace {
+
+class CnmemAllocator final : public Allocator {
+ public:
+  CnmemAllocator(std::size_t pool_bytes, std::size_t initial_pool_bytes)
+      : arena_(pool_bytes),
+        initial_(std::min(round_up(initial_pool_bytes), pool_bytes / kAllocGranularity * kAllocGranularity)) {
+    reset();
+  }
+
+  std::string_view name() const override { return "cnmem"; }
+
+  std::optional<std::size_t> allocate(const AllocRequest& r) override {
+    const std::size_t bytes = std::max(round_up(r.bytes), kAllocGranularity);
+    // Best fit over the free blocks of every pool (the lowest among equals);
+    // a few dozen holes, so a scan of a flat vector is the cheap way.
+    auto best = free_.end();
+    for (auto it = free_.begin(); it != free_.end(); ++it)
+      if (it->bytes >= bytes && (best == free_.end() || it->bytes < best->bytes)) {
+        best = it;
+        if (it->bytes == bytes) break;
+      }
+    std::size_t offset;
+    if (best != free_.end()) {
+      offset = best->offset;
+      if (best->bytes == bytes) {
+        free_.erase(best);
+      } else {
+        best->offset += bytes;
+        best->bytes -= bytes;
+      }
+    } else if (bytes <= arena_ - claimed_) {
+      offset = claim(bytes);  // a new pool of exactly the request, wholly used by it
+    } else {
+      return std::nullopt;
+    }
+    live_.insert(lower(live_, offset), {offset, bytes});
+    load_ += bytes;
+    peak_load_ = std::max(peak_load_, load_);
+    return offset;
+  }
+
+  void free(std::size_t offset) override {
+    auto it = lower(live_, offset);
+    if (it == live_.end() || it->offset != offset)
+      throw std::logic_error("free of offset " + std::to_string(offset) + ", which is not allocated");
+    std::size_t bytes = it->bytes;
+    live_.erase(it);
+    load_ -= bytes;
+    if (load_ == 0) {
+      reset();
+      return;
+    }
+    // Merge only with neighbours in the same pool: a pool boundary is
+    // where one cudaMalloc ends and another begins.
+    auto next = lower(free_, offset);
+    const bool join_prev = next != free_.begin() && std::prev(next)->offset + std::prev(next)->bytes == offset &&
+                           !is_pool_start(offset);
+    const bool join_next = next != free_.end() && next->offset == offset + bytes && !is_pool_start(next->offset);
+    if (join_prev && join_next) {
+      std::prev(next)->bytes += bytes + next->bytes;
+      free_.erase(next);
+    } else if (join_prev) {
+      std::prev(next)->bytes += bytes;
+    } else if (join_next) {
+      next->offset = offset;
+      next->bytes += bytes;
+    } else {
+      free_.insert(next, {offset, bytes});
+    }
+  }
+
+  PoolStats stats() const override {
+    PoolStats s;
+    s.pool_bytes = arena_;
+    s.load_bytes = load_;
+    s.peak_load_bytes = peak_load_;
+    s.extent_bytes = claimed_;
+    s.peak_extent_bytes = peak_claimed_;
+    const std::size_t unclaimed = arena_ - claimed_;
+    std::size_t largest = unclaimed;
+    for (const Block& b : free_) largest = std::max(largest, b.bytes);
+    s.largest_free_block_bytes = largest;
+    s.free_holes = free_.size() + (unclaimed > 0 ? 1 : 0);
+    return s;
+  }
+
+ private:
+  struct Block {
+    std::size_t offset, bytes;
+  };
+  static std::vector<Block>::iterator lower(std::vector<Block>& v, std::size_t offset) {
+    return std::lower_bound(v.begin(), v.end(), offset, [](const Block& b, std::size_t o) { return b.offset < o; });
+  }
+  bool is_pool_start(std::size_t offset) const {
+    return std::binary_search(pool_starts_.begin(), pool_starts_.end(), offset);
+  }
+
+  // Claims a new pool at the end of the claimed range and returns its start.
+  std::size_t claim(std::size_t bytes) {
+    const std::size_t start = claimed_;
+    pool_starts_.push_back(start);  // claimed in increasing order: stays sorted
+    claimed_ += bytes;
+    peak_claimed_ = std::max(peak_claimed_, claimed_);
+    return start;
+  }
+
+  void reset() {
+    free_.clear();
+    pool_starts_.clear();
+    claimed_ = 0;
+    if (initial_ > 0) free_.push_back({claim(initial_), initial_});
+  }
+
+  std::size_t arena_;
+  std::size_t initial_;
+  std::size_t claimed_ = 0, peak_claimed_ = 0;
+  std::size_t load_ = 0, peak_load_ = 0;
+  std::vector<std::size_t> pool_starts_;
+  std::vector<Block> free_;  // free blocks inside the pools, by offset
+  std::vector<Block> live_;  // live blocks, by offset
+};
+
+}  // namespace
+
+std::unique_ptr<Allocator> make_cnmem_allocator(std::size_t pool_bytes, std::size_t initial_pool_bytes) {
+  return std::make_unique<CnmemAllocator>(pool_bytes, initial_pool_bytes);
+}
+
+std::unique_ptr<Allocator> make_cnmem_allocator(std::size_t pool_bytes) {
+  return make_cnmem_allocator(pool_bytes, 0);
+}
+
+}  // namespace tidepool

@@ -1,0 +1,57 @@
+#include "engine/memory/pool_search.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace tidepool {
+
+PoolSearch search_pool_size(const AllocTrace& trace, const AllocatorFactory& make, std::size_t start_bytes,
+                            int park_horizon) {
+  validate(trace);
+  PoolSearch s;
+  s.start_bytes = start_bytes ? round_up(start_bytes) : peak_load_bytes(trace);
+  // Every policy here serves the trace in a pool of all its blocks end to
+  // end (see total_alloc_bytes); past twice that the search is not
+  // converging, and a policy that never fits must not hang the caller.
+  const std::size_t total = total_alloc_bytes(trace);
+  const std::size_t limit = std::max(s.start_bytes, total > SIZE_MAX / 2 ? SIZE_MAX : total * 2);
+  std::size_t pool = s.start_bytes;
+  for (;;) {
+    auto allocator = make(pool);
+    TraceReplay r = replay(trace, *allocator, park_horizon);
+    if (r.fits) {
+      s.pool_bytes = pool;
+      s.replay = std::move(r);
+      return s;
+    }
+    // The memory the failed request lacked; at least one granule, so that
+    // a policy failing with a free block big enough (exact's accounting, a
+    // policy that declines a fitting hole) still makes progress.
+    const std::size_t lacking = r.failed_request_bytes > r.largest_free_at_failure_bytes
+                                    ? r.failed_request_bytes - r.largest_free_at_failure_bytes
+                                    : 0;
+    const std::size_t grow = std::max(round_up(lacking), kAllocGranularity);
+    if (pool > limit - std::min(limit, grow))
+      throw std::runtime_error("pool search for '" + std::string(allocator->name()) + "' passed " +
+                               std::to_string(limit) + " bytes without serving the trace (event " +
+                               std::to_string(r.failed_event) + " still fails)");
+    pool += grow;
+    ++s.restarts;
+  }
+}
+
+PoolSearch search_pool_size(const AllocTrace& trace, std::string_view heuristic, std::size_t start_bytes,
+                            int park_horizon) {
+  make_allocator(heuristic, 0);  // an unknown name throws before any replay
+  const std::string name(heuristic);
+  return search_pool_size(trace, [&](std::size_t pool) { return make_allocator(name, pool); }, start_bytes,
+                          park_horizon);
+}
+
+PoolSearch search_pool_size(const Schedule& schedule, std::string_view heuristic, int iterations) {
+  return search_pool_size(trace_of(schedule, iterations), heuristic, 0, schedule.park_horizon);
+}
+
+}  // namespace tidepool

@@ -1,0 +1,30 @@
+#include "engine/observe/events.h"
+
+namespace tidepool {
+
+const char* to_string(SpanKind k) {
+  switch (k) {
+    case SpanKind::forward: return "forward";
+    case SpanKind::backward: return "backward";
+    case SpanKind::accumulate: return "accumulate";
+    case SpanKind::update: return "update";
+    case SpanKind::offload: return "offload";
+    case SpanKind::prefetch: return "prefetch";
+    case SpanKind::compress: return "compress";
+    case SpanKind::decompress: return "decompress";
+    case SpanKind::wait: return "wait";
+  }
+  return "?";
+}
+
+const char* to_string(AllocAction a) {
+  switch (a) {
+    case AllocAction::place: return "alloc";
+    case AllocAction::free: return "free";
+    case AllocAction::park: return "park";
+    case AllocAction::give_back: return "give back";
+  }
+  return "?";
+}
+
+}  // namespace tidepool

@@ -1,0 +1,73 @@
+// AutoSwap (SmartPool/AutoSwap paper §IV): offload only as many
+// activations as it takes to bring the peak memory load under a limit,
+// choosing them by priority score, instead of vDNN's fixed layer choice.
+//
+// Candidates are the tensors vDNN's `all` would offload (the inputs that
+// backward reads) whose absence spans the peak of the load without
+// swapping, and that are not tiny (at least 1 MiB, or 1/256 of the peak
+// for small networks). A candidate is absent from the step after its last
+// forward access to the step before its first backward access; time is
+// counted in compute steps (the schedule is planned before anything has
+// been timed, and transfer time is left out: the paper's DOA subtracts it):
+//
+//   DOA    the compute steps of the absence;
+//   AOA    DOA times the tensor's bytes;
+//   WDOA   the area under the load curve without swapping over the absence;
+//   SWDOA  WDOA recomputed after each choice on the load the choices so far
+//          leave (submodular), which follows the peak as it moves.
+//
+// Tensors are chosen in descending score until the modelled peak is at or
+// under the limit; the planner then checks the real schedule's peak and
+// takes more while it is above (engine/plan/planner.cpp). The paper's fifth
+// score, a Bayesian-optimised mix of the four by measured overhead, needs
+// ~30 timed iterations and is not implemented.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/core/network.h"
+#include "engine/plan/schedule.h"
+
+namespace tidepool {
+
+struct SwapCandidate {
+  int tensor = -1;
+  std::size_t bytes = 0;   // as placed
+  int out_step = 0;        // its last forward access (a step of the base schedule)
+  int in_step = 0;         // its first backward access
+  double score = 0;        // when it was chosen (SWDOA: on the load at that point)
+};
+
+// `base`: the schedule with nothing offloaded; `all`: the same with vDNN's
+// `all` (same settings otherwise). The candidates in the order AutoSwap
+// chooses them.
+std::vector<SwapCandidate> autoswap_order(const Schedule& base, const Schedule& all, SwapScore score);
+
+// The candidates to offload so that the modelled peak load of `base` is at
+// or under `limit`, as indices into `order`, ascending: the paper's greedy
+// choice (from the front until the peak is under), then, ours, each chosen
+// one given up again, the last chosen first, where the peak stays under
+// without it (a greedy choice can overshoot: a later, larger tensor may
+// cover what an earlier one was taken for). All of them when the limit
+// cannot be met.
+std::vector<std::size_t> autoswap_choose(const Schedule& base, const std::vector<SwapCandidate>& order,
+                                         std::size_t limit);
+
+// AutoSwap under a budget (what the trainer does with --budget): the
+// largest load limit, in whole MiB, whose train schedule fits a pool of
+// `budget` bytes under `heuristic`, so that as little is offloaded as the
+// budget allows; 0 (no limit, nothing offloaded) when the schedule without
+// offloads fits or there is no budget; 1 (every candidate) when nothing
+// else fits. `least` receives the pool of the schedule that offloads every
+// candidate: the smallest this mode can do.
+struct AutoswapLimit {
+  std::size_t load_limit_bytes = 0;
+  std::size_t least_pool_bytes = 0;
+};
+AutoswapLimit autoswap_limit(const Network& network, std::int64_t batch, const PlanSettings& train, Kernels& kernels,
+                             const std::string& heuristic, std::size_t budget);
+
+}  // namespace tidepool

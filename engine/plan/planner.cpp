@@ -1,0 +1,510 @@
+#include "engine/plan/planner.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "engine/memory/allocator.h"
+#include "engine/memory/allocators/free_list.h"
+#include "engine/plan/autoswap.h"
+
+namespace tidepool {
+namespace {
+
+// Builds one schedule. Kept as a class so the steps read like the
+// description in planner.h.
+class Planner {
+ public:
+  // `swapped`: AutoSwap's choice, the tensors to offload (mode autoswap).
+  Planner(const Network& net, std::int64_t batch, const PlanSettings& settings, Kernels& k,
+          std::vector<int> swapped = {})
+      : net_(net), k_(k), shapes_(net.shapes(batch)), swapped_(std::move(swapped)) {
+    s_.batch = batch;
+    s_.settings = settings;
+    s_.nodes.resize(net.nodes().size());
+  }
+
+  Schedule build() {
+    add_persistent();
+    add_transient_tensors();
+    if (s_.settings.phase == Phase::train) {
+      find_backward_nodes();
+      plan_forward();
+      plan_backward();
+      step(StepKind::update);
+    } else {
+      plan_forward();
+    }
+    emit_free(s_.loss);
+    predict_load();
+    place_host_slots();
+    return std::move(s_);
+  }
+
+ private:
+  const std::vector<Node>& nodes() const { return net_.nodes(); }
+  bool training() const { return s_.settings.phase == Phase::train; }
+
+  int add_tensor(std::string name, Shape shape, Role role, int node, DType dtype = DType::f32,
+                 bool persistent = false) {
+    s_.tensors.push_back({TensorInfo{std::move(name), std::move(shape), dtype, role}, persistent, node});
+    return static_cast<int>(s_.tensors.size()) - 1;
+  }
+  int add_bytes(std::string name, std::size_t bytes, Role role, int node) {
+    // Byte buffers are planned as f32 vectors of the rounded-up size.
+    const auto words = static_cast<std::int64_t>((bytes + 3) / 4);
+    return add_tensor(std::move(name), Shape{words}, role, node);
+  }
+
+  void step(StepKind kind, int node = -1, int tensor = -1, int source = -1) {
+    s_.steps.push_back({kind, Stream::compute, node, tensor, source});
+  }
+  void emit_alloc(int t, bool will_offload = false) {
+    if (t >= 0) s_.steps.push_back({StepKind::alloc, Stream::compute, -1, t, -1, will_offload});
+  }
+  void emit_free(int t) {
+    if (t >= 0) step(StepKind::free, -1, t);
+  }
+  // An offloaded tensor's device block, after its last forward reader:
+  // with async transfers its copy may still be running.
+  void emit_free_offloaded(int t) {
+    emit_free(t);
+    s_.steps.back().after_copy = s_.settings.transfer == TransferMode::async;
+  }
+
+  // Parameters first and in node order, so every schedule of this network
+  // gives them the same ids (see Schedule::persistent).
+  void add_persistent() {
+    for (std::size_t i = 0; i < nodes().size(); ++i) {
+      const Layer& layer = *nodes()[i].layer;
+      NodeTensors& nt = s_.nodes[i];
+      for (const ParamSpec& p : layer.params(shapes_.node_inputs[i])) {
+        const std::string base = layer.name() + "." + p.suffix;
+        const int node = static_cast<int>(i);
+        nt.params.push_back(add_tensor(base, p.shape, Role::weight, node, DType::f32, true));
+        if (p.trainable) {
+          nt.param_grads.push_back(
+              add_tensor(base + ".grad", p.shape, Role::weight_gradient, node, DType::f32, true));
+          nt.momenta.push_back(
+              add_tensor(base + ".momentum", p.shape, Role::optimizer_state, node, DType::f32, true));
+        } else {
+          nt.param_grads.push_back(-1);
+          nt.momenta.push_back(-1);
+        }
+      }
+    }
+    for (int t = 0; t < static_cast<int>(s_.tensors.size()); ++t) {
+      s_.persistent.push_back(t);
+      s_.persistent_bytes += round_up(s_.tensors[t].info.bytes());
+    }
+  }
+
+  void add_transient_tensors() {
+    const std::int64_t batch = s_.batch;
+    const Shape& img = net_.image_shape();
+    s_.data = add_tensor(kDataTensor, Shape{batch, img[0], img[1], img[2]}, Role::input, -1);
+    s_.labels = add_tensor(kLabelsTensor, Shape{batch}, Role::input, -1, DType::i32);
+    const int loss = net_.loss_node();
+    for (std::size_t i = 0; i < nodes().size(); ++i) {
+      const Layer& layer = *nodes()[i].layer;
+      const auto& in = shapes_.node_inputs[i];
+      const int node = static_cast<int>(i);
+      NodeTensors& nt = s_.nodes[i];
+      for (const auto& name : nodes()[i].inputs) nt.inputs.push_back(tensor_of(name));
+      nt.output = add_tensor(layer.name(), shapes_.node_outputs[i], Role::activation, node,
+                             layer.output_dtype());
+      for (const SavedSpec& sv : layer.saved(in, k_))
+        nt.saved.push_back(add_bytes(layer.name() + "." + sv.suffix, sv.bytes, Role::activation, node));
+      if (auto ws = layer.workspace_bytes(in, Pass::forward, s_.settings.scheme, k_))
+        nt.forward_workspace = add_bytes(layer.name() + ".fwd_workspace", ws, Role::workspace, node);
+      if (training())
+        if (auto ws = layer.workspace_bytes(in, Pass::backward, s_.settings.scheme, k_))
+          nt.backward_workspace = add_bytes(layer.name() + ".bwd_workspace", ws, Role::workspace, node);
+      nt.input_grads.assign(nt.inputs.size(), -1);
+    }
+    s_.loss = s_.nodes[loss].output;
+  }
+
+  int tensor_of(const std::string& name) const {
+    if (name == kDataTensor) return s_.data;
+    if (name == kLabelsTensor) return s_.labels;
+    return s_.nodes[net_.producer(name)].output;
+  }
+
+  // A node runs backward when a gradient reaches its output: it or something
+  // before it has trainable parameters.
+  void find_backward_nodes() {
+    requires_grad_.assign(s_.tensors.size(), false);
+    for (std::size_t i = 0; i < nodes().size(); ++i) {
+      NodeTensors& nt = s_.nodes[i];
+      bool grad = std::any_of(nt.param_grads.begin(), nt.param_grads.end(), [](int g) { return g >= 0; });
+      for (int t : nt.inputs) grad = grad || requires_grad_[t];
+      requires_grad_[nt.output] = grad;
+      nt.runs_backward = grad;
+    }
+    // Who reads what in backward; in reverse node order the last reader of a
+    // tensor is the one with the smallest node index.
+    last_backward_reader_.assign(s_.tensors.size(), -1);
+    for (int i = static_cast<int>(nodes().size()) - 1; i >= 0; --i) {
+      const NodeTensors& nt = s_.nodes[i];
+      if (!nt.runs_backward) continue;
+      const Layer& layer = *nodes()[i].layer;
+      for (std::size_t j = 0; j < nt.inputs.size(); ++j)
+        if (layer.backward_reads_input(static_cast<int>(j))) last_backward_reader_[nt.inputs[j]] = i;
+      if (layer.backward_reads_output()) last_backward_reader_[nt.output] = i;
+    }
+  }
+
+  // vDNN's layer choice: the inputs of the chosen layers that backward
+  // will read leave for the host after forward.
+  void choose_offloads() {
+    const OffloadMode mode = s_.settings.mode;
+    if (!training() || mode == OffloadMode::base) return;
+    if (mode == OffloadMode::autoswap) {
+      for (int t : swapped_) s_.tensors[t].offloaded = true;
+      return;
+    }
+    int convs = 0;
+    for (std::size_t i = 0; i < nodes().size(); ++i) {
+      const Layer& layer = *nodes()[i].layer;
+      const bool conv = layer.kind() == "conv2d" || layer.kind() == "depthwise_conv";
+      const bool chosen = mode == OffloadMode::all ||
+                          (conv && (mode == OffloadMode::conv || (mode == OffloadMode::aconv && convs % 2 == 0)));
+      convs += conv;
+      if (!chosen) continue;
+      const NodeTensors& nt = s_.nodes[i];
+      for (std::size_t j = 0; j < nt.inputs.size(); ++j)
+        if (!layer.input_is_index(static_cast<int>(j)) && kept_for_backward(nt.inputs[j]))
+          s_.tensors[nt.inputs[j]].offloaded = true;
+    }
+  }
+
+  bool offloaded(int t) const { return t >= 0 && s_.tensors[t].offloaded; }
+
+  // Offloads start as soon as the tensor is complete, overlapping the
+  // layers that still read it; its device memory goes after its last
+  // forward reader (and, under sync, the layer-end wait for the copy).
+  void emit_offload(int t) {
+    s_.steps.push_back({StepKind::offload, Stream::offload, -1, t, -1});
+    if (s_.settings.transfer == TransferMode::sync) offloads_in_flight_.push_back(t);
+  }
+  void emit_wait_offloads() {
+    for (int t : offloads_in_flight_) s_.steps.push_back({StepKind::wait_offload, Stream::compute, -1, t, -1});
+    offloads_in_flight_.clear();
+  }
+
+  void plan_forward() {
+    // The last forward reader of each tensor.
+    std::vector<int> last_forward_reader(s_.tensors.size(), -1);
+    for (std::size_t i = 0; i < nodes().size(); ++i)
+      for (int t : s_.nodes[i].inputs) last_forward_reader[t] = static_cast<int>(i);
+    choose_offloads();
+
+    // The batch arrives through the prefetch stream, like any tensor that
+    // comes from host memory.
+    for (int t : {s_.data, s_.labels}) {
+      emit_alloc(t);
+      s_.steps.push_back({StepKind::prefetch, Stream::prefetch, -1, t, -1});
+      s_.steps.push_back({StepKind::wait_prefetch, Stream::compute, -1, t, -1});
+      if (offloaded(t)) emit_offload(t);
+    }
+    for (std::size_t i = 0; i < nodes().size(); ++i) {
+      const NodeTensors& nt = s_.nodes[i];
+      const int node = static_cast<int>(i);
+      emit_alloc(nt.output, offloaded(nt.output));
+      for (int t : nt.saved) emit_alloc(t);
+      emit_alloc(nt.forward_workspace);
+      step(StepKind::forward, node);
+      emit_free(nt.forward_workspace);
+      emit_wait_offloads();  // sync: the layer ends when its transfers do
+      if (!training())
+        for (int t : nt.saved) emit_free(t);
+      for (int t : nt.inputs)
+        if (last_forward_reader[t] == node && (!kept_for_backward(t) || offloaded(t))) {
+          if (offloaded(t))
+            emit_free_offloaded(t);
+          else
+            emit_free(t);
+        }
+      if (offloaded(nt.output)) {
+        emit_offload(nt.output);
+        if (last_forward_reader[nt.output] < 0) {  // only backward reads it
+          emit_wait_offloads();
+          emit_free_offloaded(nt.output);
+        }
+      }
+      // An output nobody reads (other than the loss) is dead at once.
+      if (last_forward_reader[nt.output] < 0 && nt.output != s_.loss && !kept_for_backward(nt.output))
+        emit_free(nt.output);
+    }
+    emit_wait_offloads();
+  }
+
+  bool kept_for_backward(int t) const { return training() && last_backward_reader_[t] >= 0; }
+
+  // The offloaded tensors in the order backward needs them: by their first
+  // backward reader, which in reverse order is the highest node index.
+  std::vector<int> prefetch_order() {
+    std::vector<std::pair<int, int>> need;  // (first backward reader, tensor)
+    for (int t = 0; t < static_cast<int>(s_.tensors.size()); ++t) {
+      if (!offloaded(t)) continue;
+      int first = -1;
+      for (int i = static_cast<int>(nodes().size()) - 1; i >= 0 && first < 0; --i) {
+        const NodeTensors& nt = s_.nodes[i];
+        if (!nt.runs_backward) continue;
+        const Layer& layer = *nodes()[i].layer;
+        for (std::size_t j = 0; j < nt.inputs.size(); ++j)
+          if (nt.inputs[j] == t && layer.backward_reads_input(static_cast<int>(j))) first = i;
+        if (nt.output == t && layer.backward_reads_output()) first = i;
+      }
+      need.emplace_back(first, t);
+    }
+    std::sort(need.begin(), need.end(), [](auto a, auto b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
+    std::vector<int> order;
+    for (auto [first, t] : need) {
+      first_backward_reader_[t] = first;
+      order.push_back(t);
+    }
+    return order;
+  }
+
+  // Issues the prefetches node i needs now, plus `lookahead` more ahead.
+  void emit_prefetches(int i) {
+    // Already in flight for later layers (the order is by need, so they are
+    // the last ones issued).
+    int ahead = 0;
+    for (std::size_t k = next_prefetch_; k > 0 && first_backward_reader_[prefetch_order_[k - 1]] < i; --k) ++ahead;
+    while (next_prefetch_ < prefetch_order_.size()) {
+      const int t = prefetch_order_[next_prefetch_];
+      if (first_backward_reader_[t] < i && ahead++ >= s_.settings.lookahead) break;
+      emit_alloc(t);
+      s_.steps.push_back({StepKind::prefetch, Stream::prefetch, -1, t, -1});
+      prefetches_in_flight_.push_back(t);
+      ++next_prefetch_;
+    }
+  }
+  void emit_wait_prefetch(int t) {
+    auto it = std::find(prefetches_in_flight_.begin(), prefetches_in_flight_.end(), t);
+    if (it == prefetches_in_flight_.end()) return;  // already waited for
+    prefetches_in_flight_.erase(it);
+    s_.steps.push_back({StepKind::wait_prefetch, Stream::compute, -1, t, -1});
+  }
+
+  void plan_backward() {
+    std::vector<int> grad(s_.tensors.size(), -1);  // the gradient tensor of each activation
+    freed_saved_.assign(nodes().size(), false);
+    first_backward_reader_.assign(s_.tensors.size(), -1);
+    prefetch_order_ = prefetch_order();
+    const int loss = net_.loss_node();
+    const bool prefetch_first = s_.settings.order == AllocOrder::prefetch_first;
+    for (int i = static_cast<int>(nodes().size()) - 1; i >= 0; --i) {
+      NodeTensors& nt = s_.nodes[i];
+      if (!nt.runs_backward) continue;
+      const Layer& layer = *nodes()[i].layer;
+      nt.output_grad = grad[nt.output];
+      if (i != loss && nt.output_grad < 0) {
+        nt.runs_backward = false;  // nothing downstream reached the loss
+        free_after_backward(i);
+        continue;
+      }
+      // Where each input's gradient goes: straight into the tensor's
+      // gradient for its first consumer (in backward order), into a
+      // temporary that is then accumulated for later ones.
+      if (prefetch_first) emit_prefetches(i);
+      std::vector<std::pair<int, int>> accumulate;  // (gradient, temporary)
+      for (std::size_t j = 0; j < nt.inputs.size(); ++j) {
+        const int x = nt.inputs[j];
+        if (!requires_grad_[x] || layer.input_is_index(static_cast<int>(j))) continue;
+        const TensorInfo& xi = s_.tensors[x].info;
+        if (grad[x] < 0) {
+          grad[x] = add_tensor(xi.name + ".grad", xi.shape, Role::activation_gradient, i);
+          nt.input_grads[j] = grad[x];
+        } else {
+          nt.input_grads[j] = add_tensor(xi.name + ".grad." + layer.name(), xi.shape,
+                                         Role::activation_gradient, i);
+          accumulate.emplace_back(grad[x], nt.input_grads[j]);
+        }
+        emit_alloc(nt.input_grads[j]);
+      }
+      emit_alloc(nt.backward_workspace);
+      if (!prefetch_first) emit_prefetches(i);
+      for (std::size_t j = 0; j < nt.inputs.size(); ++j)
+        if (layer.backward_reads_input(static_cast<int>(j))) emit_wait_prefetch(nt.inputs[j]);
+      if (layer.backward_reads_output()) emit_wait_prefetch(nt.output);
+      step(StepKind::backward, i);
+      emit_free(nt.backward_workspace);
+      if (s_.settings.transfer == TransferMode::sync)  // the layer ends when its transfers do
+        while (!prefetches_in_flight_.empty()) emit_wait_prefetch(prefetches_in_flight_.front());
+      for (auto [target, temp] : accumulate) {
+        step(StepKind::accumulate, i, target, temp);
+        emit_free(temp);
+      }
+      emit_free(nt.output_grad);
+      free_after_backward(i);
+    }
+    // Saved tensors of nodes that never needed a backward pass.
+    for (std::size_t i = 0; i < nodes().size(); ++i)
+      if (!s_.nodes[i].runs_backward && !freed_saved_[i])
+        for (int t : s_.nodes[i].saved) emit_free(t);
+  }
+
+  // What node i's backward pass was the last to need.
+  void free_after_backward(int i) {
+    const NodeTensors& nt = s_.nodes[i];
+    for (int t : nt.saved) emit_free(t);
+    freed_saved_[i] = true;
+    for (int t : nt.inputs)
+      if (last_backward_reader_[t] == i) emit_free(t);
+    if (last_backward_reader_[nt.output] == i) emit_free(nt.output);
+  }
+
+  void predict_load() {
+    std::size_t load = s_.persistent_bytes, peak = load;
+    std::vector<bool> live(s_.tensors.size(), false);
+    for (const Step& st : s_.steps) {
+      if (st.kind == StepKind::alloc) {
+        if (live[st.tensor]) throw std::logic_error("planner allocated " + name(st.tensor) + " twice");
+        live[st.tensor] = true;
+        load += round_up(s_.tensors[st.tensor].info.bytes());
+        peak = std::max(peak, load);
+      } else if (st.kind == StepKind::free) {
+        if (!live[st.tensor]) throw std::logic_error("planner freed " + name(st.tensor) + " while not live");
+        live[st.tensor] = false;
+        load -= round_up(s_.tensors[st.tensor].info.bytes());
+      }
+    }
+    for (std::size_t t = 0; t < live.size(); ++t)
+      if (live[t]) throw std::logic_error("planner left " + name(static_cast<int>(t)) + " allocated");
+    s_.peak_load_bytes = peak;
+  }
+
+  // Pinned slots for offloaded tensors: taken at the offload, given back
+  // once the tensor is on the device again; best-fit, so slots are reused.
+  // Compressed offloads only need the two staging slots (Schedule::pinned_bytes).
+  void place_host_slots() {
+    if (s_.settings.compress) {
+      for (const Step& st : s_.steps)
+        if (st.kind == StepKind::offload)
+          s_.staging_bytes = std::max(s_.staging_bytes, round_up(s_.tensors[st.tensor].info.bytes()));
+      s_.pinned_bytes = 2 * s_.staging_bytes;
+      return;
+    }
+    FreeList host(std::size_t{1} << 50);
+    std::size_t extent = 0;
+    std::vector<bool> on_host(s_.tensors.size(), false);
+    for (const Step& st : s_.steps) {
+      if (st.kind == StepKind::offload) {
+        const std::size_t bytes = round_up(s_.tensors[st.tensor].info.bytes());
+        const std::size_t offset = *host.take_best_fit(bytes);
+        s_.tensors[st.tensor].host_offset = offset;
+        on_host[st.tensor] = true;
+        extent = std::max(extent, offset + bytes);
+      } else if (st.kind == StepKind::wait_prefetch && on_host[st.tensor]) {
+        host.give_back(s_.tensors[st.tensor].host_offset, round_up(s_.tensors[st.tensor].info.bytes()));
+        on_host[st.tensor] = false;
+      }
+    }
+    s_.pinned_bytes = extent;
+  }
+
+  std::string name(int t) const { return s_.tensors[t].info.name; }
+
+  const Network& net_;
+  Kernels& k_;
+  NetworkShapes shapes_;
+  Schedule s_;
+  std::vector<int> swapped_;
+  std::vector<bool> requires_grad_;
+  std::vector<int> last_backward_reader_;
+  std::vector<bool> freed_saved_;
+  std::vector<int> offloads_in_flight_;    // sync: waited for at the end of the layer
+  std::vector<int> prefetch_order_;        // offloaded tensors in the order backward needs them
+  std::vector<int> first_backward_reader_;
+  std::size_t next_prefetch_ = 0;
+  std::vector<int> prefetches_in_flight_;  // issued, not yet waited for
+};
+
+}  // namespace
+
+Schedule plan(const Network& network, std::int64_t batch, const PlanSettings& settings,
+              Kernels& kernels) {
+  if (settings.mode != OffloadMode::autoswap || settings.phase != Phase::train || settings.load_limit_bytes == 0)
+    return Planner(network, batch, settings, kernels).build();
+  // AutoSwap: rank `all`'s tensors on the schedule without offloads and
+  // choose those the load model says bring the peak under the limit.
+  PlanSettings without = settings, with_all = settings;
+  without.mode = OffloadMode::base;
+  with_all.mode = OffloadMode::all;
+  const Schedule base = Planner(network, batch, without, kernels).build();
+  if (base.peak_load_bytes <= settings.load_limit_bytes) return Planner(network, batch, settings, kernels).build();
+  const std::vector<SwapCandidate> order =
+      autoswap_order(base, Planner(network, batch, with_all, kernels).build(), settings.swap_score);
+  // Then the next ones in order while the real peak is above the limit
+  // (the model leaves out the workspaces and gradients that come and go
+  // around the absence's ends).
+  std::vector<std::size_t> chosen = autoswap_choose(base, order, settings.load_limit_bytes);
+  std::vector<bool> taken(order.size(), false);
+  for (std::size_t i : chosen) taken[i] = true;
+  for (std::size_t next = 0;;) {
+    std::vector<int> swapped;
+    for (std::size_t i = 0; i < order.size(); ++i)
+      if (taken[i]) swapped.push_back(order[i].tensor);
+    Schedule s = Planner(network, batch, settings, kernels, std::move(swapped)).build();
+    while (next < order.size() && taken[next]) ++next;
+    if (s.peak_load_bytes <= settings.load_limit_bytes || next >= order.size()) return s;
+    taken[next] = true;
+  }
+}
+
+const char* to_string(StepKind k) {
+  switch (k) {
+    case StepKind::alloc: return "alloc";
+    case StepKind::free: return "free";
+    case StepKind::forward: return "forward";
+    case StepKind::backward: return "backward";
+    case StepKind::accumulate: return "accumulate";
+    case StepKind::update: return "update";
+    case StepKind::offload: return "offload";
+    case StepKind::prefetch: return "prefetch";
+    case StepKind::wait_offload: return "wait_offload";
+    case StepKind::wait_prefetch: return "wait_prefetch";
+  }
+  return "?";
+}
+
+const char* to_string(OffloadMode m) {
+  switch (m) {
+    case OffloadMode::base: return "base";
+    case OffloadMode::all: return "all";
+    case OffloadMode::conv: return "conv";
+    case OffloadMode::aconv: return "aconv";
+    case OffloadMode::autoswap: return "autoswap";
+  }
+  return "?";
+}
+
+const char* to_string(AllocOrder o) {
+  return o == AllocOrder::prefetch_first ? "prefetch-first" : "derivative-first";
+}
+
+const char* to_string(TransferMode t) { return t == TransferMode::sync ? "sync" : "async"; }
+
+std::size_t Schedule::offloaded_bytes() const {
+  std::size_t bytes = 0;
+  for (const PlannedTensor& t : tensors)
+    if (t.offloaded) bytes += t.info.bytes();
+  return bytes;
+}
+
+std::vector<std::size_t> Schedule::load_after_steps() const {
+  std::vector<std::size_t> out;
+  out.reserve(steps.size());
+  std::size_t load = persistent_bytes;
+  for (const Step& st : steps) {
+    if (st.kind == StepKind::alloc) load += round_up(tensors[st.tensor].info.bytes());
+    if (st.kind == StepKind::free) load -= round_up(tensors[st.tensor].info.bytes());
+    out.push_back(load);
+  }
+  return out;
+}
+
+}  // namespace tidepool

@@ -1,0 +1,22 @@
+// The planner turns a network, a batch size and the settings into the
+// schedule of one iteration. It is pure: it asks the kernel table only for
+// workspace sizes and runs nothing.
+//
+// Lifetimes: a tensor is allocated right before the step that first writes
+// it and freed right after the step that last reads it; a tensor a backward
+// pass reads is kept until that backward pass; activation gradients are
+// freed as soon as the layer that consumes them has run backward.
+#pragma once
+
+#include <cstdint>
+
+#include "engine/device/kernels.h"
+#include "engine/core/network.h"
+#include "engine/plan/schedule.h"
+
+namespace tidepool {
+
+Schedule plan(const Network& network, std::int64_t batch, const PlanSettings& settings,
+              Kernels& kernels);
+
+}  // namespace tidepool

@@ -1,0 +1,175 @@
+// The schedule of one iteration: the planner's output and the executor's
+// input. Because it is plain data, replaying it through an allocator without
+// computing anything (a dry run) gives the exact address map, memory load
+// and pool size a real run will have.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "engine/device/device.h"
+#include "engine/device/kernels.h"
+#include "engine/core/tensor.h"
+
+namespace tidepool {
+
+enum class StepKind : std::uint8_t {
+  alloc,          // place `tensor` in the pool
+  free,           // give `tensor`'s block back
+  forward,        // run `node`'s forward kernels
+  backward,       // run `node`'s backward kernels
+  accumulate,     // tensor += source (the second and later gradients of a fan-out tensor)
+  update,         // the optimiser step over every trainable parameter
+  offload,        // copy `tensor` device → host on the offload stream
+  prefetch,       // copy `tensor` host → device on the prefetch stream
+  wait_offload,   // the compute stream waits until `tensor`'s offload is done
+  wait_prefetch,  // the compute stream waits until `tensor`'s prefetch is done
+};
+const char* to_string(StepKind k);
+
+struct Step {
+  StepKind kind = StepKind::alloc;
+  Stream stream = Stream::compute;
+  int node = -1;    // forward, backward
+  int tensor = -1;  // alloc, free, accumulate (target), transfers
+  int source = -1;  // accumulate
+  bool will_offload = false;  // alloc: the tensor leaves for the host later (high-end placement)
+  // free: the tensor's copy to the host may still be reading the block
+  // (async transfers), so it may be parked rather than given back at once
+  // (engine/memory/parking.h); whether it is, is the schedule's
+  // park_horizon.
+  bool after_copy = false;
+};
+
+enum class Phase : std::uint8_t { train, eval };
+
+// Schedule::park_horizon for "every parked block stays until the pool needs
+// the room".
+inline constexpr int kParkUntilNeeded = std::numeric_limits<int>::max();
+
+// vDNN's offload policies: which activations leave for pinned host memory
+// after the forward pass has used them, to come back before backward needs
+// them. (`dyn`, which picks among these by profiling, is the trainer's.)
+enum class OffloadMode : std::uint8_t {
+  base,      // keep everything on the device
+  all,       // every layer's input that backward reads
+  conv,      // the inputs of convolutions only
+  aconv,     // the inputs of every other convolution, starting with the first
+  autoswap,  // as few of `all`'s as bring the peak load under PlanSettings::load_limit_bytes (engine/plan/autoswap.h)
+};
+const char* to_string(OffloadMode m);
+
+// AutoSwap's priority scores (engine/plan/autoswap.h).
+enum class SwapScore : std::uint8_t { doa, aoa, wdoa, swdoa };
+const char* to_string(SwapScore s);
+
+// Which buffers a backward step allocates first (vDNN++ §IV): the tensors
+// being prefetched for coming layers, or this layer's gradients.
+enum class AllocOrder : std::uint8_t { prefetch_first, derivative_first };
+const char* to_string(AllocOrder o);
+
+// vDNN: compute and transfers synchronise at the end of every layer.
+// vDNN++: the next layer starts at once; an offloaded tensor's memory is
+// released when its copy completes, and an allocation waits only while the
+// pool has no room (Tidepool parks the block instead, so that placement
+// does not depend on timing: engine/memory/parking.h).
+enum class TransferMode : std::uint8_t { sync, async };
+const char* to_string(TransferMode t);
+
+struct PlanSettings {
+  Phase phase = Phase::train;
+  ConvScheme scheme = ConvScheme::p;
+  OffloadMode mode = OffloadMode::base;
+  AllocOrder order = AllocOrder::prefetch_first;
+  TransferMode transfer = TransferMode::async;
+  // Prefetches kept in flight beyond what the current backward layer needs
+  // (vDNN: 1, the next offloaded layer's input).
+  int lookahead = 1;
+  // vDNN++: offloaded tensors are zero-value compressed into pageable host
+  // memory on the transfer streams (engine/run/zero_value_store.h), and the
+  // pinned region holds only the two staging slots of Schedule::staging_bytes.
+  bool compress = false;
+  // AutoSwap: the peak memory load to stay under (0: no limit, nothing is
+  // offloaded), and the score that ranks the candidates. The trainer sets
+  // the limit from the budget.
+  std::size_t load_limit_bytes = 0;
+  SwapScore swap_score = SwapScore::swdoa;
+};
+
+struct PlannedTensor {
+  TensorInfo info;
+  // Parameters, their gradients and momenta live for the whole run; they are
+  // placed once, before the first iteration, and never appear in `steps`.
+  bool persistent = false;
+  int node = -1;  // the layer it belongs to (-1 for data and labels)
+  bool offloaded = false;        // copied to the host after forward, prefetched for backward
+  std::size_t host_offset = 0;   // its slot in the pinned region, when offloaded (uncompressed)
+};
+
+// Tensor ids a layer's kernels are called with (-1: none).
+struct NodeTensors {
+  std::vector<int> inputs;
+  int output = -1;
+  std::vector<int> params;       // in Layer::params() order
+  std::vector<int> param_grads;  // -1 for non-trainable parameters
+  std::vector<int> momenta;      // -1 for non-trainable parameters
+  std::vector<int> saved;
+  int forward_workspace = -1;
+  int backward_workspace = -1;
+  int output_grad = -1;
+  std::vector<int> input_grads;  // where backward writes input i's gradient
+  bool runs_backward = false;
+};
+
+struct Schedule {
+  std::int64_t batch = 0;
+  PlanSettings settings;
+  std::vector<PlannedTensor> tensors;
+  std::vector<NodeTensors> nodes;
+  // Persistent tensors in placement order. They are the first ids of the
+  // table and the same for every schedule of one network, so the train and
+  // eval schedules (and re-plans) share the parameters in place.
+  std::vector<int> persistent;
+  std::vector<Step> steps;
+  int data = -1, labels = -1, loss = -1;
+
+  // Predicted by summing rounded sizes over the steps (no allocator involved),
+  // with every free at its planned step (the sync semantics).
+  std::size_t persistent_bytes = 0;
+  std::size_t peak_load_bytes = 0;  // persistent + the transient peak
+  // Pinned host bytes the offloaded tensors need: slots are reused once a
+  // tensor is back on the device. With compression, two staging slots of
+  // the largest offloaded tensor: the offload stream copies into
+  // [0, staging_bytes) and compresses from there, the prefetch stream
+  // decompresses into [staging_bytes, 2 staging_bytes) and copies from
+  // there; each stream runs its work in order, so one slot each suffices.
+  std::size_t pinned_bytes = 0;
+  std::size_t staging_bytes = 0;
+
+  // Async transfers: how many offloaded tensors' blocks stay parked at once
+  // after their planned free (after_copy steps), so that forward work does
+  // not take them over, and wait for their copies, while those run
+  // (engine/memory/parking.h). 0: none, such a block goes straight back to
+  // the allocator and whatever takes it over first waits for its copy;
+  // kParkUntilNeeded: every one, until the pool needs the room. The planner
+  // leaves it at 0; the trainer picks the largest that a dry run in the
+  // chosen pool shows fits (parking holds memory at the peak and can
+  // fragment a tight pool, so the minimum pool is always the unparked one).
+  int park_horizon = 0;
+  bool parks(const Step& st) const { return park_horizon > 0 && st.kind == StepKind::free && st.after_copy; }
+  // Whether any block could be parked at all (async offloads).
+  bool can_park() const {
+    return std::any_of(steps.begin(), steps.end(), [](const Step& st) { return st.after_copy; });
+  }
+
+  // The memory load right after each step (persistent bytes included).
+  std::vector<std::size_t> load_after_steps() const;
+  // Bytes one iteration copies to the host: each offloaded tensor once.
+  std::size_t offloaded_bytes() const;
+};
+
+}  // namespace tidepool
