@@ -1,5 +1,7 @@
-// `tidepool --batch`: trains headless and leaves a run folder behind —
-// metrics.csv, trace.json, memory_load.csv, checkpoint.bin, summary.json.
+// `tidepool --batch`: the epoch loop. Trains headless through a
+// TrainingSession and reports to the run folder (app/run_folder.h): a
+// progress line per iteration; per epoch (or slice) an evaluation, a
+// metrics row and a checkpoint; at the end the pictures and summary.json.
 #pragma once
 
 #include <optional>
@@ -9,20 +11,21 @@
 #include <nlohmann/json.hpp>
 
 #include "app/checkpoint.h"
-#include "app/run_options.h"
+#include "engine/run/run_settings.h"
 
 namespace tidepool::app {
 
-// The options of a resumed run: the checkpoint's, except what the command
-// line gave explicitly (`given` holds option names such as "epochs").
+// The settings of a resumed run: the checkpoint's, except what the command
+// line gave explicitly (`given` holds option names such as "epochs") and
+// what is not the run's (the folder, the progress bar, --stop-after).
 // Throws CheckpointError when a given model, dataset or batch size differs
 // from the checkpoint's.
-RunOptions resume_options(const RunOptions& cli, const std::set<std::string>& given,
-                          const Checkpoint& saved, const std::string& folder);
+RunSettings resume_settings(const RunSettings& cli, const std::set<std::string>& given, const Checkpoint& saved,
+                            const std::string& folder);
 
 // Runs the training; returns summary.json's content. Throws an exception
 // with a message for the user on bad input (unknown model, missing data,
 // diverged training, ...); the run folder keeps what was written so far.
-nlohmann::json run_batch(const RunOptions& options, const std::optional<Checkpoint>& resume);
+nlohmann::json run_batch(const RunSettings& settings, const std::optional<Checkpoint>& resume);
 
 }  // namespace tidepool::app

@@ -19,7 +19,7 @@ void append(std::vector<char>& out, const void* data, std::size_t bytes) {
 }  // namespace
 
 void save_checkpoint(const std::filesystem::path& file, const Checkpoint& c) {
-  nlohmann::json header = {{"options", to_json(c.options)},
+  nlohmann::json header = {{"options", to_json(c.settings)},
                            {"epoch", c.epoch},
                            {"batch_in_epoch", c.batch_in_epoch},
                            {"iteration", c.iteration},
@@ -67,7 +67,7 @@ Checkpoint load_checkpoint(const std::filesystem::path& file) {
   Checkpoint c;
   try {
     const auto header = nlohmann::json::parse(bytes.begin() + 16, bytes.begin() + 16 + static_cast<long>(length));
-    c.options = options_from_json(header.at("options"));
+    c.settings = run_settings_from_json(header.at("options"));
     c.epoch = header.at("epoch").get<std::int64_t>();
     c.batch_in_epoch = header.at("batch_in_epoch").get<std::int64_t>();
     c.iteration = header.at("iteration").get<std::int64_t>();
@@ -77,6 +77,8 @@ Checkpoint load_checkpoint(const std::filesystem::path& file) {
     c.state.resize(values);
     std::memcpy(c.state.data(), bytes.data() + 16 + length, values * sizeof(float));
   } catch (const nlohmann::json::exception& e) {
+    throw corrupt(std::string("bad header: ") + e.what());
+  } catch (const std::invalid_argument& e) {  // a setting no table knows
     throw corrupt(std::string("bad header: ") + e.what());
   }
   return c;

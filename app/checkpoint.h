@@ -4,7 +4,7 @@
 // File layout (little-endian):
 //   8 bytes   magic "TIDEPCK1"
 //   8 bytes   header length H
-//   H bytes   JSON header: run options, epoch, iteration, batch_in_epoch, values
+//   H bytes   JSON header: run settings, epoch, iteration, batch_in_epoch, values
 //   4*V bytes the state, V = header.values floats
 //   8 bytes   FNV-1a of everything before it
 // Written to a temporary file and renamed over the old one, so a crash
@@ -16,7 +16,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "app/run_options.h"
+#include "engine/run/run_settings.h"
 
 namespace tidepool::app {
 
@@ -26,7 +26,7 @@ class CheckpointError : public std::runtime_error {
 };
 
 struct Checkpoint {
-  RunOptions options;
+  RunSettings settings;
   std::int64_t epoch = 0;           // the epoch to continue in
   std::int64_t batch_in_epoch = 0;  // batches of that epoch already trained
   std::int64_t iteration = 0;       // training iterations done

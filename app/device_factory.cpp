@@ -17,11 +17,11 @@ bool cuda_backend_built() {
 #endif
 }
 
-std::unique_ptr<Device> make_device(const std::string& name, double link_gbps, bool for_window) {
+std::unique_ptr<Device> make_device(DeviceKind kind, double link_gbps, bool for_window) {
   constexpr int kWindowWorkerNice = 10;
-  if (name == "cpu")
+  if (kind == DeviceKind::cpu)
     return std::make_unique<CpuDevice>(CpuDeviceOptions{link_gbps, for_window ? kWindowWorkerNice : 0});
-  if (name == "cuda") {
+  if (kind == DeviceKind::cuda) {
     if (!cuda_backend_built())
       throw std::invalid_argument(
           "this build has no CUDA backend: configure with -DTIDEPOOL_CUDA=ON on a machine with "
@@ -34,7 +34,7 @@ std::unique_ptr<Device> make_device(const std::string& name, double link_gbps, b
     return std::make_unique<CudaDevice>();
 #endif
   }
-  throw std::invalid_argument("unknown device '" + name + "' (valid: cpu, cuda)");
+  throw std::logic_error("make_device: a device kind without a factory");
 }
 
 }  // namespace tidepool::app

@@ -5,20 +5,21 @@
 #include <string>
 
 #include "engine/device/device.h"
+#include "engine/run/run_settings.h"
 
 namespace tidepool::app {
 
-// "cpu" (link_gbps throttles its simulated host<->device link; 0 =
-// unthrottled) or "cuda" (GPU 0; copies go over the real link, so a
+// cpu (link_gbps throttles its simulated host<->device link; 0 =
+// unthrottled) or cuda (GPU 0; copies go over the real link, so a
 // non-zero link_gbps is refused rather than silently ignored).
-// Throws std::invalid_argument for an unknown device, a link bandwidth for
-// cuda, or cuda in a build without the CUDA backend, and DeviceError when
+// Throws std::invalid_argument for a link bandwidth for cuda, or cuda in a
+// build without the CUDA backend, and DeviceError when
 // the build has it but the machine has no usable GPU ("no CUDA device is
 // available: <reason>").
 // `for_window`: the cpu device's workers run at a lower priority so the
 // window on the same cores stays responsive (no effect on the numbers, nor
 // on the cuda device, whose work runs on the GPU).
-std::unique_ptr<Device> make_device(const std::string& name, double link_gbps, bool for_window = false);
+std::unique_ptr<Device> make_device(DeviceKind kind, double link_gbps, bool for_window = false);
 
 // Whether this build has the cuda device (configured with TIDEPOOL_CUDA).
 bool cuda_backend_built();

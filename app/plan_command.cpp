@@ -4,12 +4,11 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "app/settings_text.h"
-#include "engine/memory/allocator.h"
+#include "app/memory_report.h"
+#include "engine/core/bytes_text.h"
 #include "engine/device/cpu/cpu_kernels.h"
-#include "engine/plan/autoswap.h"
-#include "engine/memory/dry_run.h"
-#include "engine/plan/planner.h"
+#include "engine/memory/allocator.h"
+#include "engine/plan/memory_plan.h"
 #include "models/registry.h"
 
 namespace tidepool::app {
@@ -22,38 +21,23 @@ std::vector<PlanRow> plan_table(const Network& net, std::int64_t batch, Kernels&
   if (autoswap_budget) modes.push_back(OffloadMode::autoswap);
   for (OffloadMode mode : modes)
     for (ConvScheme scheme : {ConvScheme::m, ConvScheme::p})
-      for (AllocOrder order : {AllocOrder::prefetch_first, AllocOrder::derivative_first}) {
-        const PlanSettings settings{
-            .scheme = scheme, .mode = mode, .order = order, .transfer = transfer, .compress = compress};
-        const Schedule planned = plan(net, batch, settings, kernels);
+      for (AllocOrder order : {AllocOrder::prefetch_first, AllocOrder::derivative_first})
         for (const std::string& h : heuristics) {
-          Schedule s = planned;
-          if (mode == OffloadMode::autoswap) {  // as little as fits the budget, as the trainer chooses
-            PlanSettings limited = settings;
-            limited.load_limit_bytes = autoswap_limit(net, batch, settings, kernels, h, autoswap_budget).load_limit_bytes;
-            s = plan(net, batch, limited, kernels);
+          const MemorySettings settings{.scheme = scheme,
+                                        .mode = mode,
+                                        .order = order,
+                                        .transfer = transfer,
+                                        .compress = compress,
+                                        .heuristic = h,
+                                        .budget_bytes = mode == OffloadMode::autoswap ? autoswap_budget : 0};
+          try {
+            rows.push_back({settings, plan_memory(net, batch, settings, kernels).summary(), {}});
+          } catch (const MemoryRefusal& e) {
+            PlanRow refused{settings, {}, e.what()};
+            refused.memory.minimum_pool_bytes = e.minimum_pool_bytes();
+            rows.push_back(std::move(refused));
           }
-          // The pool is the unparked schedule's; in it a real run parks
-          // offloaded blocks where that fits (as the trainer decides).
-          s.park_horizon = 0;
-          Replay r = replay_twice(s, h);
-          if (auto parked = park_if_it_fits(s, h, r.pool)) r = std::move(*parked);
-          PlanRow row;
-          row.park_horizon = s.park_horizon;
-          row.mode = to_string(mode);
-          row.algo = to_string(scheme);
-          row.order = to_string(order);
-          row.heuristic = h;
-          row.peak_load_bytes = s.peak_load_bytes;
-          row.pool_bytes = r.pool_bytes();
-          row.footprint_bytes = r.steady.footprint_bytes;
-          row.competitive_ratio = static_cast<double>(row.footprint_bytes) / s.peak_load_bytes;
-          row.largest_free_block_bytes = r.steady.largest_free_at_peak_bytes;
-          row.pinned_host_bytes = s.pinned_bytes;
-          row.offloaded_bytes = s.offloaded_bytes();
-          rows.push_back(row);
         }
-      }
   return rows;
 }
 
@@ -71,49 +55,62 @@ void plan_command(const PlanRequest& q, std::ostream& out) {
     make_allocator(q.heuristic, 0);  // throws for an unknown name, listing the valid ones
     heuristics = {q.heuristic};
   }
-  const TransferMode transfer = parse_transfer(q.transfer);
   CpuKernels kernels;  // workspace sizes are the cpu device's
-  const std::size_t budget = q.budget.empty() ? 0 : parse_bytes(q.budget);
-  const auto rows = plan_table(net, q.batch_size, kernels, heuristics, transfer, q.compress, budget);
+  const auto rows = plan_table(net, q.batch_size, kernels, heuristics, q.transfer, q.compress, q.budget_bytes);
   if (q.json) {
     nlohmann::json j = nlohmann::json::array();
-    for (const PlanRow& r : rows)
-      j.push_back({{"mode", r.mode}, {"algo", r.algo}, {"order", r.order}, {"heuristic", r.heuristic},
-                   {"peak_load_bytes", r.peak_load_bytes}, {"pool_bytes", r.pool_bytes},
-                   {"footprint_bytes", r.footprint_bytes}, {"competitive_ratio", r.competitive_ratio},
-                   {"largest_free_block_bytes", r.largest_free_block_bytes},
-                   {"pinned_host_bytes", r.pinned_host_bytes}, {"offloaded_bytes", r.offloaded_bytes},
-                   {"parks_offloads", r.park_horizon > 0},
-                   {"park_horizon", park_horizon_number(r.park_horizon)}});
+    for (const PlanRow& r : rows) {
+      nlohmann::json row = {{"mode", to_string(r.settings.mode)},
+                            {"algo", to_string(r.settings.scheme)},
+                            {"order", to_string(r.settings.order)},
+                            {"heuristic", r.settings.heuristic}};
+      row["fits"] = r.fits();
+      if (r.fits())
+        row.update(memory_json(r.memory));
+      else
+        row.update({{"minimum_pool_bytes", r.memory.minimum_pool_bytes}, {"refusal", r.refusal}});
+      j.push_back(std::move(row));
+    }
     out << j.dump(2) << '\n';
     return;
   }
   char line[256];
   std::snprintf(line, sizeof line, "%s, %s input, batch %lld, %s transfers%s (cpu device workspaces)\n",
                 q.model.c_str(), std::string(models::to_string(input)).c_str(), static_cast<long long>(q.batch_size),
-                to_string(transfer), q.compress ? ", compressed offloads (pinned: two staging slots)" : "");
+                to_string(q.transfer), q.compress ? ", compressed offloads (pinned: two staging slots)" : "");
   out << line;
   std::snprintf(line, sizeof line, "%-8s %-4s %-17s %-10s %12s %12s %12s %7s %12s %12s %12s %5s\n", "mode", "algo",
                 "order", "heuristic", "peak load", "pool", "footprint", "ratio", "largest free", "offloaded", "pinned",
                 "parks");
   out << line;
   for (const PlanRow& r : rows) {
+    const MemorySummary& m = r.memory;
+    if (!r.fits()) {
+      std::snprintf(line, sizeof line, "%-8s %-4s %-17s %-10s does not fit: the smallest budget that works is %s\n",
+                    to_string(r.settings.mode), to_string(r.settings.scheme), to_string(r.settings.order),
+                    r.settings.heuristic.c_str(), format_bytes(m.minimum_pool_bytes).c_str());
+      out << line;
+      continue;
+    }
     std::snprintf(line, sizeof line, "%-8s %-4s %-17s %-10s %12s %12s %12s %7.3f %12s %12s %12s %5s\n",
-                  r.mode.c_str(), r.algo.c_str(), r.order.c_str(), r.heuristic.c_str(),
-                  format_bytes(r.peak_load_bytes).c_str(), format_bytes(r.pool_bytes).c_str(),
-                  format_bytes(r.footprint_bytes).c_str(), r.competitive_ratio,
-                  format_bytes(r.largest_free_block_bytes).c_str(), format_bytes(r.offloaded_bytes).c_str(),
-                  format_bytes(r.pinned_host_bytes).c_str(),
-                  r.pinned_host_bytes == 0 || transfer == TransferMode::sync ? "-"
-                  : r.park_horizon == kParkUntilNeeded                       ? "all"
-                  : r.park_horizon == 0                                      ? "no"
-                                                                             : std::to_string(r.park_horizon).c_str());
+                  to_string(r.settings.mode), to_string(r.settings.scheme), to_string(r.settings.order),
+                  r.settings.heuristic.c_str(), format_bytes(m.peak_load_bytes).c_str(),
+                  format_bytes(m.pool_bytes).c_str(), format_bytes(m.footprint_bytes).c_str(), m.competitive_ratio(),
+                  format_bytes(m.largest_free_at_peak_bytes).c_str(), format_bytes(m.offloaded_bytes).c_str(),
+                  format_bytes(m.pinned_bytes).c_str(),
+                  m.pinned_bytes == 0 || q.transfer == TransferMode::sync ? "-"
+                  : m.park_horizon == kParkUntilNeeded                   ? "all"
+                  : m.park_horizon == 0                                  ? "no"
+                                                                         : std::to_string(m.park_horizon).c_str());
     out << line;
   }
-  if (transfer == TransferMode::async)
+  if (q.transfer == TransferMode::async)
     out << "parks: how many blocks freed by async offloads the pool holds parked at once, so forward does not "
            "reuse them and wait for their copies (all: until the pool needs the room; no: the pool is too "
            "tight)\n";
+  if (q.budget_bytes)
+    out << "autoswap rows: a run with --budget " << exact_bytes_text(q.budget_bytes)
+        << ", offloading as little as fits that pool\n";
 }
 
 }  // namespace tidepool::app

@@ -6,28 +6,13 @@
 
 #include "engine/memory/alloc_trace.h"
 #include "engine/memory/allocator.h"
+#include "engine/core/bytes_text.h"
 #include "engine/memory/pool_search.h"
+#include "engine/memory/replay.h"
 
 namespace tidepool::app {
 
 namespace {
-
-std::string format_bytes(std::size_t bytes) {
-  char text[32];
-  if (bytes < 1024) {
-    std::snprintf(text, sizeof text, "%zu B", bytes);
-  } else {
-    const char* units[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
-    double v = static_cast<double>(bytes) / 1024;
-    int u = 0;
-    while (v >= 1024 && u < 4) {
-      v /= 1024;
-      ++u;
-    }
-    std::snprintf(text, sizeof text, "%.2f %s", v, units[u]);
-  }
-  return text;
-}
 
 struct Row {
   std::string name;
@@ -44,18 +29,18 @@ Row measure(const AllocTrace& trace, const std::string& name, std::size_t unboun
     auto allocator = make_allocator(name, unbounded);
     const TraceReplay open = replay(trace, *allocator);
     row.search = search_pool_size(trace, name);
-    const bool at_top = !open.fits || open.stats.peak_extent_bytes >= unbounded;
+    const bool at_top = !open.fits || open.figures.footprint_bytes >= unbounded;
     if (at_top && row.search.pool_bytes < unbounded) {
       // The extent of a pool-top placement measures the pool, not the
       // heuristic: report it at the pool it was found to need.
       row.searched_footprint = true;
       row.footprint = row.search.pool_bytes;
-      row.peak_load = row.search.replay.peak_load_bytes;
-      row.free_at_peak = row.search.replay.largest_free_at_peak_bytes;
+      row.peak_load = row.search.replay.figures.peak_load_bytes;
+      row.free_at_peak = row.search.replay.figures.largest_free_at_peak.bytes;
     } else {
-      row.footprint = open.stats.peak_extent_bytes;
-      row.peak_load = open.peak_load_bytes;
-      row.free_at_peak = open.largest_free_at_peak_bytes;
+      row.footprint = open.figures.footprint_bytes;
+      row.peak_load = open.figures.peak_load_bytes;
+      row.free_at_peak = open.figures.largest_free_at_peak.bytes;
     }
   } catch (const std::logic_error& e) {
     // replay() throws std::invalid_argument (a logic_error too) only for a

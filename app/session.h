@@ -1,32 +1,32 @@
 // A training session: the data, the model, the device and the trainer of
-// one run, stepped one iteration at a time. `--batch` and the window both
-// train through it, so they plan, place and train identically.
+// one run, stepped one iteration at a time. `--batch` (app/batch_run.cpp)
+// and the window's runner thread (app/session_runner.cpp) both train
+// through it, so they plan, place and train identically.
 //
-//   TrainingSession session(options);        // loads data, builds the model
+//   TrainingSession session(settings);       // loads data, builds the model
 //   session.start(&sink);                    // device, arena, parameters
 //   while (!session.finished()) {
 //     StepReport r = session.train_iteration();
 //     if (r.epoch_end) session.evaluate();
 //   }
+//   session.apply(other_memory_settings);    // between iterations: applied, or refused with the reason
 //
-// Settings requests (from the UI) may arrive from any thread; the next
-// train_iteration() applies the newest one before it trains, or refuses it
-// with the reason and trains on unchanged.
+// A session is used from one thread; the window's runner owns the one
+// mailbox between the window and training.
 #pragma once
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 
-#include "app/run_options.h"
 #include "datasets/dataset.h"
 #include "datasets/loader.h"
-#include "engine/device/device.h"
-#include "engine/run/dyn_mode.h"
-#include "engine/observe/events.h"
 #include "engine/core/network.h"
+#include "engine/device/device.h"
+#include "engine/observe/events.h"
+#include "engine/run/dyn_mode.h"
+#include "engine/run/run_settings.h"
 #include "engine/run/trainer.h"
 #include "ui/session_link.h"
 
@@ -42,42 +42,53 @@ struct StepReport {
   double seconds = 0;  // wall time of the iteration
   float lr = 0;
   std::int64_t images = 0;
-  bool epoch_end = false;         // that was the epoch's last batch
-  std::optional<DynChoice> dyn;   // `--mode dyn` chose its mode before this step
-  bool settings_changed = false;  // a request was applied before this step
+  bool epoch_end = false;        // that was the epoch's last batch
+  std::optional<DynChoice> dyn;  // `--mode dyn` chose its mode before this step
 };
 
 struct SessionOptions {
   // Reserve an arena with room for every heuristic in base mode, so that a
   // later budget may grow (the window's budget slider); otherwise the arena
   // is the first budget.
-  bool roomy_arena = false;
+  bool room_to_grow = false;
   // The window draws on the same machine: the cpu device's workers give it
   // precedence (see make_device).
   bool for_window = false;
 };
 
+// What became of settings given to apply(): applied (from the next
+// iteration on) or refused, and the words for either.
+struct ApplyOutcome {
+  bool applied = false;
+  std::string message;
+};
+
 class TrainingSession {
  public:
-  // Checks the options and loads the data and the model; throws with a
+  // Checks the settings and loads the data and the model; throws with a
   // message for the user (unknown model, missing data, bad setting).
-  explicit TrainingSession(const RunOptions& options, SessionOptions session = {});
+  explicit TrainingSession(const RunSettings& settings, SessionOptions session = {});
   ~TrainingSession();
 
   // Creates the device and the trainer (arena, parameters) with events
-  // going to `sink` (may be null). Throws DeviceError when the budget is
+  // going to `sink` (may be null). Throws MemoryRefusal when the budget is
   // too small, naming the smallest that works.
   void start(EventSink* sink);
   // Continues from a checkpoint's state and position.
   void restore(const std::vector<float>& state, std::int64_t epoch, std::int64_t batch_in_epoch,
                std::int64_t iteration);
 
-  // Trains the next batch (starting an epoch when needed), after applying
-  // the newest pending settings request.
+  // Trains the next batch (starting an epoch when needed).
   StepReport train_iteration();
   // The test set in evaluation mode. Its events do not reach the sink: the
   // views and traces show training iterations only.
   Evaluation evaluate();
+
+  // New memory settings from the next iteration on: re-planned and
+  // re-placed, or refused with the reason (a budget below the smallest
+  // workable names it) while the old ones stay. Mode dyn profiles the
+  // modes that fit at the next iteration.
+  ApplyOutcome apply(const MemorySettings& settings);
 
   bool finished() const { return iteration_ >= total_; }
   std::int64_t iteration() const { return iteration_; }
@@ -87,22 +98,19 @@ class TrainingSession {
   std::int64_t batch_in_epoch() const { return batch_in_epoch_; }
   std::int64_t batches_per_epoch() const { return per_epoch_; }
 
-  const RunOptions& options() const { return options_; }
+  // The run's settings, the memory ones as in effect.
+  const RunSettings& settings() const { return settings_; }
   const Network& network() const { return *network_; }
   const datasets::Dataset& train_set() const { return *train_set_; }
   const datasets::Dataset& test_set() const { return *test_set_; }
   Device& device() { return *device_; }
   Trainer& trainer() { return *trainer_; }
-
-  // From any thread.
-  void request(const ui::MemorySettings& settings);
+  // What the window shows of it (the state and the last request's outcome
+  // are the runner's to fill in).
   ui::SessionStatus status() const;
 
  private:
-  void apply_pending(StepReport& report);
-  void refresh_status();  // called on the training thread, takes the lock
-
-  RunOptions options_;
+  RunSettings settings_;
   SessionOptions session_options_;
   std::unique_ptr<datasets::Dataset> train_set_, test_set_;
   std::unique_ptr<Network> network_;
@@ -113,13 +121,8 @@ class TrainingSession {
   std::int64_t per_epoch_ = 0, epochs_ = 0, total_ = 0;
   std::int64_t epoch_ = 0, batch_in_epoch_ = 0, iteration_ = 0;
   bool epoch_open_ = false;  // the loader has started the current epoch
-  bool choose_dyn_ = false;
-  ui::MemorySettings settings_;
-  SwapScore swap_score_ = SwapScore::swdoa;  // AutoSwap (a run setting; the window keeps it)
-
-  mutable std::mutex mutex_;  // guards pending_ and status_
-  std::optional<ui::MemorySettings> pending_;
-  ui::SessionStatus status_;
+  bool choose_dyn_ = false;  // mode dyn: profile at the next iteration
+  float test_accuracy_ = -1;
 };
 
 }  // namespace tidepool::app

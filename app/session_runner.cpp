@@ -2,33 +2,11 @@
 
 #include <chrono>
 
-#include "app/settings_text.h"
 
 namespace tidepool::app {
-namespace {
-
-// The command line's words for settings the window chose.
-RunOptions with_settings(RunOptions o, const std::string& model, std::int64_t batch, const ui::MemorySettings& s) {
-  o.model = model;
-  if (batch > 0) o.batch_size = batch;
-  o.mode = to_string(s.mode);
-  o.algo = to_string(s.scheme);
-  o.transfer = to_string(s.transfer);
-  o.order = to_string(s.order);
-  o.heuristic = s.heuristic;
-  o.budget = s.budget_bytes ? std::to_string(s.budget_bytes) : "";
-  o.link_gbps = s.link_gbps;
-  o.lookahead = s.lookahead;
-  o.compress = s.compress;
-  return o;
-}
-
-}  // namespace
-
-SessionRunner::SessionRunner(RunOptions options, RingCapacities ring) : options_(std::move(options)), ring_(ring) {
-  status_.model = options_.model;
-  status_.dataset = options_.dataset;
-  status_.batch = options_.batch_size;
+SessionRunner::SessionRunner(RunSettings settings, RingCapacities ring) : settings_(std::move(settings)), ring_(ring) {
+  status_.settings = settings_;
+  status_.dataset_name = settings_.dataset;
 }
 
 SessionRunner::~SessionRunner() { stop(); }
@@ -55,7 +33,7 @@ ui::SessionStatus SessionRunner::status() const {
   return status_;
 }
 
-void SessionRunner::request(const ui::MemorySettings& settings) {
+void SessionRunner::request(const MemorySettings& settings) {
   {
     std::lock_guard lock(mutex_);
     pending_ = settings;
@@ -87,10 +65,10 @@ void SessionRunner::step() {
   changed_.notify_all();
 }
 
-void SessionRunner::restart(const std::string& model, std::int64_t batch, const ui::MemorySettings& settings) {
+void SessionRunner::restart(const RunSettings& settings) {
   {
     std::lock_guard lock(mutex_);
-    restart_ = with_settings(options_, model, batch, settings);
+    restart_ = settings;
   }
   changed_.notify_all();
 }
@@ -106,7 +84,13 @@ bool SessionRunner::wait_for_iterations(std::int64_t iterations, double timeout_
 void SessionRunner::publish(const ui::SessionStatus& s, ui::RunState state, const std::string& error) {
   {
     std::lock_guard lock(mutex_);
+    const std::uint64_t requests = status_.requests;
+    const bool refused = status_.refused;
+    std::string message = std::move(status_.message);
     status_ = s;
+    status_.requests = requests;  // the outcomes are the runner's
+    status_.refused = refused;
+    status_.message = std::move(message);
     status_.state = state == ui::RunState::training && paused_ && steps_ == 0 ? ui::RunState::paused : state;
     status_.error = error;
   }
@@ -115,7 +99,7 @@ void SessionRunner::publish(const ui::SessionStatus& s, ui::RunState state, cons
 
 bool SessionRunner::wait_for_turn(TrainingSession& session) {
   for (;;) {
-    std::optional<ui::MemorySettings> request;
+    std::optional<MemorySettings> request;
     bool go = false;
     {
       std::unique_lock lock(mutex_);
@@ -129,19 +113,28 @@ bool SessionRunner::wait_for_turn(TrainingSession& session) {
         go = true;
       }
     }
-    // A request that arrives while paused is handed over now and applied
-    // before the next iteration, whenever that comes.
-    if (request) session.request(*request);
+    // An iteration boundary: a request (one that arrived while paused
+    // too) is applied now, before the next iteration, or refused.
+    if (request) {
+      const ApplyOutcome outcome = session.apply(*request);
+      {
+        std::lock_guard lock(mutex_);
+        ++status_.requests;
+        status_.refused = !outcome.applied;
+        status_.message = outcome.message;
+      }
+      publish(session.status(), ui::RunState::training);
+    }
     if (go) return true;
   }
 }
 
 void SessionRunner::run() {
-  RunOptions options = options_;
+  RunSettings settings = settings_;
   for (;;) {
     std::unique_ptr<TrainingSession> session;
     try {
-      session = std::make_unique<TrainingSession>(options, SessionOptions{.roomy_arena = true, .for_window = true});
+      session = std::make_unique<TrainingSession>(settings, SessionOptions{.room_to_grow = true, .for_window = true});
       publish(session->status(), ui::RunState::starting);
       session->start(&ring_);
       publish(session->status(), ui::RunState::training);
@@ -166,7 +159,7 @@ void SessionRunner::run() {
     std::unique_lock lock(mutex_);
     changed_.wait(lock, [&] { return stop_ || restart_; });
     if (stop_) return;
-    options = *restart_;
+    settings = *restart_;
     restart_.reset();
     pending_.reset();
     lock.unlock();

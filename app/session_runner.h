@@ -1,9 +1,10 @@
 // A training session on its own thread, seen by the window through
-// ui::SessionLink: the thread trains iteration after iteration, passes the
-// UI's settings requests to the session at each boundary, and pauses,
-// steps or starts over when told. The UI thread only reads snapshots (the
-// ring of events, a copy of the status) and writes requests, so a slow
-// frame never stalls training and a slow iteration never stalls a frame.
+// ui::SessionLink: the thread trains iteration after iteration, applies the
+// UI's newest settings request at each boundary (this is the one mailbox
+// between the window and training), and pauses, steps or starts over when
+// told. The UI thread only reads snapshots (the ring of events, a copy of
+// the status) and writes requests, so a slow frame never stalls training
+// and a slow iteration never stalls a frame.
 #pragma once
 
 #include <condition_variable>
@@ -13,7 +14,7 @@
 #include <string>
 #include <thread>
 
-#include "app/run_options.h"
+#include "engine/run/run_settings.h"
 #include "app/session.h"
 #include "engine/observe/sinks/ring_sink.h"
 #include "ui/session_link.h"
@@ -27,7 +28,7 @@ inline constexpr RingCapacities kWindowRing{.spans = 1 << 14, .allocs = 1 << 15,
 
 class SessionRunner final : public ui::SessionLink {
  public:
-  explicit SessionRunner(RunOptions options, RingCapacities ring = kWindowRing);
+  explicit SessionRunner(RunSettings settings, RingCapacities ring = kWindowRing);
   // Stops training at the next iteration boundary and joins the thread.
   ~SessionRunner() override;
   SessionRunner(const SessionRunner&) = delete;
@@ -43,11 +44,11 @@ class SessionRunner final : public ui::SessionLink {
   ui::SessionStatus status() const override;
   RingSnapshot events() const override { return ring_.snapshot(); }
   std::uint64_t events_version() const override { return ring_.version(); }
-  void request(const ui::MemorySettings& settings) override;
+  void request(const MemorySettings& settings) override;
   void pause() override;
   void resume() override;
   void step() override;
-  void restart(const std::string& model, std::int64_t batch, const ui::MemorySettings& settings) override;
+  void restart(const RunSettings& settings) override;
 
   // Blocks until `iterations` iterations have been trained since start or
   // the run ended or failed (for tests and --screenshot); false on timeout.
@@ -55,12 +56,12 @@ class SessionRunner final : public ui::SessionLink {
 
  private:
   void run();
-  // Waits until training may go on; false when the session must end (stop
-  // or restart).
+  // Waits until training may go on, applying a request that came in
+  // meanwhile; false when the session must end (stop or restart).
   bool wait_for_turn(TrainingSession& session);
   void publish(const ui::SessionStatus& s, ui::RunState state, const std::string& error = {});
 
-  RunOptions options_;
+  RunSettings settings_;
   RingSink ring_;
   std::thread thread_;
 
@@ -69,9 +70,9 @@ class SessionRunner final : public ui::SessionLink {
   bool stop_ = false;
   bool paused_ = false;
   int steps_ = 0;  // iterations to train while paused
-  std::optional<ui::MemorySettings> pending_;
-  std::optional<RunOptions> restart_;
-  ui::SessionStatus status_;
+  std::optional<MemorySettings> pending_;  // the mailbox: the newest request not yet applied
+  std::optional<RunSettings> restart_;
+  ui::SessionStatus status_;  // the session's, with the state and the requests' outcome
   std::int64_t trained_ = 0;  // iterations trained by this runner, every session
 };
 

@@ -6,8 +6,8 @@
 
 namespace tidepool::app {
 
-int run_window(const RunOptions& options, ui::WindowOptions window) {
-  SessionRunner runner(options);
+int run_window(const RunSettings& settings, ui::WindowOptions window) {
+  SessionRunner runner(settings);
   window.on_open = [&runner] { runner.start(); };
   const int status = ui::run_window(runner, window);
   runner.stop();

@@ -2,12 +2,12 @@
 // and the window on this one. Built when the GUI is (TIDEPOOL_HAVE_GUI).
 #pragma once
 
-#include "app/run_options.h"
+#include "engine/run/run_settings.h"
 #include "ui/window.h"
 
 namespace tidepool::app {
 
 // Returns the process exit status.
-int run_window(const RunOptions& options, ui::WindowOptions window);
+int run_window(const RunSettings& settings, ui::WindowOptions window);
 
 }  // namespace tidepool::app

@@ -28,9 +28,10 @@ void Dashboard::refresh() {
   events_ = link_.events();
   version_ = events_.version;
   timeline_ = build_timeline(events_, kTimelineIterations);
-  map_ = build_address_map(events_, status_.pool_bytes);
-  load_ = build_memory_load(events_, status_.pool_bytes, kLoadIterations, status_.batch, status_.load_limit_bytes);
-  stats_ = build_stats(events_, map_, timeline_, status_.pinned_host_bytes);
+  map_ = build_address_map(events_, status_.memory.pool_bytes);
+  load_ = build_memory_load(events_, status_.memory.pool_bytes, kLoadIterations, status_.settings.batch_size,
+                            status_.memory.load_limit_bytes);
+  stats_ = build_stats(events_, timeline_, status_.memory.pinned_bytes);
   stalls_ = iteration_stalls(events_);
 }
 
@@ -43,8 +44,8 @@ void Dashboard::draw(float width, float height) {
       ImGui::MenuItem("Overlap: sync vs async transfers on a throttled link", nullptr, &show_overlap_);
       ImGui::EndMenu();
     }
-    ImGui::TextDisabled("  Tidepool | %s on %s, batch %lld | %s", status_.model.c_str(), status_.dataset.c_str(),
-                        static_cast<long long>(status_.batch), status_.device.c_str());
+    ImGui::TextDisabled("  Tidepool | %s on %s, batch %lld | %s", status_.settings.model.c_str(),
+                        status_.dataset_name.c_str(), static_cast<long long>(status_.settings.batch_size), status_.device.c_str());
     menu_height = ImGui::GetWindowSize().y;
     ImGui::EndMainMenuBar();
   }

@@ -11,4 +11,13 @@ namespace tidepool {
 // "512 B", "3.00 KiB", "12.5 MiB", "850 MiB", "1.25 GiB".
 std::string format_bytes(std::size_t bytes);
 
+// The other way: "900MiB", "1.5GiB", "512MB", "64KiB", "1e9" or a plain byte
+// count (K, M, G alone are binary). Throws std::invalid_argument naming the
+// text for anything else, zero or negative.
+std::size_t parse_bytes(const std::string& text);
+
+// A size as parse_bytes reads it back exactly: whole MiB, or else bytes
+// ("63MiB", "65536000").
+std::string exact_bytes_text(std::size_t bytes);
+
 }  // namespace tidepool

@@ -47,6 +47,9 @@ struct DeviceCaps {
   std::string name;           // "cpu", "cuda:0 (NVIDIA H100 ...)"
   bool async_streams = true;  // streams run concurrently with each other and the host
   std::size_t memory_bytes = 0;  // total device memory, 0 when unbounded (the host)
+  // Copies over a simulated host link whose speed can be set
+  // (Device::set_link_gbps); otherwise they run at the real link's speed.
+  bool simulated_link = false;
 };
 
 class Device {
@@ -87,6 +90,16 @@ class Device {
   // the same clock as now_us().
   virtual double time_us(const DeviceEvent&) = 0;
   virtual double now_us() const = 0;
+
+  // The simulated host link's speed for copies submitted from now on, GB/s
+  // (1e9 bytes/s; 0 = unthrottled). A device with a real link
+  // (caps().simulated_link false) refuses anything but 0 with
+  // std::invalid_argument, naming itself.
+  virtual void set_link_gbps(double gbps) {
+    if (gbps != 0)
+      throw std::invalid_argument(caps().name + " copies over its real host link at its own speed; only a device "
+                                  "that simulates its link (cpu) can be throttled");
+  }
 
   // The kernel table, for pure queries from the host (workspace sizes). To
   // run a kernel, submit() work to a stream.

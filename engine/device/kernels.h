@@ -19,6 +19,7 @@ namespace tidepool {
 
 // vDNN's two convolution-algorithm schemes: `m` takes the algorithm with the
 // least workspace, `p` the fastest one.
+// (Its words are the settings': engine/plan/memory_settings.h.)
 enum class ConvScheme : std::uint8_t { m, p };
 enum class ConvPass : std::uint8_t { forward, backward_data, backward_weights };
 

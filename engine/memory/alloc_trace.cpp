@@ -2,19 +2,15 @@
 
 #include <algorithm>
 #include <charconv>
-#include <climits>
 #include <fstream>
 #include <istream>
 #include <limits>
-#include <map>
 #include <ostream>
-#include <set>
 #include <stdexcept>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 
-#include "engine/memory/parking.h"
 #include "engine/plan/schedule.h"
 
 namespace tidepool {
@@ -65,71 +61,6 @@ class LiveIds {
 
  private:
   std::unordered_set<std::int64_t> live_;
-};
-
-// Live blocks by offset, checked as they come: the overlap check of
-// replay(), and the holes between them for the largest free range below the
-// footprint.
-class Occupancy {
- public:
-  explicit Occupancy(std::size_t pool_bytes) : pool_(pool_bytes) {}
-
-  void add(std::size_t offset, std::size_t bytes, const std::string& who) {
-    if (offset % kAllocGranularity != 0)
-      throw std::logic_error(who + " placed a block at offset " + std::to_string(offset) +
-                             ", not a multiple of " + std::to_string(kAllocGranularity));
-    if (offset > pool_ || bytes > pool_ - offset)
-      throw std::logic_error(who + " placed [" + std::to_string(offset) + ", +" + std::to_string(bytes) +
-                             ") past the end of its " + std::to_string(pool_) + "-byte pool");
-    auto next = blocks_.lower_bound(offset);
-    if (next != blocks_.end() && next->first < offset + bytes)
-      throw std::logic_error(who + " placed [" + std::to_string(offset) + ", +" + std::to_string(bytes) +
-                             ") over the live block at " + std::to_string(next->first));
-    std::size_t prev_end = 0;
-    if (next != blocks_.begin()) {
-      auto prev = std::prev(next);
-      if (prev->second > offset)
-        throw std::logic_error(who + " placed [" + std::to_string(offset) + ", +" + std::to_string(bytes) +
-                               ") over the live block at " + std::to_string(prev->first));
-      prev_end = prev->second;
-    }
-    if (next != blocks_.end()) remove_gap(next->first - prev_end);
-    add_gap(offset - prev_end);
-    if (next != blocks_.end()) add_gap(next->first - (offset + bytes));
-    blocks_.emplace_hint(next, offset, offset + bytes);
-  }
-
-  void remove(std::size_t offset) {
-    auto it = blocks_.find(offset);
-    const std::size_t end = it->second;
-    auto next = std::next(it);
-    const std::size_t prev_end = it == blocks_.begin() ? 0 : std::prev(it)->second;
-    remove_gap(offset - prev_end);
-    if (next != blocks_.end()) {
-      remove_gap(next->first - end);
-      add_gap(next->first - prev_end);
-    }
-    blocks_.erase(it);
-  }
-
-  std::size_t extent() const { return blocks_.empty() ? 0 : blocks_.rbegin()->second; }
-  // The largest free range between offset 0 and `footprint`.
-  std::size_t largest_free_below(std::size_t footprint) const {
-    const std::size_t top = footprint > extent() ? footprint - extent() : 0;
-    return std::max(top, gaps_.empty() ? 0 : *gaps_.rbegin());
-  }
-
- private:
-  void add_gap(std::size_t g) {
-    if (g) gaps_.insert(g);
-  }
-  void remove_gap(std::size_t g) {
-    if (g) gaps_.erase(gaps_.find(g));
-  }
-
-  std::size_t pool_;
-  std::map<std::size_t, std::size_t> blocks_;  // offset -> end
-  std::multiset<std::size_t> gaps_;            // free ranges between live blocks (not above the last)
 };
 
 }  // namespace
@@ -246,69 +177,20 @@ std::size_t total_alloc_bytes(const AllocTrace& trace) {
   return total;
 }
 
-AllocTrace trace_of(const Schedule& s, int iterations) {
+AllocTrace trace_of(const Schedule& s, int iterations, bool with_persistent) {
   AllocTrace trace;
-  for (int t : s.persistent) trace.push_back({TraceEvent::Kind::alloc, t, s.tensors[t].info.bytes(), false});
+  if (with_persistent)
+    for (int t : s.persistent) trace.push_back({TraceEvent::Kind::alloc, t, s.tensors[t].info.bytes(), false});
   for (int i = 0; i < iterations; ++i)
-    for (const Step& st : s.steps) {
+    for (int step = 0; step < static_cast<int>(s.steps.size()); ++step) {
+      const Step& st = s.steps[step];
       if (st.kind == StepKind::alloc)
-        trace.push_back({TraceEvent::Kind::alloc, st.tensor, s.tensors[st.tensor].info.bytes(), st.will_offload});
-      else if (st.kind == StepKind::free)
-        trace.push_back({TraceEvent::Kind::free, st.tensor, 0, false, s.parks(st)});  // replay with s.park_horizon
+        trace.push_back(
+            {TraceEvent::Kind::alloc, st.tensor, s.tensors[st.tensor].info.bytes(), st.will_offload, false, step});
+      else if (st.kind == StepKind::free)  // parked where the replay's horizon allows
+        trace.push_back({TraceEvent::Kind::free, st.tensor, 0, false, st.after_copy, step});
     }
   return trace;
-}
-
-TraceReplay replay(const AllocTrace& trace, Allocator& allocator, int park_horizon) {
-  validate(trace);
-  TraceReplay r;
-  const std::string who = "allocator '" + std::string(allocator.name()) + "'";
-  Occupancy occupied(allocator.stats().pool_bytes);
-  AsyncRelease pool(allocator, park_horizon);
-  std::unordered_map<std::int64_t, std::pair<std::size_t, std::size_t>> block;  // id -> offset, bytes
-  std::size_t load = 0;  // the live blocks' (parked ones are dead, though still taken)
-  for (std::size_t i = 0; i < trace.size(); ++i) {
-    const TraceEvent& e = trace[i];
-    if (e.kind == TraceEvent::Kind::free) {
-      auto it = block.find(e.id);
-      if (e.after_copy) {
-        pool.free_after_copy(e.id, it->second.first, it->second.second);
-        for (const AsyncRelease::Parked& given_back : pool.released()) occupied.remove(given_back.offset);
-      } else {
-        pool.free(it->second.first);
-        occupied.remove(it->second.first);
-      }
-      load -= it->second.second;
-      block.erase(it);
-      continue;
-    }
-    const int tensor = e.id >= 0 && e.id <= INT_MAX ? static_cast<int>(e.id) : -1;
-    const std::size_t bytes = round_up(e.bytes);
-    const auto offset = pool.allocate(e.id, {e.bytes, tensor, Role::activation, e.will_offload});
-    for (const AsyncRelease::Parked& given_back : pool.released()) occupied.remove(given_back.offset);
-    if (!offset) {
-      r.fits = false;
-      r.failed_event = static_cast<int>(i);
-      r.failed_request_bytes = bytes;
-      r.stats = pool.stats();
-      r.largest_free_at_failure_bytes = r.stats.largest_free_block_bytes;
-      return r;
-    }
-    if (!pool.reclaimed()) occupied.add(*offset, bytes, who);  // a reclaimed block never left
-    block.emplace(e.id, std::make_pair(*offset, bytes));
-    load += bytes;
-    if (load >= r.peak_load_bytes) {
-      r.peak_load_bytes = load;
-      // Below the policy's own footprint (exact reports the ideal one, cnmem
-      // the pools it claimed) and no larger than what it says it could serve.
-      const PoolStats st = pool.stats();
-      const std::size_t footprint = std::max(st.peak_extent_bytes, load);
-      r.largest_free_at_peak_bytes = std::min(
-          {occupied.largest_free_below(footprint), st.largest_free_block_bytes, footprint - load});
-    }
-  }
-  r.stats = pool.stats();
-  return r;
 }
 
 }  // namespace tidepool

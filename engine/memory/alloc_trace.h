@@ -34,7 +34,8 @@
 //   - A free of an id that is not live, or an alloc of an id that is still
 //     live, is an error. Blocks still live at the end are allowed.
 //
-// Errors are std::invalid_argument naming the file and line.
+// Errors are std::invalid_argument naming the file and line. A trace goes
+// through the pool by engine/memory/replay.h's replay().
 #pragma once
 
 #include <cstddef>
@@ -57,7 +58,13 @@ struct TraceEvent {
   std::size_t bytes = 0;  // alloc only
   bool will_offload = false;  // alloc: see the offload column
   bool after_copy = false;    // free: see the offload column
-  bool operator==(const TraceEvent&) const = default;
+  // The schedule step it comes from (trace_of), so a replay reports steps;
+  // -1 in a trace read from CSV. Not part of the format, nor of equality.
+  int step = -1;
+  bool operator==(const TraceEvent& o) const {
+    return kind == o.kind && id == o.id && bytes == o.bytes && will_offload == o.will_offload &&
+           after_copy == o.after_copy;
+  }
 };
 using AllocTrace = std::vector<TraceEvent>;
 
@@ -88,35 +95,13 @@ std::size_t peak_load_bytes(const AllocTrace& trace);
 std::size_t total_alloc_bytes(const AllocTrace& trace);
 
 // The requests of a planned schedule: the persistent tensors first (never
-// freed), then `iterations` copies of the steps' allocs and frees. Ids are
-// the schedule's tensor ids, so smartpool can learn from it.
-AllocTrace trace_of(const Schedule& schedule, int iterations = 1);
-
-struct TraceReplay {
-  bool fits = true;
-  int failed_event = -1;  // index of the first alloc the pool could not place (-1: none)
-  std::size_t failed_request_bytes = 0;  // its rounded size
-  std::size_t largest_free_at_failure_bytes = 0;  // the policy's largest free block then
-  PoolStats stats;  // the allocator after the replay (or at the failure)
-  // Of this replay alone:
-  std::size_t peak_load_bytes = 0;
-  // The largest free range below the footprint when the load last reached
-  // its peak: what fragmentation has left unusable at the worst moment.
-  std::size_t largest_free_at_peak_bytes = 0;
-  // The overlap check held: no two live blocks ever shared a byte, every
-  // block lay inside the pool on a kAllocGranularity boundary. (Always
-  // true in a returned result: a violation throws.)
-  bool no_overlap = true;
-};
-
-// Runs the trace through the allocator (alloc → allocate with tensor = id
-// when it fits an int, else -1; free → free, or parked when after_copy, as
-// a real run does), stopping at the first alloc
-// it cannot place. Throws std::invalid_argument for a malformed trace (see
-// validate) and std::logic_error if the policy ever returns a block that
-// overlaps a live one, runs past the pool or is misaligned.
-// `park_horizon`: the most blocks parked at once (Schedule::park_horizon);
-// a trace of a schedule replays as the schedule runs with its own.
-TraceReplay replay(const AllocTrace& trace, Allocator& allocator, int park_horizon = kParkUntilNeeded);
+// freed; left out with `with_persistent` false, for an allocator that holds
+// them already), then `iterations` copies of the steps' allocs and frees,
+// each with its step. Ids are the schedule's tensor ids, so smartpool can
+// learn from it; a free whose block an offload may still read
+// (Step::after_copy) is marked after_copy, and the replay's park horizon
+// decides whether it is parked (replay it with the schedule's
+// park_horizon: a plain trace's default parks every one).
+AllocTrace trace_of(const Schedule& schedule, int iterations = 1, bool with_persistent = true);
 
 }  // namespace tidepool

@@ -55,6 +55,10 @@ class Allocator {
   // for an offset that is not live).
   virtual void free(std::size_t offset) = 0;
   virtual PoolStats stats() const = 0;
+  // Where each pool after the first begins, ascending, for a policy that
+  // claims several pools that never merge (cnmem): no free range crosses
+  // one. Empty for the one-pool policies.
+  virtual std::vector<std::size_t> pool_starts() const { return {}; }
 };
 
 // The policies by name, in this order. Every one rounds each request up to

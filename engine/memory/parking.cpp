@@ -4,7 +4,7 @@
 
 namespace tidepool {
 
-std::optional<std::size_t> AsyncRelease::allocate(std::int64_t id, const AllocRequest& request) {
+std::optional<std::size_t> Parking::allocate(std::int64_t id, const AllocRequest& request) {
   released_.clear();
   reclaimed_ = false;
   if (auto own = std::find_if(parked_.begin(), parked_.end(), [&](const Parked& p) { return p.id == id; });
@@ -25,21 +25,21 @@ std::optional<std::size_t> AsyncRelease::allocate(std::int64_t id, const AllocRe
   }
 }
 
-void AsyncRelease::free_after_copy(std::int64_t id, std::size_t offset, std::size_t bytes) {
+void Parking::free_after_copy(std::int64_t id, std::size_t offset, std::size_t bytes) {
   released_.clear();
   parked_.push_back({id, offset, round_up(bytes)});
   parked_bytes_ += round_up(bytes);
   while (parked_.size() > static_cast<std::size_t>(std::max(horizon_, 0))) give_back(parked_.begin());
 }
 
-void AsyncRelease::give_back(std::deque<Parked>::iterator it) {
+void Parking::give_back(std::deque<Parked>::iterator it) {
   pool_.free(it->offset);
   released_.push_back(*it);
   parked_bytes_ -= it->bytes;
   parked_.erase(it);
 }
 
-PoolStats AsyncRelease::stats() const {
+PoolStats Parking::stats() const {
   PoolStats s = pool_.stats();
   s.load_bytes -= std::min(s.load_bytes, parked_bytes_);
   return s;

@@ -26,25 +26,30 @@
 // written there since, so its bytes are still the tensor's and the executor
 // skips the copy back (reclaimed()).
 //
-// The executor, the dry run and the trace replay all go through this one
-// class, so they place every block at the same offset in every run.
+// It is one layer of the replay loop (engine/memory/replay.h), through
+// which the executor, the dry run and the trace replay all place their
+// blocks, so they place every block at the same offset in every run.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <limits>
 #include <optional>
 #include <vector>
 
 #include "engine/memory/allocator.h"
-#include "engine/plan/schedule.h"
 
 namespace tidepool {
 
-class AsyncRelease {
+// A park horizon for "every parked block stays until the pool needs the
+// room" (Schedule::park_horizon).
+inline constexpr int kParkUntilNeeded = std::numeric_limits<int>::max();
+
+class Parking {
  public:
   // `horizon`: the most blocks parked at once (kParkUntilNeeded: no limit).
-  explicit AsyncRelease(Allocator& pool, int horizon = kParkUntilNeeded)
+  explicit Parking(Allocator& pool, int horizon = kParkUntilNeeded)
       : pool_(pool), horizon_(horizon) {}
 
   // Places a block for `id` (the tensor, or a trace's block id): the block
@@ -53,6 +58,9 @@ class AsyncRelease {
   // first while it has no room. Nothing when the pool cannot place it even
   // with every parked block given back.
   std::optional<std::size_t> allocate(std::int64_t id, const AllocRequest& request);
+  // A new horizon, between iterations (with nothing parked).
+  void set_horizon(int horizon) { horizon_ = horizon; }
+  int horizon() const { return horizon_; }
   // Whether the last allocate() took back the caller's own parked block,
   // contents and all.
   bool reclaimed() const { return reclaimed_; }

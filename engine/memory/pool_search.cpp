@@ -29,8 +29,8 @@ PoolSearch search_pool_size(const AllocTrace& trace, const AllocatorFactory& mak
     // The memory the failed request lacked; at least one granule, so that
     // a policy failing with a free block big enough (exact's accounting, a
     // policy that declines a fitting hole) still makes progress.
-    const std::size_t lacking = r.failed_request_bytes > r.largest_free_at_failure_bytes
-                                    ? r.failed_request_bytes - r.largest_free_at_failure_bytes
+    const std::size_t lacking = r.failure.request_bytes > r.failure.largest_free_bytes
+                                    ? r.failure.request_bytes - r.failure.largest_free_bytes
                                     : 0;
     const std::size_t grow = std::max(round_up(lacking), kAllocGranularity);
     if (pool > limit - std::min(limit, grow))
@@ -50,8 +50,8 @@ PoolSearch search_pool_size(const AllocTrace& trace, std::string_view heuristic,
                           park_horizon);
 }
 
-PoolSearch search_pool_size(const Schedule& schedule, std::string_view heuristic, int iterations) {
-  return search_pool_size(trace_of(schedule, iterations), heuristic, 0, schedule.park_horizon);
+PoolSearch search_pool_size(const Schedule& schedule, std::string_view heuristic, int park_horizon, int iterations) {
+  return search_pool_size(trace_of(schedule, iterations), heuristic, 0, park_horizon);
 }
 
 }  // namespace tidepool

@@ -27,6 +27,7 @@
 
 #include "engine/memory/alloc_trace.h"
 #include "engine/memory/allocator.h"
+#include "engine/memory/replay.h"
 
 namespace tidepool {
 
@@ -59,6 +60,8 @@ PoolSearch search_pool_size(const AllocTrace& trace, std::string_view heuristic,
 // pool size: high-end places offloaded blocks at the top of whatever pool
 // it is given, and exact reports the ideal footprint while its offsets need
 // best fit's room.
-PoolSearch search_pool_size(const Schedule& schedule, std::string_view heuristic, int iterations = 2);
+// `park_horizon`: as Schedule::park_horizon (0: nothing parked).
+PoolSearch search_pool_size(const Schedule& schedule, std::string_view heuristic, int park_horizon = 0,
+                            int iterations = 2);
 
 }  // namespace tidepool

@@ -17,14 +17,4 @@ const char* to_string(SpanKind k) {
   return "?";
 }
 
-const char* to_string(AllocAction a) {
-  switch (a) {
-    case AllocAction::place: return "alloc";
-    case AllocAction::free: return "free";
-    case AllocAction::park: return "park";
-    case AllocAction::give_back: return "give back";
-  }
-  return "?";
-}
-
 }  // namespace tidepool

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "engine/device/device.h"
+#include "engine/memory/pool_event.h"
 #include "engine/core/tensor.h"
 
 namespace tidepool {
@@ -42,19 +43,13 @@ struct SpanEvent {
   double start_us = 0, end_us = 0;
 };
 
-// What happened to a block of the pool: a tensor placed in it or freed from
-// it, or, with async offloads (engine/memory/parking.h), freed but parked
-// (the tensor is dead and the block stays taken while its copy to the host
-// may run), and a parked block given back to the pool. A parked block that
-// its tensor is placed in again (a reclaim) ends with that placement.
-enum class AllocAction : std::uint8_t { place, free, park, give_back };
-const char* to_string(AllocAction a);
-
+// What happened to a block of the pool (engine/memory/pool_event.h: placed,
+// freed, parked, given back), with the tensor it held.
 struct AllocEvent {
   std::int64_t iteration = 0;
   int step = 0;
-  AllocAction action = AllocAction::place;
-  bool is_free() const { return action != AllocAction::place; }
+  PoolAction action = PoolAction::place;
+  bool is_free() const { return action != PoolAction::place; }
   int tensor = -1;  // id in the plan's tensor table
   std::string name;
   Role role = Role::activation;
@@ -63,21 +58,27 @@ struct AllocEvent {
   double time_us = 0;
 };
 
-// The memory load (bytes of live tensors) and the pool extent (one past the
-// highest byte in use) right after a step.
+// The memory load (bytes of live tensors), the pool extent (one past the
+// highest byte in use) and the largest free block below the extent right
+// after an allocation event of a step, as the replay loop computed them.
 struct LoadSample {
   std::int64_t iteration = 0;
   int step = 0;
   double time_us = 0;
   std::size_t load_bytes = 0;
   std::size_t extent_bytes = 0;
+  std::size_t largest_free_bytes = 0;
 };
 
+// The figures are the pool's (engine/memory/replay.h defines them), as the
+// replay loop computed them while the iteration placed its tensors.
 struct IterationSummary {
   std::int64_t iteration = 0;
   double start_us = 0, end_us = 0;
   std::size_t peak_load_bytes = 0;
   std::size_t footprint_bytes = 0;  // highest extent reached
+  int peak_step = -1;               // the step at which the load last reached its peak
+  Range largest_free_at_peak;       // the largest free block below the extent then
   float loss = 0;
   float accuracy = 0;  // fraction of the batch classified correctly
 };

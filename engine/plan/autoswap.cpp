@@ -3,8 +3,6 @@
 #include <algorithm>
 
 #include "engine/memory/allocator.h"
-#include "engine/memory/dry_run.h"
-#include "engine/plan/planner.h"
 
 namespace tidepool {
 
@@ -125,44 +123,6 @@ std::vector<std::size_t> autoswap_choose(const Schedule& base, const std::vector
       absent(order[chosen[k]], true);
   }
   return chosen;
-}
-
-AutoswapLimit autoswap_limit(const Network& network, std::int64_t batch, const PlanSettings& train, Kernels& kernels,
-                             const std::string& heuristic, std::size_t budget) {
-  constexpr std::size_t kMiB = std::size_t{1} << 20;
-  auto schedule = [&](std::size_t limit) {
-    PlanSettings p = train;
-    p.load_limit_bytes = limit;
-    return plan(network, batch, p, kernels);
-  };
-  const Schedule lowest = schedule(1), none = schedule(0);
-  AutoswapLimit r{0, footprint_of(lowest, heuristic)};
-  if (!budget || footprint_of(none, heuristic) <= budget) return r;
-  std::size_t lo = (lowest.peak_load_bytes + kMiB - 1) / kMiB, hi = none.peak_load_bytes / kMiB;  // in MiB
-  r.load_limit_bytes = 1;
-  if (r.least_pool_bytes > budget || lo > hi) return r;  // the smallest; the caller refuses it if it does not fit
-  // lo's schedule is about as small as `lowest`'s: find the largest limit
-  // that fits (the footprint is not strictly monotone in the limit, so the
-  // answer is checked).
-  while (lo < hi) {
-    const std::size_t mid = lo + (hi - lo + 1) / 2;
-    if (footprint_of(schedule(mid * kMiB), heuristic) <= budget)
-      lo = mid;
-    else
-      hi = mid - 1;
-  }
-  if (footprint_of(schedule(lo * kMiB), heuristic) <= budget) r.load_limit_bytes = lo * kMiB;
-  return r;
-}
-
-const char* to_string(SwapScore s) {
-  switch (s) {
-    case SwapScore::doa: return "doa";
-    case SwapScore::aoa: return "aoa";
-    case SwapScore::wdoa: return "wdoa";
-    case SwapScore::swdoa: return "swdoa";
-  }
-  return "?";
 }
 
 }  // namespace tidepool

@@ -17,8 +17,10 @@
 //          leave (submodular), which follows the peak as it moves.
 //
 // Tensors are chosen in descending score until the modelled peak is at or
-// under the limit; the planner then checks the real schedule's peak and
-// takes more while it is above (engine/plan/planner.cpp). The paper's fifth
+// under the limit; the MemoryPlan then checks the real schedule's peak and
+// takes more while it is above, and searches the limit that fits the
+// budget (engine/plan/memory_plan.cpp). These functions only read
+// schedules: nothing here plans one. The paper's fifth
 // score, a Bayesian-optimised mix of the four by measured overhead, needs
 // ~30 timed iterations and is not implemented.
 #pragma once
@@ -28,7 +30,6 @@
 #include <string>
 #include <vector>
 
-#include "engine/core/network.h"
 #include "engine/plan/schedule.h"
 
 namespace tidepool {
@@ -55,19 +56,5 @@ std::vector<SwapCandidate> autoswap_order(const Schedule& base, const Schedule& 
 // cannot be met.
 std::vector<std::size_t> autoswap_choose(const Schedule& base, const std::vector<SwapCandidate>& order,
                                          std::size_t limit);
-
-// AutoSwap under a budget (what the trainer does with --budget): the
-// largest load limit, in whole MiB, whose train schedule fits a pool of
-// `budget` bytes under `heuristic`, so that as little is offloaded as the
-// budget allows; 0 (no limit, nothing offloaded) when the schedule without
-// offloads fits or there is no budget; 1 (every candidate) when nothing
-// else fits. `least` receives the pool of the schedule that offloads every
-// candidate: the smallest this mode can do.
-struct AutoswapLimit {
-  std::size_t load_limit_bytes = 0;
-  std::size_t least_pool_bytes = 0;
-};
-AutoswapLimit autoswap_limit(const Network& network, std::int64_t batch, const PlanSettings& train, Kernels& kernels,
-                             const std::string& heuristic, std::size_t budget);
 
 }  // namespace tidepool

@@ -5,7 +5,6 @@
 
 #include "engine/memory/allocator.h"
 #include "engine/memory/allocators/free_list.h"
-#include "engine/plan/autoswap.h"
 
 namespace tidepool {
 namespace {
@@ -14,10 +13,8 @@ namespace {
 // description in planner.h.
 class Planner {
  public:
-  // `swapped`: AutoSwap's choice, the tensors to offload (mode autoswap).
-  Planner(const Network& net, std::int64_t batch, const PlanSettings& settings, Kernels& k,
-          std::vector<int> swapped = {})
-      : net_(net), k_(k), shapes_(net.shapes(batch)), swapped_(std::move(swapped)) {
+  Planner(const Network& net, std::int64_t batch, const PlanSettings& settings, Kernels& k)
+      : net_(net), k_(k), shapes_(net.shapes(batch)) {
     s_.batch = batch;
     s_.settings = settings;
     s_.nodes.resize(net.nodes().size());
@@ -68,7 +65,7 @@ class Planner {
   // with async transfers its copy may still be running.
   void emit_free_offloaded(int t) {
     emit_free(t);
-    s_.steps.back().after_copy = s_.settings.transfer == TransferMode::async;
+    s_.steps.back().after_copy = s_.settings.memory.transfer == TransferMode::async;
   }
 
   // Parameters first and in node order, so every schedule of this network
@@ -114,10 +111,10 @@ class Planner {
                              layer.output_dtype());
       for (const SavedSpec& sv : layer.saved(in, k_))
         nt.saved.push_back(add_bytes(layer.name() + "." + sv.suffix, sv.bytes, Role::activation, node));
-      if (auto ws = layer.workspace_bytes(in, Pass::forward, s_.settings.scheme, k_))
+      if (auto ws = layer.workspace_bytes(in, Pass::forward, s_.settings.memory.scheme, k_))
         nt.forward_workspace = add_bytes(layer.name() + ".fwd_workspace", ws, Role::workspace, node);
       if (training())
-        if (auto ws = layer.workspace_bytes(in, Pass::backward, s_.settings.scheme, k_))
+        if (auto ws = layer.workspace_bytes(in, Pass::backward, s_.settings.memory.scheme, k_))
           nt.backward_workspace = add_bytes(layer.name() + ".bwd_workspace", ws, Role::workspace, node);
       nt.input_grads.assign(nt.inputs.size(), -1);
     }
@@ -157,10 +154,10 @@ class Planner {
   // vDNN's layer choice: the inputs of the chosen layers that backward
   // will read leave for the host after forward.
   void choose_offloads() {
-    const OffloadMode mode = s_.settings.mode;
+    const OffloadMode mode = s_.settings.memory.mode;
     if (!training() || mode == OffloadMode::base) return;
     if (mode == OffloadMode::autoswap) {
-      for (int t : swapped_) s_.tensors[t].offloaded = true;
+      for (int t : s_.settings.swapped) s_.tensors[t].offloaded = true;
       return;
     }
     int convs = 0;
@@ -185,7 +182,7 @@ class Planner {
   // forward reader (and, under sync, the layer-end wait for the copy).
   void emit_offload(int t) {
     s_.steps.push_back({StepKind::offload, Stream::offload, -1, t, -1});
-    if (s_.settings.transfer == TransferMode::sync) offloads_in_flight_.push_back(t);
+    if (s_.settings.memory.transfer == TransferMode::sync) offloads_in_flight_.push_back(t);
   }
   void emit_wait_offloads() {
     for (int t : offloads_in_flight_) s_.steps.push_back({StepKind::wait_offload, Stream::compute, -1, t, -1});
@@ -275,7 +272,7 @@ class Planner {
     for (std::size_t k = next_prefetch_; k > 0 && first_backward_reader_[prefetch_order_[k - 1]] < i; --k) ++ahead;
     while (next_prefetch_ < prefetch_order_.size()) {
       const int t = prefetch_order_[next_prefetch_];
-      if (first_backward_reader_[t] < i && ahead++ >= s_.settings.lookahead) break;
+      if (first_backward_reader_[t] < i && ahead++ >= s_.settings.memory.lookahead) break;
       emit_alloc(t);
       s_.steps.push_back({StepKind::prefetch, Stream::prefetch, -1, t, -1});
       prefetches_in_flight_.push_back(t);
@@ -295,7 +292,7 @@ class Planner {
     first_backward_reader_.assign(s_.tensors.size(), -1);
     prefetch_order_ = prefetch_order();
     const int loss = net_.loss_node();
-    const bool prefetch_first = s_.settings.order == AllocOrder::prefetch_first;
+    const bool prefetch_first = s_.settings.memory.order == AllocOrder::prefetch_first;
     for (int i = static_cast<int>(nodes().size()) - 1; i >= 0; --i) {
       NodeTensors& nt = s_.nodes[i];
       if (!nt.runs_backward) continue;
@@ -332,7 +329,7 @@ class Planner {
       if (layer.backward_reads_output()) emit_wait_prefetch(nt.output);
       step(StepKind::backward, i);
       emit_free(nt.backward_workspace);
-      if (s_.settings.transfer == TransferMode::sync)  // the layer ends when its transfers do
+      if (s_.settings.memory.transfer == TransferMode::sync)  // the layer ends when its transfers do
         while (!prefetches_in_flight_.empty()) emit_wait_prefetch(prefetches_in_flight_.front());
       for (auto [target, temp] : accumulate) {
         step(StepKind::accumulate, i, target, temp);
@@ -381,7 +378,7 @@ class Planner {
   // once the tensor is on the device again; best-fit, so slots are reused.
   // Compressed offloads only need the two staging slots (Schedule::pinned_bytes).
   void place_host_slots() {
-    if (s_.settings.compress) {
+    if (s_.settings.memory.compress) {
       for (const Step& st : s_.steps)
         if (st.kind == StepKind::offload)
           s_.staging_bytes = std::max(s_.staging_bytes, round_up(s_.tensors[st.tensor].info.bytes()));
@@ -412,7 +409,6 @@ class Planner {
   Kernels& k_;
   NetworkShapes shapes_;
   Schedule s_;
-  std::vector<int> swapped_;
   std::vector<bool> requires_grad_;
   std::vector<int> last_backward_reader_;
   std::vector<bool> freed_saved_;
@@ -425,34 +421,11 @@ class Planner {
 
 }  // namespace
 
-Schedule plan(const Network& network, std::int64_t batch, const PlanSettings& settings,
-              Kernels& kernels) {
-  if (settings.mode != OffloadMode::autoswap || settings.phase != Phase::train || settings.load_limit_bytes == 0)
-    return Planner(network, batch, settings, kernels).build();
-  // AutoSwap: rank `all`'s tensors on the schedule without offloads and
-  // choose those the load model says bring the peak under the limit.
-  PlanSettings without = settings, with_all = settings;
-  without.mode = OffloadMode::base;
-  with_all.mode = OffloadMode::all;
-  const Schedule base = Planner(network, batch, without, kernels).build();
-  if (base.peak_load_bytes <= settings.load_limit_bytes) return Planner(network, batch, settings, kernels).build();
-  const std::vector<SwapCandidate> order =
-      autoswap_order(base, Planner(network, batch, with_all, kernels).build(), settings.swap_score);
-  // Then the next ones in order while the real peak is above the limit
-  // (the model leaves out the workspaces and gradients that come and go
-  // around the absence's ends).
-  std::vector<std::size_t> chosen = autoswap_choose(base, order, settings.load_limit_bytes);
-  std::vector<bool> taken(order.size(), false);
-  for (std::size_t i : chosen) taken[i] = true;
-  for (std::size_t next = 0;;) {
-    std::vector<int> swapped;
-    for (std::size_t i = 0; i < order.size(); ++i)
-      if (taken[i]) swapped.push_back(order[i].tensor);
-    Schedule s = Planner(network, batch, settings, kernels, std::move(swapped)).build();
-    while (next < order.size() && taken[next]) ++next;
-    if (s.peak_load_bytes <= settings.load_limit_bytes || next >= order.size()) return s;
-    taken[next] = true;
-  }
+Schedule plan_schedule(const Network& network, std::int64_t batch, const PlanSettings& settings,
+                       Kernels& kernels) {
+  if (settings.memory.mode == OffloadMode::dyn)
+    throw std::logic_error("mode dyn is chosen by profiling before anything is planned");
+  return Planner(network, batch, settings, kernels).build();
 }
 
 const char* to_string(StepKind k) {
@@ -470,23 +443,6 @@ const char* to_string(StepKind k) {
   }
   return "?";
 }
-
-const char* to_string(OffloadMode m) {
-  switch (m) {
-    case OffloadMode::base: return "base";
-    case OffloadMode::all: return "all";
-    case OffloadMode::conv: return "conv";
-    case OffloadMode::aconv: return "aconv";
-    case OffloadMode::autoswap: return "autoswap";
-  }
-  return "?";
-}
-
-const char* to_string(AllocOrder o) {
-  return o == AllocOrder::prefetch_first ? "prefetch-first" : "derivative-first";
-}
-
-const char* to_string(TransferMode t) { return t == TransferMode::sync ? "sync" : "async"; }
 
 std::size_t Schedule::offloaded_bytes() const {
   std::size_t bytes = 0;

@@ -16,7 +16,10 @@
 
 namespace tidepool {
 
-Schedule plan(const Network& network, std::int64_t batch, const PlanSettings& settings,
-              Kernels& kernels);
+// One schedule. Everything that decides memory (the pool, parking,
+// AutoSwap's choice) is the MemoryPlan's (engine/plan/memory_plan.h), which
+// calls this; in mode autoswap the tensors offloaded are settings.swapped.
+Schedule plan_schedule(const Network& network, std::int64_t batch, const PlanSettings& settings,
+                       Kernels& kernels);
 
 }  // namespace tidepool

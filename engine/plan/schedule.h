@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "engine/device/device.h"
+#include "engine/memory/parking.h"  // kParkUntilNeeded
+#include "engine/plan/memory_settings.h"
 #include "engine/device/kernels.h"
 #include "engine/core/tensor.h"
 
@@ -47,57 +49,12 @@ struct Step {
 
 enum class Phase : std::uint8_t { train, eval };
 
-// Schedule::park_horizon for "every parked block stays until the pool needs
-// the room".
-inline constexpr int kParkUntilNeeded = std::numeric_limits<int>::max();
-
-// vDNN's offload policies: which activations leave for pinned host memory
-// after the forward pass has used them, to come back before backward needs
-// them. (`dyn`, which picks among these by profiling, is the trainer's.)
-enum class OffloadMode : std::uint8_t {
-  base,      // keep everything on the device
-  all,       // every layer's input that backward reads
-  conv,      // the inputs of convolutions only
-  aconv,     // the inputs of every other convolution, starting with the first
-  autoswap,  // as few of `all`'s as bring the peak load under PlanSettings::load_limit_bytes (engine/plan/autoswap.h)
-};
-const char* to_string(OffloadMode m);
-
-// AutoSwap's priority scores (engine/plan/autoswap.h).
-enum class SwapScore : std::uint8_t { doa, aoa, wdoa, swdoa };
-const char* to_string(SwapScore s);
-
-// Which buffers a backward step allocates first (vDNN++ §IV): the tensors
-// being prefetched for coming layers, or this layer's gradients.
-enum class AllocOrder : std::uint8_t { prefetch_first, derivative_first };
-const char* to_string(AllocOrder o);
-
-// vDNN: compute and transfers synchronise at the end of every layer.
-// vDNN++: the next layer starts at once; an offloaded tensor's memory is
-// released when its copy completes, and an allocation waits only while the
-// pool has no room (Tidepool parks the block instead, so that placement
-// does not depend on timing: engine/memory/parking.h).
-enum class TransferMode : std::uint8_t { sync, async };
-const char* to_string(TransferMode t);
-
 struct PlanSettings {
   Phase phase = Phase::train;
-  ConvScheme scheme = ConvScheme::p;
-  OffloadMode mode = OffloadMode::base;
-  AllocOrder order = AllocOrder::prefetch_first;
-  TransferMode transfer = TransferMode::async;
-  // Prefetches kept in flight beyond what the current backward layer needs
-  // (vDNN: 1, the next offloaded layer's input).
-  int lookahead = 1;
-  // vDNN++: offloaded tensors are zero-value compressed into pageable host
-  // memory on the transfer streams (engine/run/zero_value_store.h), and the
-  // pinned region holds only the two staging slots of Schedule::staging_bytes.
-  bool compress = false;
-  // AutoSwap: the peak memory load to stay under (0: no limit, nothing is
-  // offloaded), and the score that ranks the candidates. The trainer sets
-  // the limit from the budget.
-  std::size_t load_limit_bytes = 0;
-  SwapScore swap_score = SwapScore::swdoa;
+  MemorySettings memory;
+  // AutoSwap (mode autoswap): the tensors to offload, chosen by the
+  // MemoryPlan (engine/plan/memory_plan.h); none without a budget.
+  std::vector<int> swapped;
 };
 
 struct PlannedTensor {
@@ -160,7 +117,6 @@ struct Schedule {
   // chosen pool shows fits (parking holds memory at the peak and can
   // fragment a tight pool, so the minimum pool is always the unparked one).
   int park_horizon = 0;
-  bool parks(const Step& st) const { return park_horizon > 0 && st.kind == StepKind::free && st.after_copy; }
   // Whether any block could be parked at all (async offloads).
   bool can_park() const {
     return std::any_of(steps.begin(), steps.end(), [](const Step& st) { return st.after_copy; });

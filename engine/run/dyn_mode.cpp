@@ -6,17 +6,15 @@
 namespace tidepool {
 
 DynChoice choose_dyn(Trainer& trainer, const float* images, const std::int32_t* labels) {
-  const TrainerOptions start = trainer.options();
-  const std::string heuristic = start.heuristic;
-  const std::size_t budget = start.budget_bytes;
+  const MemorySettings start = trainer.options().memory;
   DynChoice choice;
   std::vector<OffloadMode> fitting;
   std::string last_refusal;
   for (OffloadMode mode : {OffloadMode::base, OffloadMode::aconv, OffloadMode::conv, OffloadMode::all}) {
-    PlanSettings settings = start.plan;
+    MemorySettings settings = start;
     settings.mode = mode;
     try {
-      trainer.apply(settings, heuristic, budget);
+      trainer.apply(settings);
       fitting.push_back(mode);
       choice.profiles.push_back({mode, true, 0});
     } catch (const DeviceError& e) {
@@ -34,9 +32,9 @@ DynChoice choose_dyn(Trainer& trainer, const float* images, const std::int32_t* 
     EventSink* sink = trainer.sink();  // profiling iterations are not part of the run's record
     trainer.set_sink(nullptr);
     for (OffloadMode mode : fitting) {
-      PlanSettings settings = start.plan;
+      MemorySettings settings = start;
       settings.mode = mode;
-      trainer.apply(settings, heuristic, budget);
+      trainer.apply(settings);
       trainer.train_step(images, labels);  // warm-up: first use of this schedule
       const auto t0 = std::chrono::steady_clock::now();
       trainer.train_step(images, labels);
@@ -49,9 +47,9 @@ DynChoice choose_dyn(Trainer& trainer, const float* images, const std::int32_t* 
     }
     trainer.set_sink(sink);
   }
-  PlanSettings settings = start.plan;
+  MemorySettings settings = start;
   settings.mode = choice.mode;
-  trainer.apply(settings, heuristic, budget);
+  trainer.apply(settings);
   return choice;
 }
 

@@ -2,21 +2,15 @@
 
 #include <algorithm>
 #include <array>
-#include <cstdio>
 #include <functional>
+#include <stdexcept>
 #include <string>
 
-#include "engine/memory/parking.h"
+#include "engine/core/bytes_text.h"
 
 namespace tidepool {
 
 namespace {
-
-std::string mib(std::size_t bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
-  return buf;
-}
 
 // A fresh, well-mixed seed per (run seed, iteration, layer) so dropout masks
 // differ between layers and iterations yet repeat exactly run after run.
@@ -30,11 +24,27 @@ std::uint64_t mix_seed(std::uint64_t seed, std::int64_t iteration, int node) {
 
 }  // namespace
 
-struct Executor::Pending {
-  Pending(Allocator& pool, const Schedule& s)
-      : offload_done(s.tensors.size()), prefetch_done(s.tensors.size()), host_ready(s.tensors.size()),
-        compressed(s.tensors.size(), false), offload_unwaited(s.tensors.size(), false),
-        reclaimed(s.tensors.size(), false), release(pool, s.park_horizon) {}
+// The events of one iteration, resolved to times when it ends, and what
+// the host has issued per tensor so far. It watches the pool: every block
+// placed, freed, parked or given back becomes an allocation event stamped
+// with the compute work it follows.
+struct Executor::Pending final : PoolObserver {
+  explicit Pending(const Schedule& s)
+      : schedule(s),
+        offload_done(s.tensors.size()),
+        prefetch_done(s.tensors.size()),
+        host_ready(s.tensors.size()),
+        compressed(s.tensors.size(), false),
+        offload_unwaited(s.tensors.size(), false),
+        reclaimed(s.tensors.size(), false) {}
+
+  void on_pool_event(const PoolEvent& e) override {
+    const TensorInfo& info = schedule.tensors[static_cast<std::size_t>(e.id)].info;
+    allocs.push_back({AllocEvent{0, e.event, e.action, static_cast<int>(e.id), info.name, info.role, e.block.offset,
+                                 e.block.bytes, 0},
+                      LoadSample{0, e.event, 0, e.load_bytes, e.extent_bytes, e.largest_free_bytes}, last_compute});
+  }
+
   struct Span {
     SpanEvent event;
     std::shared_ptr<DeviceEvent> start, end;
@@ -45,6 +55,7 @@ struct Executor::Pending {
     LoadSample load;
     std::shared_ptr<DeviceEvent> at;
   };
+  const Schedule& schedule;
   std::vector<Span> spans;
   std::vector<Alloc> allocs;
   std::shared_ptr<DeviceEvent> first, last_compute;
@@ -52,142 +63,104 @@ struct Executor::Pending {
   // Per tensor: its host copy is complete (the offload's copy, or with
   // compression the compression after it), so a prefetch may read it.
   std::vector<std::shared_ptr<DeviceEvent>> host_ready;
-  std::vector<bool> compressed;  // per tensor: its host copy is in the zero-value store
+  std::vector<bool> compressed;        // per tensor: its host copy is in the zero-value store
   std::vector<bool> offload_unwaited;  // per tensor: an offload the compute stream has not waited for
   // Per tensor: placed again in its own still-parked block, so its bytes
   // are on the device already and its prefetch has nothing to copy.
   std::vector<bool> reclaimed;
-  // Async (vDNN++): an offloaded tensor's block is parked at its planned
-  // free and given back when the pool needs the room or more blocks are
-  // parked than the schedule's horizon (AsyncRelease), so placement is
-  // exactly the dry run's; until its copy to the host
-  // completes the range stays fenced, and the first work that takes it over
-  // waits on the device for that copy, not the host.
-  AsyncRelease release;
-  struct Fence {
-    std::size_t offset, bytes;
-    std::shared_ptr<DeviceEvent> copied;
-    std::string tensor;
-  };
-  std::vector<Fence> fences;
-  std::array<float, 3> readback{};          // the loss tensor, copied out before its free
+  std::array<float, 3> readback{};  // the loss tensor, copied out before its free
 };
 
-Executor::Executor(Device& device, std::byte* arena, std::span<std::byte> pinned, const Network& network,
-                   Allocator& allocator, EventSink* sink, int compress_threads)
+namespace {
+// Points the pool's events at one iteration's record while it runs.
+class Watching {
+ public:
+  Watching(DevicePool& pool, PoolObserver& observer) : pool_(pool) { pool_.set_observer(&observer); }
+  ~Watching() { pool_.set_observer(nullptr); }
+  Watching(const Watching&) = delete;
+  Watching& operator=(const Watching&) = delete;
+
+ private:
+  DevicePool& pool_;
+};
+}  // namespace
+
+Executor::Executor(Device& device, const Network& network, std::byte* arena, std::span<std::byte> pinned,
+                   EventSink* sink, int compress_threads)
     : device_(device),
       network_(network),
-      allocator_(allocator),
       sink_(sink),
       arena_(arena),
       pinned_(pinned.data()),
       pinned_bytes_(pinned.size()),
       store_(compress_threads) {}
 
-std::byte* Executor::device_address(const Placement& p, int tensor) const {
-  return tensor >= 0 && p.placed[tensor] ? arena_ + p.offset[tensor] : nullptr;
+std::byte* Executor::device_address(int tensor) const {
+  return tensor >= 0 && placement_.placed[tensor] ? arena_ + placement_.offset[tensor] : nullptr;
 }
 
-void Executor::place_persistent(const Schedule& s, Placement& p) {
-  p.resize(s.tensors.size());
-  Pending pending(allocator_, s);
+std::shared_ptr<DeviceEvent> Executor::span(Pending& pending, Stream stream, SpanEvent e,
+                                            const std::function<void()>& submit, int stored) {
+  auto start = std::shared_ptr<DeviceEvent>(device_.record(stream));
+  submit();
+  auto end = std::shared_ptr<DeviceEvent>(device_.record(stream));
+  if (stream == Stream::compute) pending.last_compute = end;
+  e.stream = stream;
+  pending.spans.push_back({std::move(e), std::move(start), end, stored});
+  return end;
+}
+
+void Executor::use_pool(std::string_view heuristic, std::size_t pool_bytes, const Schedule& s) {
+  pool_.reset();  // the old pool's blocks are gone with it
+  pool_ = std::make_unique<DevicePool>(device_, heuristic, pool_bytes);
+  placement_ = Placement{};
+  placement_.resize(s.tensors.size());
+  Pending pending(s);
+  Watching watching(*pool_, pending);
+  pool_->start_iteration(0);
   pending.last_compute = device_.record(Stream::compute);
-  for (int t : s.persistent) place(s, p, t, -1, pending, false);
+  for (int t : s.persistent) place(s, t, -1, false, pending);
   device_.synchronize();
   IterationResult setup;
   report(s, -1, pending, setup);
 }
 
-std::size_t Executor::place(const Schedule& s, Placement& p, int t, int step, Pending& pending,
-                            bool will_offload) {
+void Executor::place(const Schedule& s, int t, int step, bool will_offload, Pending& pending) {
   const TensorInfo& info = s.tensors[t].info;
-  if (p.placed[t]) throw std::logic_error("tensor " + info.name + " is placed twice");
-  const auto offset = pending.release.allocate(t, {info.bytes(), t, info.role, will_offload});
-  if (!offset) {
-    const PoolStats st = pending.release.stats();
-    throw DeviceError("the memory pool (" + mib(st.pool_bytes) + ") has no room for " + info.name +
-                      " (" + mib(round_up(info.bytes())) + "): " + mib(st.load_bytes) +
-                      " in use, largest free block " + mib(st.largest_free_block_bytes));
-  }
-  p.offset[t] = *offset;
-  p.placed[t] = true;
-  p.residency[t] = Residency::device;
-  // A reclaimed block is the tensor's own: the copy to the host still
-  // reading it is no reason to wait (its fence stays for later owners).
-  pending.reclaimed[t] = pending.release.reclaimed();
-  if (!pending.reclaimed[t] && !pending.fences.empty())
-    wait_for_fences(*offset, round_up(info.bytes()), step, pending);
-  report_given_back(s, step, pending);  // the parked blocks this placement needed
-  const PoolStats st = pending.release.stats();
-  pending.allocs.push_back({AllocEvent{0, step, AllocAction::place, t, info.name, info.role, *offset,
-                                       round_up(info.bytes()), 0},
-                            LoadSample{0, step, 0, st.load_bytes, st.extent_bytes},
-                            pending.last_compute});
-  return *offset;
-}
-
-void Executor::report_given_back(const Schedule& s, int step, Pending& pending) {
-  for (const AsyncRelease::Parked& b : pending.release.released()) {
-    const int t = static_cast<int>(b.id);
-    const PoolStats st = pending.release.stats();
-    pending.allocs.push_back({AllocEvent{0, step, AllocAction::give_back, t, s.tensors[t].info.name,
-                                         s.tensors[t].info.role, b.offset, b.bytes, 0},
-                              LoadSample{0, step, 0, st.load_bytes, st.extent_bytes},
-                              pending.last_compute});
+  if (placement_.placed[t]) throw std::logic_error("tensor " + info.name + " is placed twice");
+  const std::size_t first_event = pending.allocs.size();
+  const DevicePool::Placed got = pool_->place(t, {info.bytes(), t, info.role, will_offload}, step, info.name);
+  placement_.offset[t] = got.offset;
+  placement_.placed[t] = true;
+  placement_.residency[t] = Residency::device;
+  pending.reclaimed[t] = got.reclaimed;
+  if (got.ready) {  // async: an offload still reads the range; the first kernel here waits on the device
+    SpanEvent e;
+    e.step = step;
+    e.kind = SpanKind::wait;
+    e.tensor = s.tensors[static_cast<std::size_t>(got.ready_for)].info.name;  // the copy being waited for
+    span(pending, Stream::compute, std::move(e), [&] { device_.wait(Stream::compute, *got.ready); });
+    for (std::size_t i = first_event; i < pending.allocs.size(); ++i) pending.allocs[i].at = pending.last_compute;
   }
 }
 
-void Executor::wait_for_fences(std::size_t offset, std::size_t bytes, int step, Pending& pending) {
-  auto& fences = pending.fences;
-  for (auto it = fences.begin(); it != fences.end();) {
-    const bool overlaps = it->offset < offset + bytes && offset < it->offset + it->bytes;
-    if (!overlaps) {
-      ++it;
-      continue;
-    }
-    if (!device_.done(*it->copied)) {
-      auto start = std::shared_ptr<DeviceEvent>(device_.record(Stream::compute));
-      device_.wait(Stream::compute, *it->copied);
-      pending.last_compute = device_.record(Stream::compute);
-      SpanEvent e;
-      e.step = step;
-      e.kind = SpanKind::wait;
-      e.tensor = it->tensor;  // the offload whose memory is being reused
-      pending.spans.push_back({std::move(e), std::move(start), pending.last_compute});
-    }
-    it = fences.erase(it);
-  }
-}
-
-void Executor::release(const Schedule& s, Placement& p, int t, bool after_copy, int step, Pending& pending) {
+void Executor::release(const Schedule& s, int t, int step, bool after_copy, Pending& pending) {
   const TensorInfo& info = s.tensors[t].info;
-  if (!p.placed[t]) throw std::logic_error("tensor " + info.name + " is freed while not placed");
-  if (pending.offload_unwaited[t])  // async: the copy to the host may still read it
-    pending.fences.push_back({p.offset[t], round_up(info.bytes()), pending.offload_done[t], info.name});
+  if (!placement_.placed[t]) throw std::logic_error("tensor " + info.name + " is freed while not placed");
   if (t == s.loss)  // the host reads the loss once the iteration is done
-    device_.copy_async(Stream::compute, pending.readback.data(), device_address(p, t),
-                       sizeof pending.readback);
-  if (after_copy)
-    pending.release.free_after_copy(t, p.offset[t], info.bytes());
-  else
-    pending.release.free(p.offset[t]);
-  p.placed[t] = false;
+    device_.copy_async(Stream::compute, pending.readback.data(), device_address(t), sizeof pending.readback);
+  // Async: the copy to the host may still read the block.
+  pool_->free(t, step, after_copy, pending.offload_unwaited[t] ? pending.offload_done[t] : nullptr);
+  placement_.placed[t] = false;
   // Freed while its offload is issued: the data lives on in the pinned region.
-  if (p.residency[t] == Residency::in_flight) p.residency[t] = Residency::host;
-  const PoolStats st = pending.release.stats();
-  pending.allocs.push_back({AllocEvent{0, step, after_copy ? AllocAction::park : AllocAction::free, t, info.name,
-                                       info.role, p.offset[t], round_up(info.bytes()), 0},
-                            LoadSample{0, step, 0, st.load_bytes, st.extent_bytes},
-                            pending.last_compute});
-  if (after_copy) report_given_back(s, step, pending);  // beyond the horizon
+  if (placement_.residency[t] == Residency::in_flight) placement_.residency[t] = Residency::host;
 }
 
-void Executor::compute(const Schedule& s, Placement& p, const Step& st, int step,
-                       const IterationInputs& in, Pending& pending) {
+void Executor::compute(const Schedule& s, const Step& st, int step, const IterationInputs& in, Pending& pending) {
   const NodeTensors& nt = s.nodes[st.node];
   const Layer* layer = network_.nodes()[st.node].layer.get();
   const bool forward = st.kind == StepKind::forward;
-  auto addr = [&](int t) { return device_address(p, t); };
+  auto addr = [&](int t) { return device_address(t); };
   auto fptr = [&](int t) { return reinterpret_cast<float*>(addr(t)); };
 
   LayerArgs a;
@@ -207,28 +180,41 @@ void Executor::compute(const Schedule& s, Placement& p, const Step& st, int step
     a.output_grad = fptr(nt.output_grad);
     for (int t : nt.input_grads) a.input_grads.push_back(fptr(t));
   }
-  a.scheme = s.settings.scheme;
+  a.scheme = s.settings.memory.scheme;
   a.training = s.settings.phase == Phase::train;
   a.seed = mix_seed(in.seed, in.iteration, st.node);
 
-  device_.range_push(Stream::compute, layer->name() + (forward ? " fwd" : " bwd"));
-  auto start = std::shared_ptr<DeviceEvent>(device_.record(Stream::compute));
-  if (forward)
-    device_.submit(Stream::compute, [layer, a = std::move(a)](Kernels& k) { layer->forward(k, a); });
-  else
-    device_.submit(Stream::compute, [layer, a = std::move(a)](Kernels& k) { layer->backward(k, a); });
-  pending.last_compute = device_.record(Stream::compute);
-  device_.range_pop(Stream::compute);
   SpanEvent e;
   e.step = step;
-  e.stream = Stream::compute;
   e.kind = forward ? SpanKind::forward : SpanKind::backward;
   e.layer = layer->name();
-  pending.spans.push_back({std::move(e), std::move(start), pending.last_compute});
+  device_.range_push(Stream::compute, layer->name() + (forward ? " fwd" : " bwd"));
+  span(pending, Stream::compute, std::move(e), [&] {
+    if (forward)
+      device_.submit(Stream::compute, [layer, a = std::move(a)](Kernels& k) { layer->forward(k, a); });
+    else
+      device_.submit(Stream::compute, [layer, a = std::move(a)](Kernels& k) { layer->backward(k, a); });
+  });
+  device_.range_pop(Stream::compute);
 }
 
-void Executor::update(const Schedule& s, const Placement& p, const SgdOptions& sgd, int step,
-                      Pending& pending) {
+void Executor::accumulate(const Schedule& s, const Step& st, int step, Pending& pending) {
+  const std::int64_t count = s.tensors[st.tensor].info.shape.numel();
+  const float* src = reinterpret_cast<const float*>(device_address(st.source));
+  float* dst = reinterpret_cast<float*>(device_address(st.tensor));
+  const std::string& layer = network_.nodes()[st.node].layer->name();
+  SpanEvent e;
+  e.step = step;
+  e.kind = SpanKind::accumulate;
+  e.layer = layer;
+  e.tensor = s.tensors[st.tensor].info.name;
+  device_.range_push(Stream::compute, layer + " acc");
+  span(pending, Stream::compute, std::move(e),
+       [&] { device_.submit(Stream::compute, [=](Kernels& k) { k.accumulate(count, src, dst); }); });
+  device_.range_pop(Stream::compute);
+}
+
+void Executor::update(const Schedule& s, const SgdOptions& sgd, int step, Pending& pending) {
   struct Param {
     std::int64_t count;
     float *w, *dw, *v;
@@ -238,24 +224,23 @@ void Executor::update(const Schedule& s, const Placement& p, const SgdOptions& s
     for (std::size_t j = 0; j < nt.params.size(); ++j)
       if (nt.param_grads[j] >= 0)
         params.push_back({s.tensors[nt.params[j]].info.shape.numel(),
-                          reinterpret_cast<float*>(device_address(p, nt.params[j])),
-                          reinterpret_cast<float*>(device_address(p, nt.param_grads[j])),
-                          reinterpret_cast<float*>(device_address(p, nt.momenta[j]))});
-  device_.range_push(Stream::compute, "sgd update");
-  auto start = std::shared_ptr<DeviceEvent>(device_.record(Stream::compute));
-  device_.submit(Stream::compute, [params = std::move(params), sgd](Kernels& k) {
-    for (const Param& q : params) k.sgd_update(q.count, sgd.lr, sgd.momentum, sgd.weight_decay, q.w, q.dw, q.v);
-  });
-  pending.last_compute = device_.record(Stream::compute);
-  device_.range_pop(Stream::compute);
+                          reinterpret_cast<float*>(device_address(nt.params[j])),
+                          reinterpret_cast<float*>(device_address(nt.param_grads[j])),
+                          reinterpret_cast<float*>(device_address(nt.momenta[j]))});
   SpanEvent e;
   e.step = step;
   e.kind = SpanKind::update;
   e.layer = "sgd";
-  pending.spans.push_back({std::move(e), std::move(start), pending.last_compute});
+  device_.range_push(Stream::compute, "sgd update");
+  span(pending, Stream::compute, std::move(e), [&] {
+    device_.submit(Stream::compute, [params = std::move(params), sgd](Kernels& k) {
+      for (const Param& q : params) k.sgd_update(q.count, sgd.lr, sgd.momentum, sgd.weight_decay, q.w, q.dw, q.v);
+    });
+  });
+  device_.range_pop(Stream::compute);
 }
 
-void Executor::transfer(const Schedule& s, Placement& p, const Step& st, int step, Pending& pending) {
+void Executor::transfer(const Schedule& s, const Step& st, int step, Pending& pending) {
   const int t = st.tensor;
   const TensorInfo& info = s.tensors[t].info;
   const bool to_host = st.kind == StepKind::offload;
@@ -264,14 +249,13 @@ void Executor::transfer(const Schedule& s, Placement& p, const Step& st, int ste
   // Compressed offloads pass through the stream's staging slot
   // (Schedule::staging_bytes); the others have a pinned slot of their own.
   // (The batch's upload is a copy in that no offload went before.)
-  const bool compressed = to_host ? s.settings.compress && s.tensors[t].offloaded : pending.compressed[t];
-  if (compressed) {
-    p.host[t] = pinned_ + (to_host ? 0 : s.staging_bytes);
-  } else if (s.tensors[t].offloaded && to_host) {
-    p.host[t] = pinned_ + s.tensors[t].host_offset;
-  }
-  if (!p.host[t]) throw std::logic_error("tensor " + info.name + " has no host buffer to copy " +
-                                         (to_host ? "to" : "from"));
+  const bool compressed = to_host ? s.settings.memory.compress && s.tensors[t].offloaded : pending.compressed[t];
+  void*& host = placement_.host[t];
+  if (compressed)
+    host = pinned_ + (to_host ? 0 : s.staging_bytes);
+  else if (s.tensors[t].offloaded && to_host)
+    host = pinned_ + s.tensors[t].host_offset;
+  if (!host) throw std::logic_error("tensor " + info.name + " has no host buffer to copy " + (to_host ? "to" : "from"));
   // The device bytes were last touched by compute work (the producer, or
   // the previous owner of a reused block): the transfer starts after it.
   device_.wait(stream, *pending.last_compute);
@@ -279,136 +263,106 @@ void Executor::transfer(const Schedule& s, Placement& p, const Step& st, int ste
   if (!to_host && pending.host_ready[t]) device_.wait(stream, *pending.host_ready[t]);
   device_.range_push(stream, info.name);
   ZeroValueStore* store = &store_;
-  float* staged = reinterpret_cast<float*>(p.host[t]);
+  float* staged = reinterpret_cast<float*>(host);
   const auto count = static_cast<std::size_t>(info.shape.numel());
   auto host_work = [&](SpanKind kind, std::function<void()> work) {
-    auto start = std::shared_ptr<DeviceEvent>(device_.record(stream));
-    device_.host_task(stream, std::move(work));
-    auto end = std::shared_ptr<DeviceEvent>(device_.record(stream));
     SpanEvent e;
     e.step = step;
-    e.stream = stream;
     e.kind = kind;
     e.tensor = info.name;
-    pending.spans.push_back({std::move(e), std::move(start), end, t});
-    return end;
+    return span(pending, stream, std::move(e), [&] { device_.host_task(stream, std::move(work)); }, t);
   };
-  if (compressed && !to_host)
-    host_work(SpanKind::decompress, [store, t, staged] { store->decompress(t, staged); });
-  auto start = std::shared_ptr<DeviceEvent>(device_.record(stream));
-  if (to_host)
-    device_.copy_async(stream, p.host[t], device_address(p, t), info.bytes());
-  else
-    device_.copy_async(stream, device_address(p, t), p.host[t], info.bytes());
-  auto end = std::shared_ptr<DeviceEvent>(device_.record(stream));
-  (to_host ? pending.offload_done : pending.prefetch_done)[t] = end;
+  if (compressed && !to_host) host_work(SpanKind::decompress, [store, t, staged] { store->decompress(t, staged); });
   SpanEvent e;
   e.step = step;
-  e.stream = stream;
   e.kind = to_host ? SpanKind::offload : SpanKind::prefetch;
   e.tensor = info.name;
   e.bytes = info.bytes();
-  pending.spans.push_back({std::move(e), std::move(start), end});
-  if (to_host) pending.compressed[t] = compressed;
-  if (to_host)
-    pending.host_ready[t] = compressed ? host_work(SpanKind::compress,
-                                                   [store, t, staged, count] { store->compress(t, staged, count); })
-                                       : end;
+  std::byte* device = device_address(t);
+  const auto copied = span(pending, stream, std::move(e), [&] {
+    if (to_host)
+      device_.copy_async(stream, host, device, info.bytes());
+    else
+      device_.copy_async(stream, device, host, info.bytes());
+  });
+  (to_host ? pending.offload_done : pending.prefetch_done)[t] = copied;
+  if (to_host) {
+    pending.compressed[t] = compressed;
+    pending.host_ready[t] =
+        compressed ? host_work(SpanKind::compress, [store, t, staged, count] { store->compress(t, staged, count); })
+                   : copied;
+    pending.offload_unwaited[t] = true;
+  }
   device_.range_pop(stream);
-  p.residency[t] = Residency::in_flight;
-  if (to_host) pending.offload_unwaited[t] = true;
+  placement_.residency[t] = Residency::in_flight;
 }
 
-void Executor::wait_transfer(const Schedule& s, Placement& p, const Step& st, int step, Pending& pending) {
+void Executor::wait_transfer(const Schedule& s, const Step& st, int step, Pending& pending) {
   if (st.kind == StepKind::wait_prefetch && pending.reclaimed[st.tensor]) return;  // nothing was copied
   const auto& done = (st.kind == StepKind::wait_offload ? pending.offload_done : pending.prefetch_done)[st.tensor];
-  if (!done) throw std::logic_error("waiting for a transfer of " + s.tensors[st.tensor].info.name +
-                                    " that was never started");
-  auto start = std::shared_ptr<DeviceEvent>(device_.record(Stream::compute));
-  device_.wait(Stream::compute, *done);
-  pending.last_compute = device_.record(Stream::compute);
-  if (st.kind == StepKind::wait_offload) pending.offload_unwaited[st.tensor] = false;
-  if (st.kind == StepKind::wait_prefetch) p.residency[st.tensor] = Residency::device;
+  if (!done)
+    throw std::logic_error("waiting for a transfer of " + s.tensors[st.tensor].info.name + " that was never started");
   SpanEvent e;
   e.step = step;
   e.kind = SpanKind::wait;
   e.tensor = s.tensors[st.tensor].info.name;
-  pending.spans.push_back({std::move(e), std::move(start), pending.last_compute});
+  span(pending, Stream::compute, std::move(e), [&] { device_.wait(Stream::compute, *done); });
+  if (st.kind == StepKind::wait_offload) pending.offload_unwaited[st.tensor] = false;
+  if (st.kind == StepKind::wait_prefetch) placement_.residency[st.tensor] = Residency::device;
 }
 
-IterationResult Executor::run(const Schedule& s, Placement& p, const IterationInputs& in) {
-  p.resize(s.tensors.size());
+IterationResult Executor::run(const Schedule& s, const IterationInputs& in) {
+  if (!pool_) throw std::logic_error("Executor::run before use_pool");
+  placement_.resize(s.tensors.size());
   store_.resize(s.tensors.size());  // no stream is using it: the last run synchronised
   if (s.pinned_bytes > pinned_bytes_)
-    throw std::logic_error("the schedule needs " + mib(s.pinned_bytes) + " of pinned memory, the executor has " +
-                           mib(pinned_bytes_));
-  p.host[s.data] = const_cast<float*>(in.images);
-  p.host[s.labels] = const_cast<std::int32_t*>(in.labels);
-  Pending pending(allocator_, s);
+    throw std::logic_error("the schedule needs " + format_bytes(s.pinned_bytes) + " of pinned memory, the executor has " +
+                           format_bytes(pinned_bytes_));
+  placement_.host[s.data] = const_cast<float*>(in.images);
+  placement_.host[s.labels] = const_cast<std::int32_t*>(in.labels);
+  Pending pending(s);
+  Watching watching(*pool_, pending);
+  pool_->start_iteration(s.park_horizon);
   pending.first = device_.record(Stream::compute);
   pending.last_compute = pending.first;
 
   for (int i = 0; i < static_cast<int>(s.steps.size()); ++i) {
     const Step& st = s.steps[i];
     switch (st.kind) {
-      case StepKind::alloc: place(s, p, st.tensor, i, pending, st.will_offload); break;
-      case StepKind::free: release(s, p, st.tensor, s.parks(st), i, pending); break;
+      case StepKind::alloc: place(s, st.tensor, i, st.will_offload, pending); break;
+      case StepKind::free: release(s, st.tensor, i, st.after_copy, pending); break;
       case StepKind::forward:
-      case StepKind::backward: compute(s, p, st, i, in, pending); break;
-      case StepKind::accumulate: {
-        const std::int64_t count = s.tensors[st.tensor].info.shape.numel();
-        const float* src = reinterpret_cast<const float*>(device_address(p, st.source));
-        float* dst = reinterpret_cast<float*>(device_address(p, st.tensor));
-        device_.range_push(Stream::compute, network_.nodes()[st.node].layer->name() + " acc");
-        auto start = std::shared_ptr<DeviceEvent>(device_.record(Stream::compute));
-        device_.submit(Stream::compute, [=](Kernels& k) { k.accumulate(count, src, dst); });
-        pending.last_compute = device_.record(Stream::compute);
-        device_.range_pop(Stream::compute);
-        SpanEvent e;
-        e.step = i;
-        e.kind = SpanKind::accumulate;
-        e.layer = network_.nodes()[st.node].layer->name();
-        e.tensor = s.tensors[st.tensor].info.name;
-        pending.spans.push_back({std::move(e), std::move(start), pending.last_compute});
-        break;
-      }
-      case StepKind::update: update(s, p, in.sgd, i, pending); break;
+      case StepKind::backward: compute(s, st, i, in, pending); break;
+      case StepKind::accumulate: accumulate(s, st, i, pending); break;
+      case StepKind::update: update(s, in.sgd, i, pending); break;
       case StepKind::offload:
-      case StepKind::prefetch: transfer(s, p, st, i, pending); break;
+      case StepKind::prefetch: transfer(s, st, i, pending); break;
       case StepKind::wait_offload:
-      case StepKind::wait_prefetch: wait_transfer(s, p, st, i, pending); break;
+      case StepKind::wait_prefetch: wait_transfer(s, st, i, pending); break;
     }
   }
   device_.synchronize();
-  std::fill(p.host.begin(), p.host.end(), nullptr);
-  // Every offloaded tensor comes back in backward, which gives its parked
-  // block back (the planner's promise; the dry run relies on it too).
-  if (pending.release.parked_blocks() != 0)
-    throw std::logic_error(std::to_string(pending.release.parked_blocks()) +
-                           " parked blocks outlived the iteration");
+  std::fill(placement_.host.begin(), placement_.host.end(), nullptr);
+  pool_->end_iteration();
 
   IterationResult result;
   result.loss = pending.readback[0];
   result.correct = static_cast<std::int64_t>(pending.readback[1]);
   result.correct_top5 = static_cast<std::int64_t>(pending.readback[2]);
-  result.pool = allocator_.stats();
+  result.pool = pool_->stats();
+  result.memory = pool_->figures();
   report(s, in.iteration, pending, result);
   return result;
 }
 
-void Executor::report(const Schedule& s, std::int64_t iteration, Pending& pending,
-                      IterationResult& result) {
+void Executor::report(const Schedule& s, std::int64_t iteration, Pending& pending, IterationResult& result) {
   result.start_us = pending.first ? device_.time_us(*pending.first) : device_.now_us();
   result.end_us = device_.now_us();
   result.compressed_held_bytes = store_.held_bytes();
-  std::size_t& peak_load = result.peak_load_bytes;
-  std::size_t& peak_extent = result.footprint_bytes;
   for (auto& a : pending.allocs) {
     const double t = device_.time_us(*a.at);
     a.event.iteration = a.load.iteration = iteration;
     a.event.time_us = a.load.time_us = t;
-    peak_load = std::max(peak_load, a.load.load_bytes);
-    peak_extent = std::max(peak_extent, a.load.extent_bytes);
     if (sink_) {
       sink_->on_alloc(a.event);
       sink_->on_load(a.load);
@@ -432,12 +386,38 @@ void Executor::report(const Schedule& s, std::int64_t iteration, Pending& pendin
     sum.iteration = iteration;
     sum.start_us = result.start_us;
     sum.end_us = result.end_us;
-    sum.peak_load_bytes = result.peak_load_bytes;
-    sum.footprint_bytes = result.footprint_bytes;
+    sum.peak_load_bytes = result.memory.peak_load_bytes;
+    sum.footprint_bytes = result.memory.footprint_bytes;
+    sum.peak_step = result.memory.peak_event;
+    sum.largest_free_at_peak = result.memory.largest_free_at_peak;
     sum.loss = result.loss;
     sum.accuracy = s.batch ? static_cast<float>(pending.readback[1]) / s.batch : 0;
     sink_->on_iteration(sum);
   }
+}
+
+std::vector<float> Executor::read(const Schedule& s, std::span<const int> ids) {
+  std::size_t total = 0;
+  for (int t : ids) total += s.tensors[t].info.bytes() / sizeof(float);
+  std::vector<float> out(total);
+  float* dst = out.data();
+  for (int t : ids) {
+    const std::size_t bytes = s.tensors[t].info.bytes();
+    device_.copy_async(Stream::compute, dst, device_address(t), bytes);
+    dst += bytes / sizeof(float);
+  }
+  device_.synchronize();
+  return out;
+}
+
+void Executor::write(const Schedule& s, std::span<const int> ids, std::span<const float> values) {
+  const float* src = values.data();
+  for (int t : ids) {
+    const std::size_t bytes = s.tensors[t].info.bytes();
+    device_.copy_async(Stream::compute, device_address(t), src, bytes);
+    src += bytes / sizeof(float);
+  }
+  device_.synchronize();
 }
 
 }  // namespace tidepool

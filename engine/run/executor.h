@@ -1,21 +1,23 @@
 // The executor runs a schedule on a device. It is the only code that touches
 // streams and events: compute steps are submitted to the compute stream,
-// transfers to the offload/prefetch streams, and every byte comes from the
-// allocator's offsets in the arena. At the end of an iteration it waits for
-// the device, reads the event times and reports spans, allocations and load
-// samples to the sink.
+// transfers to the offload/prefetch streams, parameters are copied in and
+// out here, and every byte comes from the device pool's offsets in the
+// arena (engine/memory/device_pool.h). At the end of an iteration it waits
+// for the device, reads the event times and reports spans, allocations and
+// load samples to the sink.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string_view>
 #include <vector>
 
-#include "engine/memory/allocator.h"
-#include "engine/device/device.h"
-#include "engine/observe/events.h"
 #include "engine/core/network.h"
+#include "engine/device/device.h"
+#include "engine/memory/device_pool.h"
+#include "engine/observe/events.h"
 #include "engine/plan/schedule.h"
 #include "engine/run/zero_value_store.h"
 
@@ -58,9 +60,8 @@ struct IterationResult {
   float loss = 0;
   std::int64_t correct = 0;       // top-1
   std::int64_t correct_top5 = 0;
-  PoolStats pool;                      // the allocator's state after the iteration
-  std::size_t peak_load_bytes = 0;     // highest memory load seen during this iteration
-  std::size_t footprint_bytes = 0;     // highest pool extent seen during this iteration
+  PoolStats pool;       // the pool's state after the iteration
+  PoolFigures memory;   // the iteration's peak load, footprint and largest free block at the peak
   double start_us = 0, end_us = 0;
   // Compressed offloads: the bytes offloaded this iteration, what they took
   // on the host compressed, and what the store holds for them (with its
@@ -71,51 +72,60 @@ struct IterationResult {
 
 class Executor {
  public:
-  // `arena` is what device.reserve_arena() returned, at least as large as the
-  // allocator's pool; `pinned` is host memory for offloaded tensors, at
-  // least the largest Schedule::pinned_bytes run. The sink may be null.
+  // `arena` is what device.reserve_arena() returned, at least as large as
+  // any pool; `pinned` is host memory for offloaded tensors, at least the
+  // largest Schedule::pinned_bytes run. The sink may be null.
   // `compress_threads` host threads (the calling stream's included)
-  // compress and decompress each offloaded tensor (PlanSettings::compress).
-  Executor(Device& device, std::byte* arena, std::span<std::byte> pinned, const Network& network,
-           Allocator& allocator, EventSink* sink, int compress_threads = 1);
+  // compress and decompress each offloaded tensor (MemorySettings::compress).
+  Executor(Device& device, const Network& network, std::byte* arena, std::span<std::byte> pinned, EventSink* sink,
+           int compress_threads = 1);
 
-  // Places the schedule's persistent tensors (parameters, gradients,
-  // momenta). Call once, before the first run; throws DeviceError when the
-  // pool cannot hold them.
-  void place_persistent(const Schedule& schedule, Placement& placement);
+  // A fresh pool of `pool_bytes` under `heuristic`, with the schedule's
+  // persistent tensors (parameters, gradients, momenta) placed in it. Call
+  // before the first run and whenever the pool changes; what the
+  // persistent tensors held is gone (read it first). Throws DeviceError
+  // when the pool cannot hold them.
+  void use_pool(std::string_view heuristic, std::size_t pool_bytes, const Schedule& schedule);
 
   // Runs one iteration and waits for it to finish.
-  IterationResult run(const Schedule& schedule, Placement& placement, const IterationInputs& inputs);
+  IterationResult run(const Schedule& schedule, const IterationInputs& inputs);
 
-  std::byte* device_address(const Placement& p, int tensor) const;
+  // Persistent tensors from and to host memory, one after another in the
+  // order of `ids` (f32 values).
+  std::vector<float> read(const Schedule& schedule, std::span<const int> ids);
+  void write(const Schedule& schedule, std::span<const int> ids, std::span<const float> values);
+
+  const Placement& placement() const { return placement_; }
+  const DevicePool& pool() const { return *pool_; }
   void set_sink(EventSink* sink) { sink_ = sink; }
 
  private:
   struct Pending;  // events of one iteration, resolved when it ends
-  std::size_t place(const Schedule& s, Placement& p, int tensor, int step, Pending& pending,
-                    bool will_offload);
-  void release(const Schedule& s, Placement& p, int tensor, bool after_copy, int step, Pending& pending);
-  // Makes the compute stream wait for offloads still reading a block that
-  // was just handed out again (async semantics).
-  void wait_for_fences(std::size_t offset, std::size_t bytes, int step, Pending& pending);
-  // Events for the parked blocks the last placement or park gave back.
-  void report_given_back(const Schedule& s, int step, Pending& pending);
-  void compute(const Schedule& s, Placement& p, const Step& st, int step,
-               const IterationInputs& in, Pending& pending);
-  void update(const Schedule& s, const Placement& p, const SgdOptions& sgd, int step, Pending& pending);
-  void transfer(const Schedule& s, Placement& p, const Step& st, int step, Pending& pending);
-  void wait_transfer(const Schedule& s, Placement& p, const Step& st, int step, Pending& pending);
+  std::byte* device_address(int tensor) const;
+  // Runs `submit` (work for `stream`) between two recorded events and keeps
+  // them as a span of the iteration; the compute stream's end is where the
+  // next transfer starts from. Returns the end.
+  std::shared_ptr<DeviceEvent> span(Pending& pending, Stream stream, SpanEvent e, const std::function<void()>& submit,
+                                    int stored = -1);
+  void place(const Schedule& s, int tensor, int step, bool will_offload, Pending& pending);
+  void release(const Schedule& s, int tensor, int step, bool after_copy, Pending& pending);
+  void compute(const Schedule& s, const Step& st, int step, const IterationInputs& in, Pending& pending);
+  void accumulate(const Schedule& s, const Step& st, int step, Pending& pending);
+  void update(const Schedule& s, const SgdOptions& sgd, int step, Pending& pending);
+  void transfer(const Schedule& s, const Step& st, int step, Pending& pending);
+  void wait_transfer(const Schedule& s, const Step& st, int step, Pending& pending);
   void report(const Schedule& s, std::int64_t iteration, Pending& pending, IterationResult& result);
 
   Device& device_;
   const Network& network_;
-  Allocator& allocator_;
   EventSink* sink_;
   std::byte* arena_;
   std::byte* pinned_;
   std::size_t pinned_bytes_;
-  // Compressed offloads (PlanSettings::compress), kept across iterations so
-  // their chunks are allocated once.
+  std::unique_ptr<DevicePool> pool_;
+  Placement placement_;
+  // Compressed offloads (MemorySettings::compress), kept across iterations
+  // so their chunks are allocated once.
   ZeroValueStore store_;
 };
 

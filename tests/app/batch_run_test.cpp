@@ -8,14 +8,14 @@
 
 #include "app/batch_run.h"
 #include "app/checkpoint.h"
-#include "app/lr_schedule.h"
+#include "engine/run/lr_schedule.h"
 #include "tiny_cifar.h"
 
 namespace tidepool::app {
 namespace {
 
-RunOptions tiny_run(const std::filesystem::path& data, const std::filesystem::path& out) {
-  RunOptions o;
+RunSettings tiny_run(const std::filesystem::path& data, const std::filesystem::path& out) {
+  RunSettings o;
   o.model = "resnet20";
   o.dataset = "cifar10";
   o.data_dir = data.string();
@@ -34,7 +34,7 @@ nlohmann::json read_json(const std::filesystem::path& f) {
 TEST(BatchRun, WritesTheWholeRunFolder) {
   testing::TempDir dir("batch");
   testing::write_tiny_cifar10(dir.path() / "data");
-  RunOptions o = tiny_run(dir.path() / "data", dir.path() / "run");
+  RunSettings o = tiny_run(dir.path() / "data", dir.path() / "run");
   o.epochs = 2;
   const auto summary = run_batch(o, std::nullopt);
   const auto run = dir.path() / "run";
@@ -64,11 +64,11 @@ TEST(BatchRun, WritesTheWholeRunFolder) {
 TEST(BatchRun, ResumeGivesTheSameParametersAsAnUninterruptedRun) {
   testing::TempDir dir("resume");
   testing::write_tiny_cifar10(dir.path() / "data");
-  RunOptions whole = tiny_run(dir.path() / "data", dir.path() / "whole");
+  RunSettings whole = tiny_run(dir.path() / "data", dir.path() / "whole");
   whole.iterations = 14;  // one epoch and four batches: the resume point is mid-epoch
   const auto expected = run_batch(whole, std::nullopt);
 
-  RunOptions first = tiny_run(dir.path() / "data", dir.path() / "halves");
+  RunSettings first = tiny_run(dir.path() / "data", dir.path() / "halves");
   first.iterations = 14;
   first.stop_after = 7;
   const auto partial = run_batch(first, std::nullopt);
@@ -79,9 +79,9 @@ TEST(BatchRun, ResumeGivesTheSameParametersAsAnUninterruptedRun) {
   EXPECT_EQ(c.iteration, 7);
   EXPECT_EQ(c.epoch, 0);
   EXPECT_EQ(c.batch_in_epoch, 7);
-  RunOptions cli;
+  RunSettings cli;
   cli.progress = false;
-  const RunOptions second = resume_options(cli, {}, c, (dir.path() / "halves").string());
+  const RunSettings second = resume_settings(cli, {}, c, (dir.path() / "halves").string());
   const auto resumed = run_batch(second, c);
   EXPECT_EQ(resumed["iterations"], 14);
   EXPECT_EQ(resumed["param_checksum"], expected["param_checksum"]);
@@ -92,23 +92,23 @@ TEST(BatchRun, ResumeGivesTheSameParametersAsAnUninterruptedRun) {
 TEST(BatchRun, CompressedOffloadsAreReportedResumedAndChangeNoParameter) {
   testing::TempDir dir("compress");
   testing::write_tiny_cifar10(dir.path() / "data");
-  RunOptions plain = tiny_run(dir.path() / "data", dir.path() / "plain");
+  RunSettings plain = tiny_run(dir.path() / "data", dir.path() / "plain");
   plain.iterations = 4;
-  plain.mode = "conv";
+  plain.memory.mode = OffloadMode::conv;
   const auto expected = run_batch(plain, std::nullopt);
   EXPECT_FALSE(expected["compress"].get<bool>());
   EXPECT_EQ(expected["compressed_from_bytes"], 0);
 
-  RunOptions first = plain;
+  RunSettings first = plain;
   first.out = (dir.path() / "compressed").string();
-  first.compress = true;
+  first.memory.compress = true;
   first.stop_after = 2;
   run_batch(first, std::nullopt);
   const Checkpoint c = load_checkpoint(dir.path() / "compressed" / "checkpoint.bin");
-  EXPECT_TRUE(c.options.compress);
-  RunOptions cli;
+  EXPECT_TRUE(c.settings.memory.compress);
+  RunSettings cli;
   cli.progress = false;
-  const auto summary = run_batch(resume_options(cli, {}, c, first.out), c);
+  const auto summary = run_batch(resume_settings(cli, {}, c, first.out), c);
   EXPECT_TRUE(summary["compress"].get<bool>());
   EXPECT_EQ(summary["param_checksum"], expected["param_checksum"]);
   const auto from = summary["compressed_from_bytes"].get<std::size_t>();
@@ -125,13 +125,13 @@ TEST(BatchRun, CompressedOffloadsAreReportedResumedAndChangeNoParameter) {
 TEST(BatchRun, AutoSwapReportsItsLimitAndChangesNoParameter) {
   testing::TempDir dir("autoswap");
   testing::write_tiny_cifar10(dir.path() / "data");
-  RunOptions base = tiny_run(dir.path() / "data", dir.path() / "base");
+  RunSettings base = tiny_run(dir.path() / "data", dir.path() / "base");
   base.iterations = 2;
   const auto expected = run_batch(base, std::nullopt);
-  RunOptions o = base;
+  RunSettings o = base;
   o.out = (dir.path() / "autoswap").string();
-  o.mode = "autoswap";
-  o.budget = "45MiB";  // resnet20 at batch 32: base needs 60, AutoSwap at least 34
+  o.memory.mode = OffloadMode::autoswap;
+  o.memory.budget_bytes = 45u << 20;  // resnet20 at batch 32: base needs 60, AutoSwap at least 34
   const auto summary = run_batch(o, std::nullopt);
   EXPECT_EQ(summary["param_checksum"], expected["param_checksum"]);
   EXPECT_EQ(summary["pool_bytes"], 45u << 20);
@@ -144,29 +144,29 @@ TEST(BatchRun, AutoSwapReportsItsLimitAndChangesNoParameter) {
 
 TEST(BatchRun, ResumeRefusesACheckpointOfAnotherModel) {
   Checkpoint c;
-  c.options.model = "resnet32";
-  RunOptions cli;
+  c.settings.model = "resnet32";
+  RunSettings cli;
   cli.model = "resnet20";
   try {
-    resume_options(cli, {"model"}, c, "runs/x");
+    resume_settings(cli, {"model"}, c, "runs/x");
     FAIL();
   } catch (const CheckpointError& e) {
     EXPECT_NE(std::string(e.what()).find("resnet32"), std::string::npos) << e.what();
   }
-  EXPECT_NO_THROW(resume_options(cli, {}, c, "runs/x")) << "a model not given is taken from the checkpoint";
+  EXPECT_NO_THROW(resume_settings(cli, {}, c, "runs/x")) << "a model not given is taken from the checkpoint";
 }
 
 TEST(BatchRun, TrainingSetSmallerThanABatchIsRefused) {
   testing::TempDir dir("small");
   testing::write_tiny_cifar10(dir.path() / "data", 4, 4);
-  RunOptions o = tiny_run(dir.path() / "data", dir.path() / "run");
+  RunSettings o = tiny_run(dir.path() / "data", dir.path() / "run");
   EXPECT_THROW(run_batch(o, std::nullopt), std::invalid_argument);
 }
 
 TEST(Checkpoint, RoundTripsAndRejectsDamage) {
   testing::TempDir dir("ckpt");
   Checkpoint c;
-  c.options.model = "vgg11";
+  c.settings.model = "vgg11";
   c.epoch = 3;
   c.batch_in_epoch = 5;
   c.iteration = 77;
@@ -175,7 +175,7 @@ TEST(Checkpoint, RoundTripsAndRejectsDamage) {
   save_checkpoint(file, c);
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "checkpoint.bin.tmp"));
   const Checkpoint back = load_checkpoint(file);
-  EXPECT_EQ(back.options.model, "vgg11");
+  EXPECT_EQ(back.settings.model, "vgg11");
   EXPECT_EQ(back.iteration, 77);
   EXPECT_EQ(back.batch_in_epoch, 5);
   EXPECT_EQ(back.state, c.state);
@@ -192,14 +192,14 @@ TEST(Checkpoint, RoundTripsAndRejectsDamage) {
 }
 
 TEST(LearningRate, SchedulesFollowTheirDefinitions) {
-  EXPECT_FLOAT_EQ(learning_rate("constant", 0.1f, 50, 100), 0.1f);
-  EXPECT_FLOAT_EQ(learning_rate("step", 0.1f, 49, 100), 0.1f);
-  EXPECT_FLOAT_EQ(learning_rate("step", 0.1f, 50, 100), 0.01f);
-  EXPECT_FLOAT_EQ(learning_rate("step", 0.1f, 80, 100), 0.001f);
-  EXPECT_FLOAT_EQ(learning_rate("cosine", 0.1f, 0, 100), 0.1f);
-  EXPECT_NEAR(learning_rate("cosine", 0.1f, 50, 100), 0.05f, 1e-6);
-  EXPECT_NEAR(learning_rate("cosine", 0.1f, 100, 100), 0.0f, 1e-7);
-  EXPECT_THROW(learning_rate("linear", 0.1f, 0, 1), std::invalid_argument);
+  EXPECT_FLOAT_EQ(learning_rate(LrSchedule::constant, 0.1f, 50, 100), 0.1f);
+  EXPECT_FLOAT_EQ(learning_rate(LrSchedule::step, 0.1f, 49, 100), 0.1f);
+  EXPECT_FLOAT_EQ(learning_rate(LrSchedule::step, 0.1f, 50, 100), 0.01f);
+  EXPECT_FLOAT_EQ(learning_rate(LrSchedule::step, 0.1f, 80, 100), 0.001f);
+  EXPECT_FLOAT_EQ(learning_rate(LrSchedule::cosine, 0.1f, 0, 100), 0.1f);
+  EXPECT_NEAR(learning_rate(LrSchedule::cosine, 0.1f, 50, 100), 0.05f, 1e-6);
+  EXPECT_NEAR(learning_rate(LrSchedule::cosine, 0.1f, 100, 100), 0.0f, 1e-7);
+  EXPECT_THROW(parse_choice<LrSchedule>("linear", "learning-rate schedule"), std::invalid_argument);
 }
 
 }  // namespace

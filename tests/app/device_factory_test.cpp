@@ -35,11 +35,11 @@ std::string expected_cuda_refusal() {
 TEST(DeviceFactory, CudaWithoutABackendOrAGpuIsRefusedInWords) {
   const std::string refusal = expected_cuda_refusal();
   if (refusal.empty()) {
-    EXPECT_NE(app::make_device("cuda", 0), nullptr);
+    EXPECT_NE(app::make_device(DeviceKind::cuda, 0), nullptr);
     return;
   }
   try {
-    app::make_device("cuda", 0);
+    app::make_device(DeviceKind::cuda, 0);
     FAIL() << "a cuda device was made on a machine that cannot have one";
   } catch (const std::exception& e) {
     EXPECT_NE(std::string(e.what()).find(refusal), std::string::npos) << e.what();
@@ -50,7 +50,7 @@ TEST(DeviceFactory, LinkBandwidthIsForTheCpuDeviceOnly) {
   // Refused before any GPU is looked for, so the message is the same on
   // every machine whose build has the backend.
   try {
-    app::make_device("cuda", 12.5);
+    app::make_device(DeviceKind::cuda, 12.5);
     FAIL() << "--link-gbps was accepted for the cuda device";
   } catch (const std::invalid_argument& e) {
     const std::string what = e.what();
@@ -58,8 +58,11 @@ TEST(DeviceFactory, LinkBandwidthIsForTheCpuDeviceOnly) {
                 what.find("no CUDA backend") != std::string::npos)
         << what;
   }
-  EXPECT_NE(app::make_device("cpu", 12.5), nullptr);
-  EXPECT_THROW(app::make_device("tpu", 0), std::invalid_argument);
+  const auto cpu = app::make_device(DeviceKind::cpu, 12.5);
+  ASSERT_NE(cpu, nullptr);
+  EXPECT_TRUE(cpu->caps().simulated_link) << "the link is a capability the device reports";
+  EXPECT_NO_THROW(cpu->set_link_gbps(3));
+  EXPECT_THROW(parse_choice<DeviceKind>("tpu", "device"), std::invalid_argument);
 }
 
 TEST(DeviceFactory, CommandLineWithDeviceCudaExitsWithTheReasonOrTrains) {

@@ -7,7 +7,6 @@
 #include <sstream>
 
 #include "app/plan_command.h"
-#include "app/settings_text.h"
 #include "engine/memory/allocator.h"
 #include "engine/device/cpu/cpu_device.h"
 #include "engine/device/cpu/cpu_kernels.h"
@@ -31,30 +30,29 @@ TEST(Plan, FiguresEqualWhatARealRunObserves) {
   for (TransferMode transfer : {TransferMode::sync, TransferMode::async}) {
     const auto rows = plan_table(net, 8, kernels, allocator_names(), transfer);
     ASSERT_EQ(rows.size(), 4u * 2 * 2 * allocator_names().size());
-    const auto parked = std::count_if(rows.begin(), rows.end(), [](const PlanRow& r) { return r.park_horizon > 0; });
+    const auto parked =
+        std::count_if(rows.begin(), rows.end(), [](const PlanRow& r) { return r.memory.park_horizon > 0; });
     if (transfer == TransferMode::sync)
       EXPECT_EQ(parked, 0);
     else
       EXPECT_GT(parked, 0) << "some minimum pools have room to park in";
     for (const PlanRow& row : rows) {
-      SCOPED_TRACE(row.mode + " " + row.algo + " " + row.order + " " + row.heuristic + " " + to_string(transfer));
+      const MemorySettings& m = row.settings;
+      SCOPED_TRACE(std::string(to_string(m.mode)) + " " + to_string(m.scheme) + " " + to_string(m.order) + " " +
+                   m.heuristic + " " + to_string(transfer));
+      ASSERT_TRUE(row.fits()) << row.refusal;
       CpuDevice device;
-      TrainerOptions o{.batch = 8,
-                       .plan = {.scheme = parse_scheme(row.algo),
-                                .mode = row.mode == "base" ? OffloadMode::base : parse_mode(row.mode),
-                                .order = parse_order(row.order),
-                                .transfer = transfer},
-                       .heuristic = row.heuristic,
-                       .budget_bytes = row.pool_bytes};
-      Trainer trainer(device, net, o);
+      MemorySettings in_pool = m;
+      in_pool.budget_bytes = row.memory.pool_bytes;
+      Trainer trainer(device, net, {.batch = 8, .memory = in_pool});
       const IterationResult first = trainer.train_step(images.data(), labels.data());
       const IterationResult steady = trainer.train_step(images.data(), labels.data());
-      EXPECT_EQ(steady.peak_load_bytes, row.peak_load_bytes);
-      EXPECT_EQ(steady.footprint_bytes, row.footprint_bytes);
-      EXPECT_LE(first.footprint_bytes, row.pool_bytes);
-      EXPECT_EQ(trainer.train_schedule().pinned_bytes, row.pinned_host_bytes);
-      EXPECT_EQ(trainer.park_horizon(), row.park_horizon);
-      EXPECT_NEAR(row.competitive_ratio, static_cast<double>(steady.footprint_bytes) / steady.peak_load_bytes, 1e-12);
+      EXPECT_EQ(steady.memory.peak_load_bytes, row.memory.peak_load_bytes);
+      EXPECT_EQ(steady.memory.footprint_bytes, row.memory.footprint_bytes);
+      EXPECT_EQ(steady.memory.largest_free_at_peak.bytes, row.memory.largest_free_at_peak_bytes);
+      EXPECT_LE(first.memory.footprint_bytes, row.memory.pool_bytes);
+      EXPECT_EQ(trainer.train_schedule().pinned_bytes, row.memory.pinned_bytes);
+      EXPECT_EQ(trainer.memory().park_horizon(), row.memory.park_horizon);
     }
   }
 }
@@ -65,36 +63,45 @@ TEST(Plan, AutoSwapRowsAreWhatARunWithTheBudgetDoes) {
   const Network net = tidepool::testing::residual_net();
   CpuKernels kernels;
   const auto fixed = plan_table(net, 16, kernels, {"best-fit"});
-  auto find = [&](const char* mode) {
-    return *std::find_if(fixed.begin(), fixed.end(),
-                         [&](const PlanRow& r) { return r.mode == mode && r.algo == "p"; });
+  auto find = [&](OffloadMode mode) {
+    return *std::find_if(fixed.begin(), fixed.end(), [&](const PlanRow& r) {
+      return r.settings.mode == mode && r.settings.scheme == ConvScheme::p;
+    });
   };
-  const PlanRow all = find("all"), base = find("base");
+  const PlanRow all = find(OffloadMode::all), base = find(OffloadMode::base);
   CpuDevice probe;
-  const std::size_t least = Trainer(probe, net, {.batch = 16, .plan = {.mode = OffloadMode::autoswap}}).minimum_budget();
-  ASSERT_LT(least, base.pool_bytes);
-  const std::size_t budget = (least + base.pool_bytes) / 2;
+  const std::size_t least =
+      Trainer(probe, net, {.batch = 16, .memory = {.mode = OffloadMode::autoswap}}).memory().minimum_pool_bytes;
+  ASSERT_LT(least, base.memory.pool_bytes);
+  const std::size_t budget = (least + base.memory.pool_bytes) / 2;
   const auto rows = plan_table(net, 16, kernels, {"best-fit"}, TransferMode::async, false, budget);
   ASSERT_EQ(rows.size(), fixed.size() + 4);
   std::vector<float> images(16 * 3 * 8 * 8, 0.5f);
   std::vector<std::int32_t> labels(16, 1);
   int checked = 0;
   for (const PlanRow& row : rows) {
-    if (row.mode != "autoswap" || row.algo != "p") continue;
-    SCOPED_TRACE(row.order);
+    if (row.settings.mode != OffloadMode::autoswap || row.settings.scheme != ConvScheme::p) continue;
+    SCOPED_TRACE(to_string(row.settings.order));
     ++checked;
-    EXPECT_LE(row.pool_bytes, budget);
-    EXPECT_GT(row.offloaded_bytes, 0u);
-    EXPECT_LT(row.offloaded_bytes, all.offloaded_bytes);
+    ASSERT_TRUE(row.fits()) << row.refusal;
+    EXPECT_EQ(row.memory.pool_bytes, budget) << "a run with --budget gets that pool";
+    EXPECT_LE(row.memory.needed_pool_bytes, budget);
+    EXPECT_GT(row.memory.offloaded_bytes, 0u);
+    EXPECT_LT(row.memory.offloaded_bytes, all.memory.offloaded_bytes);
     CpuDevice device;
-    Trainer trainer(device, net,
-                    {.batch = 16, .plan = {.mode = OffloadMode::autoswap, .order = parse_order(row.order)},
-                     .budget_bytes = budget});
+    Trainer trainer(device, net, {.batch = 16, .memory = row.settings});
     const IterationResult r = trainer.train_step(images.data(), labels.data());
-    EXPECT_EQ(trainer.train_schedule().offloaded_bytes(), row.offloaded_bytes);
-    EXPECT_EQ(trainer.train_schedule().peak_load_bytes, row.peak_load_bytes);
-    EXPECT_EQ(r.peak_load_bytes, row.peak_load_bytes);
+    EXPECT_EQ(trainer.train_schedule().offloaded_bytes(), row.memory.offloaded_bytes);
+    EXPECT_EQ(trainer.memory().load_limit_bytes, row.memory.load_limit_bytes);
+    EXPECT_EQ(r.memory.peak_load_bytes, row.memory.peak_load_bytes);
   }
+  // Below what AutoSwap can do, the row says so and names what would work.
+  const auto tight = plan_table(net, 16, kernels, {"best-fit"}, TransferMode::async, false, least / 2);
+  const auto refused = std::count_if(tight.begin(), tight.end(), [&](const PlanRow& r) {
+    return r.settings.mode == OffloadMode::autoswap && !r.fits() && r.memory.minimum_pool_bytes > least / 2 &&
+           r.refusal.find("smallest budget that works") != std::string::npos;
+  });
+  EXPECT_EQ(refused, 4);
   EXPECT_EQ(checked, 2);
 }
 
@@ -107,27 +114,27 @@ TEST(Plan, CompressedOffloadsNeedOnlyTheStagingSlotsPinned) {
   const auto packed = plan_table(net, 8, kernels, {"best-fit"}, TransferMode::async, /*compress=*/true);
   ASSERT_EQ(plain.size(), packed.size());
   for (std::size_t i = 0; i < plain.size(); ++i) {
-    SCOPED_TRACE(plain[i].mode + " " + plain[i].algo + " " + plain[i].order);
-    EXPECT_EQ(packed[i].pool_bytes, plain[i].pool_bytes);
-    EXPECT_EQ(packed[i].park_horizon, plain[i].park_horizon);
-    if (plain[i].mode == "base") {
-      EXPECT_EQ(packed[i].pinned_host_bytes, 0u);
+    const MemorySettings& m = plain[i].settings;
+    SCOPED_TRACE(std::string(to_string(m.mode)) + " " + to_string(m.scheme) + " " + to_string(m.order));
+    EXPECT_EQ(packed[i].memory.pool_bytes, plain[i].memory.pool_bytes);
+    EXPECT_EQ(packed[i].memory.park_horizon, plain[i].memory.park_horizon);
+    EXPECT_EQ(packed[i].memory.uncompressed_pinned_bytes, plain[i].memory.pinned_bytes);
+    if (m.mode == OffloadMode::base) {
+      EXPECT_EQ(packed[i].memory.pinned_bytes, 0u);
       continue;
     }
     // Two slots of the largest offloaded tensor: less than offloading
     // uncompressed needs where more is offloaded (all), more where only a
     // tensor or two is (aconv on this small network).
-    if (plain[i].mode == "all") EXPECT_LT(packed[i].pinned_host_bytes, plain[i].pinned_host_bytes);
+    if (m.mode == OffloadMode::all) EXPECT_LT(packed[i].memory.pinned_bytes, plain[i].memory.pinned_bytes);
     CpuDevice device;
-    Trainer trainer(device, net,
-                    {.batch = 8, .plan = {.scheme = parse_scheme(packed[i].algo), .mode = parse_mode(packed[i].mode),
-                                          .order = parse_order(packed[i].order), .compress = true}});
+    Trainer trainer(device, net, {.batch = 8, .memory = packed[i].settings});
     const Schedule& s = trainer.train_schedule();
     std::size_t largest = 0;
     for (const PlannedTensor& t : s.tensors)
       if (t.offloaded) largest = std::max(largest, round_up(t.info.bytes()));
-    EXPECT_EQ(s.pinned_bytes, packed[i].pinned_host_bytes);
-    EXPECT_EQ(packed[i].pinned_host_bytes, 2 * largest);
+    EXPECT_EQ(s.pinned_bytes, packed[i].memory.pinned_bytes);
+    EXPECT_EQ(packed[i].memory.pinned_bytes, 2 * largest);
   }
 }
 
@@ -136,12 +143,13 @@ TEST(Plan, JsonHasTheDocumentedKeys) {
   plan_command({.model = "resnet20", .dataset = "cifar10", .batch_size = 4, .heuristic = "best-fit", .json = true}, out);
   const auto j = nlohmann::json::parse(out.str());
   ASSERT_EQ(j.size(), 16u);  // 4 modes x 2 algos x 2 orders
-  for (const char* key : {"mode", "algo", "order", "heuristic", "peak_load_bytes", "pool_bytes", "competitive_ratio",
-                          "largest_free_block_bytes", "pinned_host_bytes", "parks_offloads", "park_horizon"})
+  for (const char* key : {"mode", "algo", "order", "heuristic", "fits", "peak_load_bytes", "pool_bytes",
+                          "needed_pool_bytes", "minimum_pool_bytes", "footprint_bytes", "competitive_ratio",
+                          "largest_free_at_peak_bytes", "offloaded_bytes", "pinned_host_bytes", "parks_offloads",
+                          "park_horizon", "parking_pool_bytes", "load_limit_bytes"})
     EXPECT_TRUE(j[0].contains(key)) << key;
   EXPECT_THROW(plan_command({.model = "resnet20", .dataset = "mnist"}, out), std::invalid_argument);
   EXPECT_THROW(plan_command({.model = "resnet20", .heuristic = "nope"}, out), std::invalid_argument);
-  EXPECT_THROW(plan_command({.model = "resnet20", .transfer = "later"}, out), std::invalid_argument);
 }
 
 }  // namespace

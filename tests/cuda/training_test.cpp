@@ -69,13 +69,13 @@ TEST(GpuTraining, EveryOffloadModeGivesBaseParametersBitForBit) {
   TIDEPOOL_REQUIRE_GPU();
   const Network net = testing::residual_net();
   for (ConvScheme scheme : {ConvScheme::m, ConvScheme::p}) {
-    const TrainerOptions base_options{.batch = 16, .plan = {.scheme = scheme}, .seed = 4};
+    const TrainerOptions base_options{.batch = 16, .memory = {.scheme = scheme}, .seed = 4};
     const std::uint64_t base = train_on_gpu(net, base_options, 3).checksum;
     for (OffloadMode mode : {OffloadMode::all, OffloadMode::conv, OffloadMode::aconv})
       for (AllocOrder order : {AllocOrder::prefetch_first, AllocOrder::derivative_first})
         for (TransferMode transfer : {TransferMode::sync, TransferMode::async}) {
           TrainerOptions o = base_options;
-          o.plan.mode = mode, o.plan.order = order, o.plan.transfer = transfer;
+          o.memory.mode = mode, o.memory.order = order, o.memory.transfer = transfer;
           EXPECT_EQ(train_on_gpu(net, o, 3).checksum, base)
               << scheme_name(scheme) << " " << to_string(mode) << " " << to_string(order) << " "
               << to_string(transfer);
@@ -83,15 +83,15 @@ TEST(GpuTraining, EveryOffloadModeGivesBaseParametersBitForBit) {
     // Every heuristic places the tensors elsewhere; the numbers stay.
     for (const std::string& heuristic : allocator_names()) {
       TrainerOptions o = base_options;
-      o.plan.mode = OffloadMode::all;
-      o.heuristic = heuristic;
+      o.memory.mode = OffloadMode::all;
+      o.memory.heuristic = heuristic;
       EXPECT_EQ(train_on_gpu(net, o, 3).checksum, base) << scheme_name(scheme) << " " << heuristic;
     }
     // Compressed offloads: host tasks on the transfer streams
     // (cudaLaunchHostFunc) between the copies and the staging slots.
     for (TransferMode transfer : {TransferMode::sync, TransferMode::async}) {
       TrainerOptions o = base_options;
-      o.plan.mode = OffloadMode::all, o.plan.transfer = transfer, o.plan.compress = true;
+      o.memory.mode = OffloadMode::all, o.memory.transfer = transfer, o.memory.compress = true;
       EXPECT_EQ(train_on_gpu(net, o, 3).checksum, base) << scheme_name(scheme) << " compressed " << to_string(transfer);
     }
   }
@@ -122,17 +122,17 @@ TEST(GpuTraining, SwitchingSettingsBetweenIterationsKeepsTheNumbers) {
   const Network net = testing::residual_net();
   const std::uint64_t base = train_on_gpu(net, {.batch = 16, .seed = 6}, 4).checksum;
   CudaDevice device;
-  Trainer trainer(device, net, {.batch = 16, .arena_bytes = 64 << 20, .seed = 6});
+  Trainer trainer(device, net, {.batch = 16, .seed = 6, .room_to_grow = true});
   auto step = [&](int i) {
     const Batch b = random_batch(16, kPixels, kClasses, 50 + static_cast<unsigned>(i));
     trainer.train_step(b.images.data(), b.labels.data());
   };
   step(0);
-  trainer.apply({.mode = OffloadMode::all, .transfer = TransferMode::sync}, "best-fit", 0);
+  trainer.apply({.mode = OffloadMode::all, .transfer = TransferMode::sync});
   step(1);
-  trainer.apply({.mode = OffloadMode::conv, .order = AllocOrder::derivative_first}, "high-end", 0);
+  trainer.apply({.mode = OffloadMode::conv, .order = AllocOrder::derivative_first, .heuristic = "high-end"});
   step(2);
-  trainer.apply({.mode = OffloadMode::aconv, .transfer = TransferMode::async}, "smartpool", 0);
+  trainer.apply({.mode = OffloadMode::aconv, .transfer = TransferMode::async, .heuristic = "smartpool"});
   step(3);
   EXPECT_EQ(trainer.param_checksum(), base);
   // Evaluation at another batch size plans new shapes after the arena is
@@ -152,7 +152,7 @@ TEST(GpuTraining, AsyncOffloadsOverlapForwardCompute) {
   RingSink ring;
   Trainer trainer(
       device, net,
-      {.batch = 64, .plan = {.mode = OffloadMode::all, .transfer = TransferMode::async}, .seed = 3},
+      {.batch = 64, .memory = {.mode = OffloadMode::all, .transfer = TransferMode::async}, .seed = 3},
       &ring);
   std::mt19937 rng(5);
   for (int i = 0; i < 3; ++i) {

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "engine/memory/alloc_trace.h"
+#include "engine/memory/replay.h"
 #include "engine/memory/allocator.h"
 #include "engine/device/cpu/cpu_kernels.h"
 #include "engine/plan/planner.h"
@@ -95,7 +96,7 @@ TEST(AllocTrace, AFreeAfterACopyParksTheBlockUntilThePoolNeedsIt) {
   auto pool = make_allocator("best-fit", 3 * U);
   const TraceReplay r = replay(t, *pool);
   EXPECT_TRUE(r.fits);
-  EXPECT_EQ(r.peak_load_bytes, 3 * U) << "a parked block is out of the load";
+  EXPECT_EQ(r.figures.peak_load_bytes, 3 * U) << "a parked block is out of the load";
   // Every free at once would fit in 3 units too; the same trace without the
   // pool's room fails only once no parked block is left to give back.
   auto small = make_allocator("best-fit", 2 * U);
@@ -161,16 +162,15 @@ TEST(AllocTrace, ReplayStopsAtTheFirstRequestThatDoesNotFit) {
   const TraceReplay r = replay(t, *a);
   EXPECT_FALSE(r.fits);
   EXPECT_EQ(r.failed_event, 3);
-  EXPECT_EQ(r.failed_request_bytes, 5 * U);
-  EXPECT_EQ(r.largest_free_at_failure_bytes, 4 * U);
-  EXPECT_EQ(r.peak_load_bytes, 6 * U);
+  EXPECT_EQ(r.failure.request_bytes, 5 * U);
+  EXPECT_EQ(r.failure.largest_free_bytes, 4 * U);
+  EXPECT_EQ(r.figures.peak_load_bytes, 6 * U);
   auto big = make_allocator("best-fit", 16 * U);
   const TraceReplay ok = replay(t, *big);
   EXPECT_TRUE(ok.fits);
-  EXPECT_TRUE(ok.no_overlap);
   EXPECT_EQ(ok.stats.peak_extent_bytes, 11 * U);
-  EXPECT_EQ(ok.peak_load_bytes, 7 * U);
-  EXPECT_EQ(ok.largest_free_at_peak_bytes, 4 * U) << "the 4-unit hole the first block left";
+  EXPECT_EQ(ok.figures.peak_load_bytes, 7 * U);
+  EXPECT_EQ(ok.figures.largest_free_at_peak.bytes, 4 * U) << "the 4-unit hole the first block left";
 }
 
 // A policy that breaks the rules on purpose, to show the check catches it.
@@ -217,7 +217,7 @@ TEST(AllocTrace, ReplayThrowsWhenAPolicyOverlapsOrLeavesThePool) {
 TEST(AllocTrace, EveryPolicyReplaysAScheduleWithoutOverlap) {
   CpuKernels kernels;
   const Network net = testing::residual_net();
-  const Schedule s = plan(net, 4, {.mode = OffloadMode::conv}, kernels);
+  const Schedule s = plan_schedule(net, 4, {.memory = {.mode = OffloadMode::conv}}, kernels);
   const AllocTrace t = trace_of(s, 2);
   std::size_t allocs = s.persistent.size(), frees = 0;
   for (const Step& st : s.steps) {

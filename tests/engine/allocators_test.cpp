@@ -9,6 +9,7 @@
 #include <random>
 
 #include "engine/memory/alloc_trace.h"
+#include "engine/memory/replay.h"
 #include "engine/memory/allocator.h"
 #include "engine/memory/paper_sequences.h"
 

@@ -1,6 +1,6 @@
-// AutoSwap: the priority scores are what the paper defines, the planner
-// takes as few tensors as bring the peak under the limit, and the trainer
-// offloads as little as the budget allows without changing the numbers.
+// AutoSwap: the priority scores are what the paper defines, the MemoryPlan
+// takes as few tensors as bring the peak under the limit and offloads as
+// little as the budget allows, without changing the numbers.
 #include "engine/plan/autoswap.h"
 
 #include <gtest/gtest.h>
@@ -12,6 +12,7 @@
 #include "engine/memory/allocator.h"
 #include "engine/device/cpu/cpu_device.h"
 #include "engine/device/cpu/cpu_kernels.h"
+#include "engine/plan/memory_plan.h"
 #include "engine/plan/planner.h"
 #include "engine/run/trainer.h"
 #include "test_networks.h"
@@ -24,7 +25,7 @@ struct Plans {
 };
 Plans plans(const Network& net, std::int64_t batch) {
   CpuKernels k;
-  return {plan(net, batch, {}, k), plan(net, batch, {.mode = OffloadMode::all}, k)};
+  return {plan_schedule(net, batch, {}, k), plan_schedule(net, batch, {.memory = {.mode = OffloadMode::all}}, k)};
 }
 
 bool compute(StepKind k) {
@@ -98,7 +99,7 @@ TEST(AutoSwap, ThePlanTakesAsFewAsBringThePeakUnderTheLimit) {
   const Network net = testing::residual_net();
   const Plans p = plans(net, 16);
   CpuKernels k;
-  const Schedule lowest = plan(net, 16, {.mode = OffloadMode::autoswap, .load_limit_bytes = 1}, k);
+  const Schedule lowest = plan_autoswap(net, 16, {}, k, 1);
   ASSERT_LT(lowest.peak_load_bytes, p.base.peak_load_bytes);
   const auto order = autoswap_order(p.base, p.all, SwapScore::swdoa);
   std::size_t previous = 0;
@@ -106,7 +107,7 @@ TEST(AutoSwap, ThePlanTakesAsFewAsBringThePeakUnderTheLimit) {
     const std::size_t limit =
         lowest.peak_load_bytes + (p.base.peak_load_bytes - lowest.peak_load_bytes) * (8 - step) / 8;
     SCOPED_TRACE("limit " + std::to_string(limit));
-    const Schedule s = plan(net, 16, {.mode = OffloadMode::autoswap, .load_limit_bytes = limit}, k);
+    const Schedule s = plan_autoswap(net, 16, {}, k, limit);
     EXPECT_LE(s.peak_load_bytes, limit);
     // The model's choice, and more only where the real peak needed them.
     const std::vector<std::size_t> chosen = autoswap_choose(p.base, order, limit);
@@ -125,7 +126,7 @@ TEST(AutoSwap, ThePlanTakesAsFewAsBringThePeakUnderTheLimit) {
     EXPECT_GE(bytes, previous) << "a lower limit offloads no less";
     previous = bytes;
   }
-  EXPECT_EQ(plan(net, 16, {.mode = OffloadMode::autoswap}, k).pinned_bytes, 0u) << "no limit: nothing offloaded";
+  EXPECT_EQ(plan_autoswap(net, 16, {}, k, 0).pinned_bytes, 0u) << "no limit: nothing offloaded";
 }
 
 std::uint64_t train(const Network& net, TrainerOptions o, std::size_t* pinned = nullptr) {
@@ -149,10 +150,10 @@ TEST(AutoSwap, TheBudgetDecidesHowMuchIsOffloadedAndTheNumbersStay) {
   const TrainerOptions base_options{.batch = 16, .seed = 2};
   const std::uint64_t base = train(net, base_options);
   CpuDevice first, second;
-  const std::size_t base_pool = Trainer(first, net, base_options).pool_bytes();
+  const std::size_t base_pool = Trainer(first, net, base_options).memory().pool_bytes;
   TrainerOptions o = base_options;
-  o.plan.mode = OffloadMode::autoswap;
-  const std::size_t least = Trainer(second, net, o).minimum_budget();
+  o.memory.mode = OffloadMode::autoswap;
+  const std::size_t least = Trainer(second, net, o).memory().minimum_pool_bytes;
   ASSERT_LT(least, base_pool);
 
   std::size_t pinned = 1;
@@ -161,13 +162,13 @@ TEST(AutoSwap, TheBudgetDecidesHowMuchIsOffloadedAndTheNumbersStay) {
   std::size_t previous = 0;
   for (std::size_t budget : {base_pool, (base_pool + least) / 2, least}) {
     SCOPED_TRACE("budget " + std::to_string(budget));
-    o.budget_bytes = budget;
+    o.memory.budget_bytes = budget;
     EXPECT_EQ(train(net, o, &pinned), base);
     EXPECT_GE(pinned, previous) << "a smaller budget offloads no less";
     previous = pinned;
   }
   EXPECT_GT(previous, 0u);
-  o.budget_bytes = least - 4096;
+  o.memory.budget_bytes = least - 4096;
   try {
     train(net, o);
     ADD_FAILURE() << "a budget below the least is refused";

@@ -11,7 +11,8 @@
 #include "engine/core/bytes_text.h"
 #include "engine/device/cpu/cpu_device.h"
 #include "engine/device/cpu/cpu_kernels.h"
-#include "engine/memory/dry_run.h"
+#include "engine/memory/pool_search.h"
+#include "engine/plan/memory_plan.h"
 #include "engine/plan/planner.h"
 #include "engine/run/trainer.h"
 #include "models/registry.h"
@@ -50,8 +51,7 @@ TEST(Offload, EveryModeOrderTransferAndHeuristicGivesBaseParameters) {
     for (AllocOrder order : {AllocOrder::prefetch_first, AllocOrder::derivative_first})
       for (TransferMode transfer : {TransferMode::sync, TransferMode::async})
         for (const std::string& heuristic : allocator_names()) {
-          TrainerOptions o{.batch = 8, .plan = {.mode = mode, .order = order, .transfer = transfer},
-                           .heuristic = heuristic, .seed = 4};
+          TrainerOptions o{.batch = 8, .memory = {.mode = mode, .order = order, .transfer = transfer, .heuristic = heuristic}, .seed = 4};
           EXPECT_EQ(train(net, o, 3), base) << to_string(mode) << " " << to_string(order) << " "
                                             << to_string(transfer) << " " << heuristic;
         }
@@ -60,7 +60,7 @@ TEST(Offload, EveryModeOrderTransferAndHeuristicGivesBaseParameters) {
 TEST(Offload, ThrottledAsyncTransfersStillGiveBaseParameters) {
   const Network net = testing::residual_net();
   const std::uint64_t base = train(net, {.batch = 8, .seed = 4}, 2);
-  TrainerOptions o{.batch = 8, .plan = {.mode = OffloadMode::all, .transfer = TransferMode::async}, .seed = 4};
+  TrainerOptions o{.batch = 8, .memory = {.mode = OffloadMode::all, .transfer = TransferMode::async}, .seed = 4};
   EXPECT_EQ(train(net, o, 2, /*link_gbps=*/0.05), base);
 }
 
@@ -69,7 +69,7 @@ TEST(Offload, PrefetchedTensorsAreWaitedForBeforeBackwardReadsThem) {
   const Network net = testing::residual_net();
   for (AllocOrder order : {AllocOrder::prefetch_first, AllocOrder::derivative_first})
     for (int lookahead : {0, 1, 3}) {
-      const Schedule s = plan(net, 4, {.mode = OffloadMode::all, .order = order, .lookahead = lookahead}, k);
+      const Schedule s = plan_schedule(net, 4, {.memory = {.mode = OffloadMode::all, .order = order, .lookahead = lookahead}}, k);
       std::vector<int> state(s.tensors.size(), 0);  // 0 on device, 1 offloaded, 2 prefetching, 3 back
       int offloads = 0;
       for (const Step& st : s.steps) {
@@ -92,9 +92,9 @@ TEST(Offload, PrefetchedTensorsAreWaitedForBeforeBackwardReadsThem) {
 TEST(Offload, OffloadingLowersPeakLoadAndNeedsPinnedMemory) {
   CpuKernels k;
   const Network net = models::make_model("resnet20", models::InputKind::cifar, 10);
-  const Schedule base = plan(net, 32, {}, k);
-  const Schedule all = plan(net, 32, {.mode = OffloadMode::all}, k);
-  const Schedule conv = plan(net, 32, {.mode = OffloadMode::conv}, k);
+  const Schedule base = plan_schedule(net, 32, {}, k);
+  const Schedule all = plan_schedule(net, 32, {.memory = {.mode = OffloadMode::all}}, k);
+  const Schedule conv = plan_schedule(net, 32, {.memory = {.mode = OffloadMode::conv}}, k);
   EXPECT_EQ(base.pinned_bytes, 0u);
   EXPECT_GT(all.pinned_bytes, conv.pinned_bytes);
   EXPECT_LT(all.peak_load_bytes, base.peak_load_bytes);
@@ -104,14 +104,14 @@ TEST(Offload, OffloadingLowersPeakLoadAndNeedsPinnedMemory) {
 TEST(Offload, BudgetBelowTheMinimumNamesTheMinimumAndTheMinimumWorks) {
   const Network net = testing::residual_net();
   CpuDevice probe;
-  TrainerOptions o{.batch = 8, .plan = {.mode = OffloadMode::all}, .seed = 2};
+  TrainerOptions o{.batch = 8, .memory = {.mode = OffloadMode::all}, .seed = 2};
   std::size_t minimum = 0;
   {
     Trainer t(probe, net, o);
-    minimum = t.minimum_budget();
+    minimum = t.memory().minimum_pool_bytes;
   }
   CpuDevice device;
-  o.budget_bytes = minimum - 4096;
+  o.memory.budget_bytes = minimum - 4096;
   try {
     Trainer t(device, net, o);
     FAIL() << "a budget below the minimum was accepted";
@@ -121,7 +121,7 @@ TEST(Offload, BudgetBelowTheMinimumNamesTheMinimumAndTheMinimumWorks) {
         << e.what();
   }
   CpuDevice device2;
-  o.budget_bytes = minimum;
+  o.memory.budget_bytes = minimum;
   Trainer t(device2, net, o);
   const Batch b = random_batch(8, 1);
   EXPECT_NO_THROW(t.train_step(b.images.data(), b.labels.data()));
@@ -139,7 +139,7 @@ TEST(Offload, AsyncTransfersOverlapComputeAndSyncOnesStall) {
   auto spans_of = [&](TransferMode transfer) {
     CpuDevice device({/*link_gbps=*/0.02});
     SpanRecorder rec;
-    Trainer trainer(device, net, {.batch = 16, .plan = {.mode = OffloadMode::all, .transfer = transfer}}, &rec);
+    Trainer trainer(device, net, {.batch = 16, .memory = {.mode = OffloadMode::all, .transfer = transfer}}, &rec);
     const Batch b = random_batch(16, 3);
     trainer.train_step(b.images.data(), b.labels.data());
     return rec.spans;
@@ -179,23 +179,28 @@ TEST(Replan, SwitchingSettingsBetweenIterationsKeepsTheNumbers) {
   const Network net = testing::residual_net();
   const std::uint64_t base = train(net, {.batch = 8, .seed = 6}, 4);
   CpuDevice device;
-  Trainer trainer(device, net, {.batch = 8, .arena_bytes = 64 << 20, .seed = 6});
+  Trainer trainer(device, net, {.batch = 8, .seed = 6, .room_to_grow = true});
   auto step = [&](int i) {
     const Batch b = random_batch(8, 50 + i);
     trainer.train_step(b.images.data(), b.labels.data());
   };
   step(0);
-  trainer.apply({.mode = OffloadMode::all, .transfer = TransferMode::sync}, "best-fit", 0);
+  trainer.apply({.mode = OffloadMode::all, .transfer = TransferMode::sync});
   step(1);
-  const std::size_t minimum = trainer.minimum_budget();
-  EXPECT_THROW(trainer.apply({.mode = OffloadMode::all}, "best-fit", minimum / 2), DeviceError);
-  EXPECT_THROW(trainer.apply({}, "no-such-heuristic", 0), std::invalid_argument);
-  EXPECT_EQ(trainer.options().plan.mode, OffloadMode::all) << "a refused change changes nothing";
-  trainer.apply({.mode = OffloadMode::conv, .order = AllocOrder::derivative_first}, allocator_names().back(),
-                minimum + (1 << 20));
-  EXPECT_EQ(trainer.pool_bytes(), minimum + (1 << 20));
+  const std::size_t minimum = trainer.memory().minimum_pool_bytes;
+  EXPECT_THROW(trainer.apply({.mode = OffloadMode::all, .budget_bytes = minimum / 2}), MemoryRefusal);
+  EXPECT_THROW(trainer.apply({.heuristic = "no-such-heuristic"}), std::invalid_argument);
+  EXPECT_EQ(trainer.options().memory.mode, OffloadMode::all) << "a refused change changes nothing";
+  EXPECT_EQ(trainer.memory().settings.mode, OffloadMode::all);
+  MemorySettings conv{.mode = OffloadMode::conv, .order = AllocOrder::derivative_first, .heuristic = allocator_names().back()};
+  const std::size_t arena = trainer.memory().arena_bytes;
+  CpuKernels k;
+  conv.budget_bytes = (plan_memory(net, 8, conv, k).minimum_pool_bytes + arena) / 2;
+  const std::size_t budget = conv.budget_bytes;
+  trainer.apply(conv);
+  EXPECT_EQ(trainer.memory().pool_bytes, budget);
   step(2);
-  EXPECT_THROW(trainer.apply({}, "best-fit", 128 << 20), DeviceError) << "beyond the reserved arena";
+  EXPECT_THROW(trainer.apply({.budget_bytes = arena + 4096}), MemoryRefusal) << "beyond the reserved arena";
   step(3);
   EXPECT_EQ(trainer.param_checksum(), base);
 }
@@ -220,16 +225,17 @@ TEST(Dyn, KeepsEverythingWhenBaseFitsAndProfilesOtherwise) {
   }
   // A budget between all's minimum and base's: base is refused, the rest are timed.
   CpuKernels k;
-  const std::size_t base_min = footprint_of(plan(net, 8, {}, k), "best-fit");
-  const std::size_t all_min = footprint_of(plan(net, 8, {.mode = OffloadMode::all}, k), "best-fit");
+  const std::size_t base_min = search_pool_size(plan_schedule(net, 8, {}, k), "best-fit").pool_bytes;
+  const std::size_t all_min =
+      search_pool_size(plan_schedule(net, 8, {.memory = {.mode = OffloadMode::all}}, k), "best-fit").pool_bytes;
   ASSERT_LT(all_min, base_min);
   CpuDevice device;
   const std::size_t budget = (all_min + base_min) / 2 / kAllocGranularity * kAllocGranularity;
-  Trainer trainer(device, net, {.batch = 8, .plan = {.mode = OffloadMode::all}, .budget_bytes = budget, .seed = 5});
+  Trainer trainer(device, net, {.batch = 8, .memory = {.mode = OffloadMode::all, .budget_bytes = budget}, .seed = 5});
   const std::uint64_t before = trainer.param_checksum();
   const DynChoice c = choose_dyn(trainer, b.images.data(), b.labels.data());
   EXPECT_NE(c.mode, OffloadMode::base);
-  EXPECT_EQ(trainer.options().plan.mode, c.mode);
+  EXPECT_EQ(trainer.options().memory.mode, c.mode);
   EXPECT_FALSE(c.profiles.front().fits) << "base needs more than the budget";
   int fitting = 0;
   for (const auto& p : c.profiles) fitting += p.fits;
@@ -259,7 +265,7 @@ TEST(Residency, ForwardPassLeavesOffloadedTensorsOnTheHost) {
   const Network net = testing::residual_net();
   CpuKernels k;
   for (TransferMode transfer : {TransferMode::sync, TransferMode::async}) {
-    Schedule s = plan(net, 4, {.mode = OffloadMode::all, .transfer = transfer}, k);
+    Schedule s = plan_schedule(net, 4, {.memory = {.mode = OffloadMode::all, .transfer = transfer}}, k);
     // The end of forward: the last forward step and the frees and offloads
     // that follow it, before backward starts bringing tensors back.
     auto end = std::find_if(s.steps.rbegin(), s.steps.rend(),
@@ -272,12 +278,11 @@ TEST(Residency, ForwardPassLeavesOffloadedTensorsOnTheHost) {
     CpuDevice device;
     std::byte* arena = device.reserve_arena(8 << 20);
     std::byte* pinned = device.reserve_pinned(8 << 20);
-    auto allocator = make_allocator("best-fit", 8 << 20);
-    Executor executor(device, arena, {pinned, std::size_t{8} << 20}, net, *allocator, nullptr);
-    Placement p;
-    executor.place_persistent(s, p);
+    Executor executor(device, net, arena, {pinned, std::size_t{8} << 20}, nullptr);
+    executor.use_pool("best-fit", 8 << 20, s);
     const Batch b = random_batch(4, 1);
-    executor.run(s, p, {.images = b.images.data(), .labels = b.labels.data()});
+    executor.run(s, {.images = b.images.data(), .labels = b.labels.data()});
+    const Placement& p = executor.placement();
     int on_host = 0;
     for (int t = 0; t < static_cast<int>(s.tensors.size()); ++t) {
       const PlannedTensor& pt = s.tensors[t];
@@ -309,13 +314,13 @@ TEST(Offload, AsyncForwardWaitsForNoCopyWhenThePoolHasRoom) {
   auto forward_waits = [&](TransferMode transfer, bool roomy) {
     CpuDevice device({/*link_gbps=*/0.05});
     SpanRecorder rec;
-    TrainerOptions o{.batch = 16, .plan = {.mode = OffloadMode::all, .transfer = transfer}};
+    TrainerOptions o{.batch = 16, .memory = {.mode = OffloadMode::all, .transfer = transfer}};
     if (roomy) {
       CpuKernels k;
-      o.budget_bytes = footprint_of(plan(net, 16, {}, k), "best-fit");  // base's pool: room for everything
+      o.memory.budget_bytes = search_pool_size(plan_schedule(net, 16, {}, k), "best-fit").pool_bytes;  // base's pool: room for everything
     }
     Trainer trainer(device, net, o, &rec);
-    EXPECT_EQ(trainer.parks_offloads(), transfer == TransferMode::async);
+    EXPECT_EQ(trainer.memory().park_horizon() > 0, transfer == TransferMode::async);
     const Batch b = random_batch(16, 3);
     trainer.train_step(b.images.data(), b.labels.data());
     const auto& steps = trainer.train_schedule().steps;
@@ -344,8 +349,7 @@ TEST(Offload, ParkedTensorsComeBackWithoutACopy) {
   auto prefetches = [&](TransferMode transfer) {
     CpuDevice device;
     SpanRecorder rec;
-    TrainerOptions o{.batch = 8, .plan = {.mode = OffloadMode::all, .transfer = transfer},
-                     .budget_bytes = 2 * footprint_of(plan(net, 8, {}, k), "best-fit"), .seed = 4};
+    TrainerOptions o{.batch = 8, .memory = {.mode = OffloadMode::all, .transfer = transfer, .budget_bytes = 2 * search_pool_size(plan_schedule(net, 8, {}, k), "best-fit").pool_bytes}, .seed = 4};
     Trainer trainer(device, net, o, &rec);
     const Batch b = random_batch(8, 3);
     trainer.train_step(b.images.data(), b.labels.data());
@@ -367,7 +371,7 @@ TEST(Offload, OnlyAsyncFreesOfOffloadedTensorsAreParked) {
   const Network net = testing::residual_net();
   for (TransferMode transfer : {TransferMode::sync, TransferMode::async}) {
     CpuKernels k;
-    const Schedule s = plan(net, 8, {.mode = OffloadMode::all, .transfer = transfer}, k);
+    const Schedule s = plan_schedule(net, 8, {.memory = {.mode = OffloadMode::all, .transfer = transfer}}, k);
     int parked = 0;
     for (const Step& st : s.steps)
       if (st.kind == StepKind::free && st.after_copy) {
@@ -389,24 +393,24 @@ TEST(Offload, ParkingIsDecidedByThePoolAndNeverChangesTheNumbers) {
   const Network net = testing::residual_net();
   const std::uint64_t base = train(net, {.batch = 8, .seed = 4}, 2);
   CpuKernels k;
-  const std::size_t roomy = 2 * footprint_of(plan(net, 8, {}, k), "best-fit");
+  const std::size_t roomy = 2 * search_pool_size(plan_schedule(net, 8, {}, k), "best-fit").pool_bytes;
   std::set<int> horizons;
   for (const std::string& heuristic : allocator_names())
     for (std::size_t budget : {std::size_t{0}, roomy}) {
       SCOPED_TRACE(heuristic + " budget " + std::to_string(budget));
-      TrainerOptions o{.batch = 8, .plan = {.mode = OffloadMode::all}, .heuristic = heuristic,
-                       .budget_bytes = budget, .seed = 4};
+      TrainerOptions o{.batch = 8, .memory = {.mode = OffloadMode::all, .heuristic = heuristic, .budget_bytes = budget}, .seed = 4};
       CpuDevice device;
       Trainer trainer(device, net, o);
-      horizons.insert(trainer.park_horizon());
-      if (budget == roomy) EXPECT_EQ(trainer.park_horizon(), kParkUntilNeeded);
-      if (trainer.park_horizon() == kParkUntilNeeded) EXPECT_EQ(trainer.parking_budget(), 0u);
-      if (trainer.parking_budget() != 0) {
-        EXPECT_GT(trainer.parking_budget(), trainer.pool_bytes());
+      horizons.insert(trainer.memory().park_horizon());
+      if (budget == roomy) EXPECT_EQ(trainer.memory().park_horizon(), kParkUntilNeeded);
+      if (trainer.memory().park_horizon() == kParkUntilNeeded) EXPECT_EQ(trainer.memory().parking_pool_bytes, 0u);
+      if (trainer.memory().parking_pool_bytes != 0) {
+        EXPECT_GT(trainer.memory().parking_pool_bytes, trainer.memory().pool_bytes);
         TrainerOptions more = o;
-        more.budget_bytes = trainer.parking_budget();
+        more.memory.budget_bytes = trainer.memory().parking_pool_bytes;
         CpuDevice other;
-        EXPECT_GT(Trainer(other, net, more).park_horizon(), trainer.park_horizon()) << "the named pool parks more";
+        EXPECT_GT(Trainer(other, net, more).memory().park_horizon(), trainer.memory().park_horizon())
+            << "the named pool parks more";
       }
       EXPECT_EQ(train(net, o, 2), base);
     }
@@ -427,39 +431,38 @@ TEST(Compression, CompressedOffloadsGiveBaseParametersInEveryModeAndTransfer) {
   const std::uint64_t base = train(net, {.batch = 8, .seed = 4}, 3);
   for (OffloadMode mode : {OffloadMode::all, OffloadMode::conv, OffloadMode::aconv})
     for (TransferMode transfer : {TransferMode::sync, TransferMode::async}) {
-      TrainerOptions o{.batch = 8, .plan = {.mode = mode, .transfer = transfer, .compress = true}, .seed = 4};
+      TrainerOptions o{.batch = 8, .memory = {.mode = mode, .transfer = transfer, .compress = true}, .seed = 4};
       EXPECT_EQ(train(net, o, 3), base) << to_string(mode) << " " << to_string(transfer);
     }
-  TrainerOptions slow{.batch = 8, .plan = {.mode = OffloadMode::all, .compress = true}, .seed = 4};
+  TrainerOptions slow{.batch = 8, .memory = {.mode = OffloadMode::all, .compress = true}, .seed = 4};
   EXPECT_EQ(train(net, slow, 3, /*link_gbps=*/0.05), base) << "throttled copies";
-  TrainerOptions threads{.batch = 8, .plan = {.mode = OffloadMode::all, .compress = true}, .seed = 4,
-                         .compress_threads = 3};
+  TrainerOptions threads{.batch = 8, .memory = {.mode = OffloadMode::all, .compress = true}, .seed = 4, .compress_threads = 3};
   EXPECT_EQ(train(net, threads, 3), base) << "three threads per tensor";
 }
 
 TEST(Compression, PinnedMemoryIsTwoStagingSlotsOfTheLargestOffloadedTensor) {
   const Network net = testing::residual_net();
   CpuKernels k;
-  const Schedule plain = plan(net, 16, {.mode = OffloadMode::all}, k);
-  const Schedule compressed = plan(net, 16, {.mode = OffloadMode::all, .compress = true}, k);
+  const Schedule plain = plan_schedule(net, 16, {.memory = {.mode = OffloadMode::all}}, k);
+  const Schedule compressed = plan_schedule(net, 16, {.memory = {.mode = OffloadMode::all, .compress = true}}, k);
   std::size_t largest = 0;
   for (const PlannedTensor& t : compressed.tensors)
     if (t.offloaded) largest = std::max(largest, round_up(t.info.bytes()));
   EXPECT_EQ(compressed.staging_bytes, largest);
   EXPECT_EQ(compressed.pinned_bytes, 2 * largest);
   EXPECT_LT(compressed.pinned_bytes, plain.pinned_bytes);
-  EXPECT_EQ(plan(net, 16, {.compress = true}, k).pinned_bytes, 0u) << "base offloads nothing";
+  EXPECT_EQ(plan_schedule(net, 16, {.memory = {.compress = true}}, k).pinned_bytes, 0u) << "base offloads nothing";
 
   CpuDevice device;
-  Trainer trainer(device, net, {.batch = 16, .plan = {.mode = OffloadMode::conv, .compress = true}});
-  EXPECT_EQ(trainer.offload_pinned_bytes(), compressed.pinned_bytes) << "reserved for the worst mode, all";
+  Trainer trainer(device, net, {.batch = 16, .memory = {.mode = OffloadMode::conv, .compress = true}});
+  EXPECT_EQ(trainer.memory().offload_pinned_bytes, compressed.pinned_bytes) << "reserved for the worst mode, all";
 }
 
 TEST(Compression, HostWorkRunsOnTheTransferStreamsAndShrinksReluOutputs) {
   const Network net = testing::residual_net();
   CpuDevice device;
   SpanRecorder rec;
-  Trainer trainer(device, net, {.batch = 16, .plan = {.mode = OffloadMode::conv, .compress = true}}, &rec);
+  Trainer trainer(device, net, {.batch = 16, .memory = {.mode = OffloadMode::conv, .compress = true}}, &rec);
   const Batch b = random_batch(16, 3);
   const IterationResult r = trainer.train_step(b.images.data(), b.labels.data());
 
@@ -503,28 +506,28 @@ TEST(Compression, ARunStartedCompressedRefusesToOffloadUncompressedAndTrainsOn) 
   const std::uint64_t base = train(net, {.batch = 8, .seed = 6}, 3);
   CpuDevice device;
   Trainer trainer(device, net,
-                  {.batch = 8, .plan = {.mode = OffloadMode::all, .compress = true}, .arena_bytes = 64 << 20, .seed = 6});
+                  {.batch = 8, .memory = {.mode = OffloadMode::all, .compress = true}, .seed = 6, .room_to_grow = true});
   auto step = [&](int i) {
     const Batch b = random_batch(8, 50 + i);
     trainer.train_step(b.images.data(), b.labels.data());
   };
   step(0);
   try {
-    trainer.apply({.mode = OffloadMode::all}, "best-fit", 0);
+    trainer.apply({.mode = OffloadMode::all});
     ADD_FAILURE() << "turning compression off needs pinned memory the run did not reserve";
   } catch (const DeviceError& e) {
     EXPECT_NE(std::string(e.what()).find("start a new run"), std::string::npos) << e.what();
   }
-  EXPECT_TRUE(trainer.options().plan.compress);
+  EXPECT_TRUE(trainer.options().memory.compress);
   step(1);
-  trainer.apply({}, "best-fit", 0);  // base offloads nothing: fine
+  trainer.apply({});  // base offloads nothing: fine
   step(2);
   EXPECT_EQ(trainer.param_checksum(), base);
 
   // The other way round always fits: compression needs less.
   CpuDevice other;
-  Trainer plain(other, net, {.batch = 8, .plan = {.mode = OffloadMode::all}, .seed = 6});
-  EXPECT_NO_THROW(plain.apply({.mode = OffloadMode::all, .compress = true}, "best-fit", 0));
+  Trainer plain(other, net, {.batch = 8, .memory = {.mode = OffloadMode::all}, .seed = 6});
+  EXPECT_NO_THROW(plain.apply({.mode = OffloadMode::all, .compress = true}));
 }
 
 }  // namespace

@@ -60,15 +60,15 @@ TEST(Planner, TrainScheduleTouchesOnlyLiveTensors) {
   CpuKernels k;
   for (ConvScheme scheme : {ConvScheme::m, ConvScheme::p}) {
     const Network net = testing::residual_net();
-    expect_well_formed(plan(net, 4, {Phase::train, scheme}, k));
-    expect_well_formed(plan(net, 4, {Phase::eval, scheme}, k));
+    expect_well_formed(plan_schedule(net, 4, {Phase::train, {.scheme = scheme}}, k));
+    expect_well_formed(plan_schedule(net, 4, {Phase::eval, {.scheme = scheme}}, k));
   }
 }
 
 TEST(Planner, BackwardReadsAreKeptAndOthersFreedInForward) {
   CpuKernels k;
   const Network net = testing::residual_net();
-  const Schedule s = plan(net, 4, {Phase::train, ConvScheme::p}, k);
+  const Schedule s = plan_schedule(net, 4, {Phase::train, {.scheme = ConvScheme::p}}, k);
   // relu1's output feeds conv2, whose backward reads its input: it survives
   // until backward. Nobody's backward reads the avg-pool output (dropout
   // keeps only its mask) or the global pool's (flatten reads nothing).
@@ -93,7 +93,7 @@ TEST(Planner, BackwardReadsAreKeptAndOthersFreedInForward) {
 
 TEST(Planner, FanOutGradientsAccumulate) {
   CpuKernels k;
-  const Schedule s = plan(testing::residual_net(), 2, {Phase::train, ConvScheme::p}, k);
+  const Schedule s = plan_schedule(testing::residual_net(), 2, {Phase::train, {.scheme = ConvScheme::p}}, k);
   int accumulates = 0;
   for (const Step& st : s.steps)
     if (st.kind == StepKind::accumulate) {
@@ -105,7 +105,7 @@ TEST(Planner, FanOutGradientsAccumulate) {
 
 TEST(Planner, ActivationGradientsAreFreedRightAfterTheirConsumer) {
   CpuKernels k;
-  const Schedule s = plan(testing::residual_net(), 2, {Phase::train, ConvScheme::p}, k);
+  const Schedule s = plan_schedule(testing::residual_net(), 2, {Phase::train, {.scheme = ConvScheme::p}}, k);
   for (int i = 0; i < static_cast<int>(s.steps.size()); ++i) {
     const Step& st = s.steps[i];
     if (st.kind != StepKind::backward) continue;
@@ -121,8 +121,8 @@ TEST(Planner, ActivationGradientsAreFreedRightAfterTheirConsumer) {
 TEST(Planner, EvalHasNoBackwardAndSharesParameterIds) {
   CpuKernels k;
   const Network net = testing::residual_net();
-  const Schedule train = plan(net, 4, {Phase::train, ConvScheme::p}, k);
-  const Schedule eval = plan(net, 3, {Phase::eval, ConvScheme::m}, k);
+  const Schedule train = plan_schedule(net, 4, {Phase::train, {.scheme = ConvScheme::p}}, k);
+  const Schedule eval = plan_schedule(net, 3, {Phase::eval, {.scheme = ConvScheme::m}}, k);
   for (const Step& st : eval.steps) {
     EXPECT_NE(st.kind, StepKind::backward);
     EXPECT_NE(st.kind, StepKind::update);

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "engine/memory/alloc_trace.h"
+#include "engine/memory/replay.h"
 #include "engine/memory/allocator.h"
 #include "engine/device/cpu/cpu_kernels.h"
 #include "engine/memory/paper_sequences.h"
@@ -30,9 +31,12 @@ TraceEvent release(std::int64_t id) { return {TraceEvent::Kind::free, id, 0, fal
 // granules, so 1/3 unit is one granule.
 constexpr std::size_t kThird = kAllocGranularity;
 
-bool serves(const AllocTrace& trace, std::string_view heuristic, std::size_t pool) {
+// `park_horizon`: a schedule's trace marks the frees async offloads may
+// park; the replay parks as many as the horizon allows (a plain trace: all).
+bool serves(const AllocTrace& trace, std::string_view heuristic, std::size_t pool,
+            int park_horizon = kParkUntilNeeded) {
   auto a = make_allocator(heuristic, pool);
-  return replay(trace, *a).fits;
+  return replay(trace, *a, park_horizon).fits;
 }
 
 TEST(PoolSearch, BestFitServesNineUnitsButNotEleven) {
@@ -44,8 +48,8 @@ TEST(PoolSearch, BestFitServesNineUnitsButNotEleven) {
   const TraceReplay r = replay(t, *eleven);
   EXPECT_FALSE(r.fits);
   EXPECT_EQ(r.failed_event, 7) << "A5(8) fails: A4 took the 2-unit hole, splitting the free space 5 + 5";
-  EXPECT_EQ(r.failed_request_bytes, 8 * U);
-  EXPECT_EQ(r.largest_free_at_failure_bytes, 5 * U);
+  EXPECT_EQ(r.failure.request_bytes, 8 * U);
+  EXPECT_EQ(r.failure.largest_free_bytes, 5 * U);
 }
 
 TEST(PoolSearch, FindsASufficientPoolNotNecessarilyTheSmallest) {
@@ -130,13 +134,13 @@ TEST(PoolSearch, ScheduleSearchGivesEveryPolicyAPoolARealReplayFits) {
   // the pool itself, so the search is how its pool is sized.
   CpuKernels kernels;
   const Network net = testing::residual_net();
-  const Schedule s = plan(net, 4, {.mode = OffloadMode::all}, kernels);
+  const Schedule s = plan_schedule(net, 4, {.memory = {.mode = OffloadMode::all}}, kernels);
   for (const std::string& name : allocator_names()) {
     SCOPED_TRACE(name);
     const PoolSearch found = search_pool_size(s, name);
     EXPECT_GE(found.pool_bytes, s.peak_load_bytes);
     EXPECT_LT(found.pool_bytes, 2 * s.peak_load_bytes);
-    EXPECT_TRUE(serves(trace_of(s, 3), name, found.pool_bytes)) << "every later iteration fits as well";
+    EXPECT_TRUE(serves(trace_of(s, 3), name, found.pool_bytes, s.park_horizon)) << "every later iteration fits as well";
   }
 }
 

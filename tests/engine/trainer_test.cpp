@@ -7,7 +7,7 @@
 #include <random>
 
 #include "engine/device/cpu/cpu_device.h"
-#include "engine/memory/dry_run.h"
+#include "engine/memory/pool_search.h"
 #include "engine/run/trainer.h"
 #include "test_networks.h"
 
@@ -52,16 +52,16 @@ TEST(Executor, PredictedPeakLoadEqualsObserved) {
   for (ConvScheme scheme : {ConvScheme::m, ConvScheme::p}) {
     CpuDevice device;
     Recorder rec;
-    Trainer trainer(device, net, {.batch = 8, .plan = {.scheme = scheme}, .seed = 3}, &rec);
+    Trainer trainer(device, net, {.batch = 8, .memory = {.scheme = scheme}, .seed = 3}, &rec);
     const ToyBatch b = toy_batch(8, 1);
     const IterationResult r = trainer.train_step(b.images.data(), b.labels.data());
     std::size_t observed = 0;
     for (const LoadSample& l : rec.loads)
       if (l.iteration == 0) observed = std::max(observed, l.load_bytes);
     EXPECT_EQ(observed, trainer.train_schedule().peak_load_bytes);
-    EXPECT_EQ(r.peak_load_bytes, trainer.train_schedule().peak_load_bytes);
+    EXPECT_EQ(r.memory.peak_load_bytes, trainer.train_schedule().peak_load_bytes);
     // The dry run's footprint is the real run's footprint: same policy, same sequence.
-    EXPECT_EQ(r.footprint_bytes, footprint_of(trainer.train_schedule(), "best-fit"));
+    EXPECT_EQ(r.memory.footprint_bytes, search_pool_size(trainer.train_schedule(), "best-fit").pool_bytes);
     ASSERT_EQ(rec.iterations.size(), 1u);
     EXPECT_EQ(rec.iterations[0].peak_load_bytes, observed);
   }
@@ -98,7 +98,7 @@ TEST(Trainer, SameSeedGivesBitIdenticalParameters) {
   const Network net = testing::residual_net();
   auto run = [&](std::uint64_t seed, ConvScheme scheme) {
     CpuDevice device;
-    Trainer trainer(device, net, {.batch = 8, .plan = {.scheme = scheme}, .seed = seed});
+    Trainer trainer(device, net, {.batch = 8, .memory = {.scheme = scheme}, .seed = seed});
     for (unsigned i = 0; i < 3; ++i) {
       const ToyBatch b = toy_batch(8, 10 + i);
       trainer.train_step(b.images.data(), b.labels.data());
@@ -171,7 +171,7 @@ TEST(Trainer, PoolTooSmallSaysWhatIsNeeded) {
   const Network net = testing::residual_net();
   CpuDevice device;
   try {
-    Trainer trainer(device, net, {.batch = 8, .budget_bytes = 4096});
+    Trainer trainer(device, net, {.batch = 8, .memory = {.budget_bytes = 4096}});
     FAIL() << "a 4 KiB pool cannot hold the network";
   } catch (const DeviceError& e) {
     EXPECT_NE(std::string(e.what()).find("smallest budget that works"), std::string::npos) << e.what();
@@ -181,7 +181,7 @@ TEST(Trainer, PoolTooSmallSaysWhatIsNeeded) {
 TEST(Trainer, RejectsUnknownHeuristicAndBadBatch) {
   const Network net = testing::residual_net();
   CpuDevice device;
-  EXPECT_THROW(Trainer(device, net, {.batch = 8, .heuristic = "nope"}), std::invalid_argument);
+  EXPECT_THROW(Trainer(device, net, {.batch = 8, .memory = {.heuristic = "nope"}}), std::invalid_argument);
   EXPECT_THROW(Trainer(device, net, {.batch = 0}), std::invalid_argument);
 }
 

@@ -19,15 +19,16 @@ TEST(PaperFigures, SmartPoolCompetitiveRatioOnTheCifarModels) {
   for (const char* model : {"resnet18", "resnet34", "resnet50", "resnet101", "vgg11", "vgg13", "vgg16", "vgg19"}) {
     const Network net = models::make_model(model, models::InputKind::cifar, 10);
     for (const PlanRow& row : plan_table(net, 100, kernels, {"smartpool"}))
-      if (row.mode == "base") {
-        EXPECT_LE(row.competitive_ratio, 1.02) << model << " " << row.algo << " " << row.order;
+      if (row.settings.mode == OffloadMode::base) {
+        EXPECT_LE(row.memory.competitive_ratio(), 1.02)
+            << model << " " << to_string(row.settings.scheme) << " " << to_string(row.settings.order);
       }
   }
 }
 
 // resnet20 on the generated dataset: three epochs reach 90% test accuracy.
 TEST(PaperFigures, Resnet20LearnsTheGeneratedDatasetInThreeEpochs) {
-  RunOptions o;
+  RunSettings o;
   o.model = "resnet20";
   o.dataset = "generated";
   o.epochs = 3;

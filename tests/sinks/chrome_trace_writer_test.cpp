@@ -197,9 +197,9 @@ TEST(ChromeTraceWriter, AllocationsOnlyWhenAskedFor) {
   {
     ChromeTraceWriter writer(verbose.path(), ChromeTraceOptions{.allocations = true});
     writer.on_alloc(a);
-    a.action = AllocAction::free;
+    a.action = PoolAction::free;
     writer.on_alloc(a);
-    a.action = AllocAction::park;
+    a.action = PoolAction::park;
     writer.on_alloc(a);
   }
   const auto instants = events_with(read_json(verbose.path()), "i");

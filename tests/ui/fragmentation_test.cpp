@@ -14,6 +14,7 @@
 #include <stdexcept>
 
 #include "engine/memory/alloc_trace.h"
+#include "engine/memory/replay.h"
 #include "engine/memory/allocator.h"
 #include "engine/memory/paper_sequences.h"
 
@@ -213,8 +214,8 @@ TEST(Fragmentation, AgreesWithTheEngineReplayWhenEverythingFits) {
       EXPECT_EQ(h.served(), engine.fits);
       EXPECT_EQ(h.first_failed_event, engine.failed_event);
       if (engine.fits) {
-        EXPECT_EQ(h.footprint_bytes, engine.stats.peak_extent_bytes);
-        EXPECT_EQ(h.peak_load_bytes, engine.peak_load_bytes);
+        EXPECT_EQ(h.footprint_bytes, engine.figures.footprint_bytes);
+        EXPECT_EQ(h.peak_load_bytes, engine.figures.peak_load_bytes);
       }
     }
   }

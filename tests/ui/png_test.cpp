@@ -292,16 +292,16 @@ TEST(Png, CanvasFormatsBytesAndPicksRoundTicks) {
 // weight placed once, an activation offloaded and freed, a stall.
 RingSnapshot two_iterations() {
   RingSnapshot s;
-  s.placement.push_back({-1, 0, AllocAction::place, 0, "fc.w", Role::weight, 0, 64 * KiB, 0});
+  s.placement.push_back({-1, 0, PoolAction::place, 0, "fc.w", Role::weight, 0, 64 * KiB, 0});
   double t = 0;
   for (std::int64_t it = 0; it < 2; ++it) {
     const double start = t;
-    s.allocs.push_back({it, 0, AllocAction::place, 1, "fc.out", Role::activation, 64 * KiB, 128 * KiB, t});
+    s.allocs.push_back({it, 0, PoolAction::place, 1, "fc.out", Role::activation, 64 * KiB, 128 * KiB, t});
     s.spans.push_back({it, 0, Stream::compute, SpanKind::forward, "fc", "", 0, t, t + 400});
     s.loads.push_back({it, 0, t + 400, 192 * KiB, 192 * KiB});
     s.spans.push_back({it, 1, Stream::offload, SpanKind::offload, "fc", "fc.out", 128 * KiB, t + 400, t + 900});
     s.spans.push_back({it, 1, Stream::compute, SpanKind::wait, "fc", "fc.out", 0, t + 400, t + 900});
-    s.allocs.push_back({it, 1, AllocAction::free, 1, "fc.out", Role::activation, 64 * KiB, 128 * KiB, t + 900});
+    s.allocs.push_back({it, 1, PoolAction::free, 1, "fc.out", Role::activation, 64 * KiB, 128 * KiB, t + 900});
     s.loads.push_back({it, 1, t + 900, 64 * KiB, 64 * KiB});
     s.spans.push_back({it, 2, Stream::compute, SpanKind::update, "", "", 0, t + 900, t + 1000});
     s.loads.push_back({it, 2, t + 1000, 64 * KiB, 64 * KiB});

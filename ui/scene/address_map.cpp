@@ -40,20 +40,31 @@ AddressMapScene build_address_map(const RingSnapshot& events, std::size_t pool_b
   AddressMapScene map;
   map.pool_bytes = pool_bytes;
   if (!complete(events, iteration)) return map;
+  const IterationSummary* summary = nullptr;
+  for (const auto& it : events.iterations)
+    if (it.iteration == iteration) summary = &it;
   int steps = 0;
   for (const auto& e : events.allocs)
     if (e.iteration == iteration) steps = std::max(steps, e.step + 1);
   for (const auto& e : events.spans)
     if (e.iteration == iteration) steps = std::max(steps, e.step + 1);
-  if (steps == 0) return map;
+  if (steps == 0 || !summary) return map;
   map.iteration = iteration;
   map.steps = steps;
+  map.peak_step = std::max(summary->peak_step, 0);
+  map.peak_load_bytes = summary->peak_load_bytes;
+  map.footprint_bytes = summary->footprint_bytes;
+  if (summary->largest_free_at_peak.bytes)
+    map.largest_free_at_peak = MapHole{summary->largest_free_at_peak.offset, summary->largest_free_at_peak.bytes};
+  map.after_step.assign(static_cast<std::size_t>(steps), StepPool{});
+  for (const auto& l : events.loads)
+    if (l.iteration == iteration && l.step >= 0 && l.step < steps)
+      map.after_step[static_cast<std::size_t>(l.step)] = {l.load_bytes, l.extent_bytes, l.largest_free_bytes};
+  for (std::size_t i = 1; i < map.after_step.size(); ++i)
+    if (map.after_step[i].extent_bytes == 0) map.after_step[i] = map.after_step[i - 1];
 
   std::map<std::size_t, std::size_t> live;    // offset -> index into blocks
   std::map<std::size_t, std::size_t> parked;  // offset -> index: dead, still taken
-  std::size_t load = 0, extent_max = 0;
-  bool peak_seen = false;
-  std::vector<std::size_t> at_peak;  // block indices live at the peak
   auto alloc = [&](const AllocEvent& e, bool persistent) {
     MapBlock b;
     b.tensor = e.tensor;
@@ -66,7 +77,6 @@ AddressMapScene build_address_map(const RingSnapshot& events, std::size_t pool_b
     b.last_step = steps - 1;
     live[e.offset] = map.blocks.size();
     map.blocks.push_back(std::move(b));
-    load += e.bytes;
   };
   // A parked block stays taken until it is given back or its tensor is
   // placed in it again, both before that step's work.
@@ -81,7 +91,7 @@ AddressMapScene build_address_map(const RingSnapshot& events, std::size_t pool_b
     if (!e.is_free()) alloc(e, true);
   for (const auto& e : events.allocs) {
     if (e.iteration != iteration) continue;
-    if (e.action == AllocAction::give_back) {
+    if (e.action == PoolAction::give_back) {
       unpark(e.offset, e.step);
       continue;
     }
@@ -89,8 +99,7 @@ AddressMapScene build_address_map(const RingSnapshot& events, std::size_t pool_b
       auto it = live.find(e.offset);
       if (it == live.end()) continue;  // freed twice or placed before the snapshot: skip
       map.blocks[it->second].last_step = e.step;
-      load -= map.blocks[it->second].bytes;
-      if (e.action == AllocAction::park) {
+      if (e.action == PoolAction::park) {
         map.blocks[it->second].parked_until_step = steps - 1;  // until given back
         parked[e.offset] = it->second;
       }
@@ -99,42 +108,13 @@ AddressMapScene build_address_map(const RingSnapshot& events, std::size_t pool_b
     }
     unpark(e.offset, e.step);  // a tensor placed in its own parked block
     alloc(e, false);
-    if (!live.empty()) {
-      const MapBlock& top = map.blocks[std::prev(live.end())->second];
-      extent_max = std::max(extent_max, top.end());
-    }
-    if (!peak_seen || load > map.peak_load_bytes) {
-      peak_seen = true;
-      map.peak_load_bytes = load;
-      map.peak_step = e.step;
-      at_peak.clear();
-      for (const auto& [offset, index] : live) at_peak.push_back(index);
-      for (const auto& [offset, index] : parked) at_peak.push_back(index);  // taken, though dead
-    }
   }
-  for (const auto& [offset, index] : live) extent_max = std::max(extent_max, map.blocks[index].end());
-  for (const auto& [offset, index] : parked) extent_max = std::max(extent_max, map.blocks[index].end());
-  // The allocator's own extent can lie above every live block: cnmem's is
-  // the end of the pools it claimed, and those stay claimed from earlier
-  // iterations. The load samples carry it; the map shows that footprint.
-  std::size_t extent_at_peak = 0;
-  for (const auto& l : events.loads) {
-    if (l.iteration != iteration) continue;
-    extent_max = std::max(extent_max, l.extent_bytes);
-    if (l.step == map.peak_step) extent_at_peak = std::max(extent_at_peak, l.extent_bytes);
-  }
-  map.footprint_bytes = extent_max;
 
-  // The holes below the extent when the load peaked.
-  std::vector<const MapBlock*> peak_blocks;
-  for (std::size_t i : at_peak) peak_blocks.push_back(&map.blocks[i]);
-  std::sort(peak_blocks.begin(), peak_blocks.end(),
-            [](const MapBlock* a, const MapBlock* b) { return a->offset < b->offset; });
-  std::size_t peak_extent = extent_at_peak;
-  for (const MapBlock* b : peak_blocks) peak_extent = std::max(peak_extent, b->end());
-  map.holes_at_peak = holes_between(peak_blocks, peak_extent);
-  for (const MapHole& h : map.holes_at_peak)
-    if (!map.largest_free_at_peak || h.bytes > map.largest_free_at_peak->bytes) map.largest_free_at_peak = h;
+  // The holes between the blocks taken at the peak, below the extent then.
+  const Occupancy at_peak = occupancy_at(map, map.peak_step);
+  const std::size_t extent_at_peak = map.after_step[static_cast<std::size_t>(map.peak_step)].extent_bytes;
+  for (const MapHole& h : at_peak.holes)
+    if (h.offset < extent_at_peak) map.holes_at_peak.push_back({h.offset, std::min(h.bytes, extent_at_peak - h.offset)});
 
   // Transfers: an offload runs from its step until the block is freed; a
   // prefetched block is in flight from its placement until the first
@@ -174,14 +154,12 @@ Occupancy occupancy_at(const AddressMapScene& map, int step) {
   }
   const auto by_offset = [](const MapBlock* a, const MapBlock* b) { return a->offset < b->offset; };
   std::sort(o.live.begin(), o.live.end(), by_offset);
-  for (const MapBlock* b : o.live) o.load_bytes += b->bytes;
   std::vector<const MapBlock*> taken = o.live;
   taken.insert(taken.end(), o.parked.begin(), o.parked.end());
   std::sort(taken.begin(), taken.end(), by_offset);
-  for (const MapBlock* b : taken) o.extent_bytes = std::max(o.extent_bytes, b->end());
-  o.holes = holes_between(taken, std::max(map.pool_bytes, o.extent_bytes));
-  for (const MapHole& h : o.holes)
-    if (h.offset + h.bytes <= o.extent_bytes) o.largest_hole_bytes = std::max(o.largest_hole_bytes, h.bytes);
+  std::size_t extent = 0;
+  for (const MapBlock* b : taken) extent = std::max(extent, b->end());
+  o.holes = holes_between(taken, std::max(map.pool_bytes, extent));
   return o;
 }
 

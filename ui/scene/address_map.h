@@ -1,7 +1,9 @@
 // The pool's address map of one iteration as data (SmartPool's Fig. 3):
 // address against step, each tensor a rectangle from the step it was placed
-// to the step it was freed, the holes between them, the largest free block
-// at the peak, and the occupancy of the pool at the end of the events seen.
+// to the step it was freed, and the holes between them. The figures (the
+// peak, the footprint, the largest free block at the peak, the pool after
+// each step) are the replay loop's, as the iteration's events carry them
+// (engine/memory/replay.h): the map draws them, it does not compute them.
 #pragma once
 
 #include <cstddef>
@@ -42,18 +44,28 @@ struct MapHole {
   std::size_t offset = 0, bytes = 0;
 };
 
+// The pool right after a step (its last allocation event).
+struct StepPool {
+  std::size_t load_bytes = 0, extent_bytes = 0, largest_free_bytes = 0;
+};
+
 struct AddressMapScene {
   std::int64_t iteration = -1;  // -1: nothing to show yet
   int steps = 0;                // steps of the iteration (x axis: 0..steps)
   std::size_t pool_bytes = 0;   // y axis: 0..pool_bytes
   std::vector<MapBlock> blocks;
-  // When the load peaked: the step, the load, the extent (one past the
-  // highest live byte) and the free holes below the extent then.
+  // When the load last reached its peak: the step and the load; the
+  // iteration's footprint (the allocator's highest extent: cnmem's claimed
+  // pools); the free holes below the extent then (drawn), and the largest
+  // free block then (the figure).
   int peak_step = 0;
   std::size_t peak_load_bytes = 0;
-  std::size_t footprint_bytes = 0;  // the allocator's highest extent in the iteration (cnmem: its claimed pools)
+  std::size_t footprint_bytes = 0;
   std::vector<MapHole> holes_at_peak;
   std::optional<MapHole> largest_free_at_peak;
+  // The pool after each step that allocated or freed (steps without such
+  // an event keep the one before's).
+  std::vector<StepPool> after_step;
   bool empty() const { return iteration < 0; }
 };
 
@@ -64,19 +76,16 @@ AddressMapScene build_address_map(const RingSnapshot& events, std::size_t pool_b
 AddressMapScene build_address_map(const RingSnapshot& events, std::size_t pool_bytes,
                                   std::int64_t iteration);
 
-// The pool at one step of a map (after that step's allocations, before its
-// frees): the live blocks sorted by offset, the parked ones, and the holes
-// between them all up to the pool's end. The view's occupancy strip shows
-// it for the step under the mouse, or the peak.
+// The blocks at one step of a map (after that step's allocations, before
+// its frees): the live ones sorted by offset, the parked ones, and the
+// holes between them all up to the pool's end. The view's occupancy strip
+// draws it for the step under the mouse, or the peak.
 struct Occupancy {
   int step = 0;
   std::size_t pool_bytes = 0;
   std::vector<const MapBlock*> live;    // into the map's blocks
   std::vector<const MapBlock*> parked;  // dead, but still taken
   std::vector<MapHole> holes;           // below the pool end
-  std::size_t load_bytes = 0;     // the live blocks'
-  std::size_t extent_bytes = 0;   // one past the highest taken byte
-  std::size_t largest_hole_bytes = 0;  // below the extent
 };
 Occupancy occupancy_at(const AddressMapScene& map, int step);
 

@@ -11,11 +11,12 @@
 #include <utility>
 
 #include "engine/memory/allocator.h"
+#include "engine/memory/replay.h"
 
 namespace tidepool::ui {
 namespace {
 
-// cnmem is the one heuristic with several pools; the registry names it so.
+// cnmem's first pool can be set; the registry names it so.
 constexpr std::string_view kCnmem = "cnmem";
 
 std::unique_ptr<Allocator> make_for(const PaperSequence& sequence, const std::string& heuristic) {
@@ -24,104 +25,30 @@ std::unique_ptr<Allocator> make_for(const PaperSequence& sequence, const std::st
   return make_allocator(heuristic, sequence.pool_bytes);
 }
 
-// One heuristic's pool as the replay sees it: the live blocks by offset and,
-// for cnmem, the ends of the pools it has claimed.
-class PoolView {
- public:
-  PoolView(std::string heuristic, std::size_t pool_bytes)
-      : heuristic_(std::move(heuristic)), pool_bytes_(pool_bytes), multi_pool_(heuristic_ == kCnmem) {}
-
-  // Records a block the allocator returned, after checking it against the
-  // pool and the live blocks: a drawing of overlapping blocks would teach
-  // the wrong thing, so a policy that produced one is a bug worth stopping on.
-  void place(const ReplayBlock& b, int event) {
-    auto fail = [&](const std::string& what) {
-      throw std::logic_error("replay_fragmentation: " + heuristic_ + " placed block " + std::to_string(b.id) +
-                             " at event " + std::to_string(event) + " " + what);
-    };
-    if (b.offset % kAllocGranularity != 0) fail("on an unaligned offset");
-    if (b.end() > pool_bytes_) fail("past the end of the pool");
-    const auto next = live_.lower_bound(b.offset);
-    if (next != live_.end() && next->first < b.end()) fail("over block " + std::to_string(next->second.id));
-    if (next != live_.begin() && std::prev(next)->second.end() > b.offset)
-      fail("over block " + std::to_string(std::prev(next)->second.id));
-    live_.emplace(b.offset, b);
-    load_ += b.bytes;
-  }
-
-  void remove(std::size_t offset) {
-    const auto it = live_.find(offset);
-    load_ -= it->second.bytes;
-    live_.erase(it);
-  }
-
-  // cnmem's stats() extent is the end of its last pool: it grows by one
-  // pool per request that did not fit, and falls back to the initial pool
-  // (or to nothing) when the last live block goes, every pool given back.
-  void track_pools(std::size_t extent) {
-    if (!multi_pool_) return;
-    if (!pool_ends_.empty() && extent < pool_ends_.back()) pool_ends_.clear();
-    if (extent > 0 && (pool_ends_.empty() || extent > pool_ends_.back())) pool_ends_.push_back(extent);
-  }
-
-  ReplayFrame frame(int event, const PoolStats& stats) const {
-    ReplayFrame f;
-    f.event = event;
-    f.live.reserve(live_.size());
-    for (const auto& [offset, block] : live_) f.live.push_back(block);
-    f.load_bytes = load_;
-    f.extent_bytes = stats.extent_bytes;
-    f.largest_free_block_bytes = stats.largest_free_block_bytes;
-    if (!pool_ends_.empty()) f.pool_boundaries.assign(pool_ends_.begin(), pool_ends_.end() - 1);
-    f.largest_free_below_extent_bytes =
-        std::min(largest_free_below(stats.extent_bytes, f.pool_boundaries),
-                 stats.extent_bytes > load_ ? stats.extent_bytes - load_ : 0);
-    return f;
-  }
-
- private:
-  // The largest range of [0, limit) that no live block covers and no pool
-  // boundary crosses.
-  std::size_t largest_free_below(std::size_t limit, const std::vector<std::size_t>& boundaries) const {
-    std::size_t largest = 0;
-    auto consider = [&](std::size_t from, std::size_t to) {
-      to = std::min(to, limit);
-      if (to <= from) return;
-      // Split at the pool boundaries inside the range.
-      for (std::size_t b : boundaries) {
-        if (b <= from || b >= to) continue;
-        largest = std::max(largest, b - from);
-        from = b;
-      }
-      largest = std::max(largest, to - from);
-    };
-    std::size_t cursor = 0;
-    for (const auto& [offset, block] : live_) {
-      consider(cursor, offset);
-      cursor = std::max(cursor, block.end());
-    }
-    consider(cursor, limit);
-    return largest;
-  }
-
-  std::string heuristic_;
-  std::size_t pool_bytes_;
-  bool multi_pool_;
-  std::map<std::size_t, ReplayBlock> live_;  // by offset
-  std::size_t load_ = 0;
-  std::vector<std::size_t> pool_ends_;
-};
+// The frame of one heuristic's pool now: its taken blocks (labelled with
+// the trace's ids), and the figures as the replay loop computes them.
+ReplayFrame frame_of(const PoolReplay& pool, const std::map<std::size_t, ReplayBlock>& labels, int event) {
+  ReplayFrame f;
+  f.event = event;
+  f.live.reserve(pool.taken().size());
+  for (const auto& [offset, end] : pool.taken()) f.live.push_back(labels.at(offset));
+  const PoolStats stats = pool.stats();
+  f.load_bytes = pool.load_bytes();
+  f.extent_bytes = stats.extent_bytes;
+  f.largest_free_block_bytes = stats.largest_free_block_bytes;
+  f.largest_free_below_extent_bytes = pool.largest_free_below_extent().bytes;
+  f.pool_boundaries = pool.allocator().pool_starts();
+  return f;
+}
 
 HeuristicReplay replay_one(const PaperSequence& sequence, const std::string& heuristic) {
   const std::unique_ptr<Allocator> allocator = make_for(sequence, heuristic);
+  PoolReplay pool(*allocator);
+  std::map<std::size_t, ReplayBlock> labels;  // by offset: the taken blocks' ids
   HeuristicReplay r;
   r.heuristic = heuristic;
   r.pool_bytes = sequence.pool_bytes;
-  PoolView pool(heuristic, sequence.pool_bytes);
-  pool.track_pools(allocator->stats().extent_bytes);
-  r.start = pool.frame(-1, allocator->stats());
-
-  std::unordered_map<std::int64_t, std::size_t> offset_of;  // placed ids only
+  r.start = frame_of(pool, labels, -1);
   r.frames.reserve(sequence.trace.size());
   for (std::size_t i = 0; i < sequence.trace.size(); ++i) {
     const TraceEvent& e = sequence.trace[i];
@@ -129,41 +56,39 @@ HeuristicReplay replay_one(const PaperSequence& sequence, const std::string& heu
     std::optional<std::size_t> placed;
     bool failed = false, skipped = false;
     if (e.kind == TraceEvent::Kind::free) {
-      const auto it = offset_of.find(e.id);
-      if (it == offset_of.end()) {
+      if (!pool.live(e.id)) {
         skipped = true;  // its alloc failed: nothing to give back
       } else {
-        allocator->free(it->second);
-        pool.remove(it->second);
-        offset_of.erase(it);
+        const std::size_t offset = pool.block_of(e.id).offset;
+        pool.free(e.id, event, e.after_copy);
+        if (!pool.parked_at(offset)) labels.erase(offset);
       }
     } else {
       // The id doubles as the tensor id, as in tidepool::replay, so
       // smartpool can recognise a repeated sequence.
       const int tensor = e.id >= 0 && e.id <= INT_MAX ? static_cast<int>(e.id) : -1;
-      placed = allocator->allocate({e.bytes, tensor, Role::activation, e.will_offload});
+      placed = pool.place(e.id, {e.bytes, tensor, Role::activation, e.will_offload}, event);
       if (placed) {
-        pool.place({e.id, *placed, round_up(e.bytes), e.will_offload}, event);
-        offset_of.emplace(e.id, *placed);
+        labels[*placed] = {e.id, *placed, round_up(e.bytes), e.will_offload};
       } else {
         failed = true;
         ++r.failures;
         if (r.first_failed_event < 0) r.first_failed_event = event;
       }
     }
-    const PoolStats stats = allocator->stats();
-    pool.track_pools(stats.extent_bytes);
-    ReplayFrame f = pool.frame(event, stats);
+    // Parked blocks given back meanwhile are no longer taken.
+    for (auto it = labels.begin(); it != labels.end();)
+      it = pool.taken().count(it->first) ? std::next(it) : labels.erase(it);
+    ReplayFrame f = frame_of(pool, labels, event);
     f.placed_offset = placed;
     f.failed = failed;
     f.failed_request_bytes = failed ? round_up(e.bytes) : 0;
     f.skipped = skipped;
     r.frames.push_back(std::move(f));
   }
-  const PoolStats end = allocator->stats();
-  r.peak_load_bytes = end.peak_load_bytes;
-  r.footprint_bytes = end.peak_extent_bytes;
-  r.competitive_ratio = end.competitive_ratio();
+  r.peak_load_bytes = pool.figures().peak_load_bytes;
+  r.footprint_bytes = pool.figures().footprint_bytes;
+  r.competitive_ratio = r.peak_load_bytes ? static_cast<double>(r.footprint_bytes) / r.peak_load_bytes : 1.0;
   return r;
 }
 

@@ -4,10 +4,12 @@
 // draw the pools side by side and a student can step through the moment a
 // heuristic's choice splits the free space.
 //
-// Unlike tidepool::replay (engine/memory/alloc_trace.h), which stops at the first
-// request a pool cannot place, this keeps going: a failed request is
-// recorded on its frame and the sequence goes on without it (a later free
-// of that block is skipped), so the rest of the story stays visible.
+// It drives the one replay loop (engine/memory/replay.h) event by event, so
+// every figure on a frame is the loop's. Unlike tidepool::replay, which
+// stops at the first request a pool cannot place, it keeps going: a failed
+// request is recorded on its frame and the sequence goes on without it (a
+// later free of that block is skipped), so the rest of the story stays
+// visible.
 #pragma once
 
 #include <cstddef>
@@ -40,7 +42,8 @@ struct ReplayFrame {
   std::size_t extent_bytes = 0;
   // The largest free range below the extent, never more than extent − load
   // (0 for exact): what fragmentation has left unusable inside the used
-  // part of the pool. cnmem's free ranges end at its pool boundaries.
+  // part of the pool. cnmem's free ranges end at its pool boundaries. (The
+  // replay loop's figure: PoolReplay::largest_free_below_extent.)
   std::size_t largest_free_below_extent_bytes = 0;
   // The largest request the heuristic could still serve (PoolStats::
   // largest_free_block_bytes: free space above the extent and, for cnmem,
@@ -65,10 +68,9 @@ struct HeuristicReplay {
   std::vector<ReplayFrame> frames;  // one per event of the sequence
   int failures = 0;                 // alloc events that could not be placed
   int first_failed_event = -1;      // -1: none
-  // At the end: the most bytes ever live and the most of the pool ever used
-  // as the heuristic reports them (PoolStats), and their ratio, the
-  // competitive ratio. After a failure these are of the blocks that were
-  // placed.
+  // At the end: the peak load and the footprint over the sequence (the
+  // replay loop's figures), and their ratio, the competitive ratio. After
+  // a failure these are of the blocks that were placed.
   std::size_t peak_load_bytes = 0;
   std::size_t footprint_bytes = 0;
   double competitive_ratio = 1.0;

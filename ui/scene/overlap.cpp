@@ -14,6 +14,13 @@ MemorySettings overlap_settings(MemorySettings s, TransferMode transfer, double 
   return s;
 }
 
+RunSettings overlap_run(RunSettings from, TransferMode transfer, double link_gbps) {
+  from.model = OverlapScenario::model;
+  from.batch_size = OverlapScenario::batch;
+  from.memory = overlap_settings(from.memory, transfer, link_gbps > 0 ? link_gbps : OverlapScenario::first_link_gbps);
+  return from;
+}
+
 std::optional<double> overlap_link_gbps(const TimelineScene& timeline, double fraction) {
   if (timeline.iterations.empty() || fraction <= 0) return std::nullopt;
   const std::int64_t newest = timeline.iterations.back().iteration;

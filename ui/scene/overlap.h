@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "ui/scene/timeline.h"
+#include "engine/run/run_settings.h"
 #include "ui/session_link.h"
 
 namespace tidepool::ui {
@@ -37,6 +38,12 @@ struct OverlapScenario {
 // room for that, see SessionStatus::parking_budget).
 MemorySettings overlap_settings(MemorySettings from, TransferMode transfer, double link_gbps,
                                 std::size_t budget_bytes = 0);
+
+// A run of the scenario over `from` (its data, seed and the rest): the
+// scenario's model and batch and overlap_settings' memory settings, with
+// the given link, or first_link_gbps when that is 0. What
+// --overlap-scenario and the scenario's start button train.
+RunSettings overlap_run(RunSettings from, TransferMode transfer, double link_gbps);
 
 inline constexpr double kOverlapCopyFraction = 0.6;
 

@@ -6,8 +6,7 @@
 
 namespace tidepool::ui {
 
-IterationStats build_stats(const RingSnapshot& events, const AddressMapScene& map,
-                           const TimelineScene& timeline, std::size_t pinned_host_bytes) {
+IterationStats build_stats(const RingSnapshot& events, const TimelineScene& timeline, std::size_t pinned_host_bytes) {
   IterationStats s;
   s.pinned_host_bytes = pinned_host_bytes;
   if (events.iterations.empty()) return s;
@@ -18,8 +17,7 @@ IterationStats build_stats(const RingSnapshot& events, const AddressMapScene& ma
   s.competitive_ratio =
       last.peak_load_bytes ? static_cast<double>(last.footprint_bytes) / static_cast<double>(last.peak_load_bytes) : 0;
   s.iteration_ms = (last.end_us - last.start_us) * 1e-3;
-  if (map.iteration == last.iteration && map.largest_free_at_peak)
-    s.largest_free_at_peak_bytes = map.largest_free_at_peak->bytes;
+  s.largest_free_at_peak_bytes = last.largest_free_at_peak.bytes;
   for (const TimelineIteration& it : timeline.iterations)
     if (it.iteration == last.iteration) s.stall_ms = it.stall_us * 1e-3;
   // A copy in is a prefetch when the tensor went out earlier in the

@@ -6,7 +6,6 @@
 
 #include "engine/observe/events.h"
 #include "engine/observe/sinks/ring_sink.h"
-#include "ui/scene/address_map.h"
 #include "ui/scene/timeline.h"
 
 namespace tidepool::ui {
@@ -28,7 +27,8 @@ struct IterationStats {
   double compressed_bytes = 0;
 };
 
-IterationStats build_stats(const RingSnapshot& events, const AddressMapScene& map,
-                           const TimelineScene& timeline, std::size_t pinned_host_bytes);
+// The memory figures are the ones the replay loop computed for the
+// iteration (IterationSummary), the copies and stalls the timeline's.
+IterationStats build_stats(const RingSnapshot& events, const TimelineScene& timeline, std::size_t pinned_host_bytes);
 
 }  // namespace tidepool::ui

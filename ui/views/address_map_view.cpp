@@ -131,8 +131,9 @@ void AddressMapView::draw(const Frame& frame) {
     ImGui::EndTooltip();
   } else if (hovered_step >= 0) {
     ImGui::BeginTooltip();
-    ImGui::Text("step %d: load %s, extent %s, largest hole %s", strip_step, format_bytes(o.load_bytes).c_str(),
-                format_bytes(o.extent_bytes).c_str(), format_bytes(o.largest_hole_bytes).c_str());
+    const StepPool& p = map.after_step[static_cast<std::size_t>(strip_step)];
+    ImGui::Text("step %d: load %s, extent %s, largest free below it %s", strip_step, format_bytes(p.load_bytes).c_str(),
+                format_bytes(p.extent_bytes).c_str(), format_bytes(p.largest_free_bytes).c_str());
     ImGui::EndTooltip();
   }
 }

@@ -9,23 +9,23 @@
 namespace tidepool::ui {
 namespace {
 
-// A combo over an enum's values; true when the user picked another.
-template <typename E>
-bool enum_combo(const char* label, E& value, std::initializer_list<E> values) {
+// A combo over the values of an enum's table (engine/core/choices.h), each
+// value's help on hover; true when the user picked another.
+template <HasChoices E>
+bool enum_combo(const char* label, E& value) {
   bool changed = false;
   if (ImGui::BeginCombo(label, to_string(value))) {
-    for (E v : values) {
-      if (ImGui::Selectable(to_string(v), v == value)) {
-        changed = v != value;
-        value = v;
+    for (const Choice<E>& c : choices(E{})) {
+      if (ImGui::Selectable(c.name, c.value == value)) {
+        changed = c.value != value;
+        value = c.value;
       }
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", c.help);
     }
     ImGui::EndCombo();
   }
   return changed;
 }
-
-const char* scheme_name(ConvScheme s) { return s == ConvScheme::m ? "m (least workspace)" : "p (fastest)"; }
 
 }  // namespace
 
@@ -34,8 +34,8 @@ void ControlsView::draw(const Frame& frame) {
   SessionLink& link = frame.link;
   if (sent_at_ && s.requests > *sent_at_) sent_at_.reset();
   if (!editing_ && !sent_at_) {
-    edit_ = s.settings;
-    automatic_budget_ = s.settings.budget_bytes == 0;
+    edit_ = s.settings.memory;
+    automatic_budget_ = s.settings.memory.budget_bytes == 0;
   }
 
   // Run control.
@@ -51,16 +51,9 @@ void ControlsView::draw(const Frame& frame) {
 
   bool changed = false;
   ImGui::PushItemWidth(ImGui::GetContentRegionAvail().x * 0.55f);
-  changed |= enum_combo("offload mode", edit_.mode,
-                        {OffloadMode::base, OffloadMode::all, OffloadMode::conv, OffloadMode::aconv, OffloadMode::autoswap});
-  if (ImGui::BeginCombo("conv algorithm", scheme_name(edit_.scheme))) {
-    for (ConvScheme v : {ConvScheme::m, ConvScheme::p})
-      if (ImGui::Selectable(scheme_name(v), v == edit_.scheme)) {
-        changed |= v != edit_.scheme;
-        edit_.scheme = v;
-      }
-    ImGui::EndCombo();
-  }
+  changed |= enum_combo("offload mode", edit_.mode);
+  if (edit_.mode == OffloadMode::autoswap) changed |= enum_combo("swap score", edit_.swap_score);
+  changed |= enum_combo("conv algorithm", edit_.scheme);
   if (ImGui::BeginCombo("heuristic", edit_.heuristic.c_str())) {
     for (const std::string& h : allocator_names())
       if (ImGui::Selectable(h.c_str(), h == edit_.heuristic)) {
@@ -69,8 +62,8 @@ void ControlsView::draw(const Frame& frame) {
       }
     ImGui::EndCombo();
   }
-  changed |= enum_combo("allocation order", edit_.order, {AllocOrder::prefetch_first, AllocOrder::derivative_first});
-  changed |= enum_combo("transfers", edit_.transfer, {TransferMode::sync, TransferMode::async});
+  changed |= enum_combo("allocation order", edit_.order);
+  changed |= enum_combo("transfers", edit_.transfer);
   if (ImGui::SliderInt("prefetch lookahead", &edit_.lookahead, 0, 4)) changed = true;
   // Turning compression off needs the pinned memory a run started with it
   // did not reserve: the session refuses that with the figures.
@@ -80,12 +73,12 @@ void ControlsView::draw(const Frame& frame) {
   // arena reserved at start.
   if (ImGui::Checkbox("budget: what the settings need", &automatic_budget_)) {
     changed = true;
-    edit_.budget_bytes = automatic_budget_ ? 0 : std::max(s.pool_bytes, std::size_t{1} << 20);
+    edit_.budget_bytes = automatic_budget_ ? 0 : std::max(s.memory.pool_bytes, std::size_t{1} << 20);
   }
   const float mib_scale = 1024.0f * 1024.0f;
   if (!automatic_budget_) {
     float budget = static_cast<float>(edit_.budget_bytes) / mib_scale;
-    const float most = std::max(static_cast<float>(s.arena_bytes) / mib_scale, 1.0f);
+    const float most = std::max(static_cast<float>(s.memory.arena_bytes) / mib_scale, 1.0f);
     if (ImGui::SliderFloat("budget", &budget, 1.0f, most, "%.1f MiB")) {
       edit_.budget_bytes = static_cast<std::size_t>(budget * mib_scale);
       changed = true;
@@ -93,15 +86,15 @@ void ControlsView::draw(const Frame& frame) {
     // Where the smallest workable budget of the current settings sits on
     // the slider.
     const ImVec2 lo = ImGui::GetItemRectMin(), hi = ImGui::GetItemRectMax();
-    const float frac = std::clamp((static_cast<float>(s.minimum_budget) / mib_scale - 1.0f) / std::max(most - 1.0f, 1.0f), 0.0f, 1.0f);
+    const float frac = std::clamp((static_cast<float>(s.memory.minimum_pool_bytes) / mib_scale - 1.0f) / std::max(most - 1.0f, 1.0f), 0.0f, 1.0f);
     const float x = lo.x + frac * (hi.x - lo.x);
     ImGui::GetWindowDrawList()->AddLine({x, lo.y}, {x, hi.y}, IM_COL32(255, 80, 80, 255), 2.0f);
     if (ImGui::SmallButton("smallest workable")) {
-      edit_.budget_bytes = s.minimum_budget;
+      edit_.budget_bytes = s.memory.minimum_pool_bytes;
       changed = true;
     }
   }
-  ImGui::TextDisabled("smallest workable now: %s (red mark)", format_bytes(s.minimum_budget).c_str());
+  ImGui::TextDisabled("smallest workable now: %s (red mark)", format_bytes(s.memory.minimum_pool_bytes).c_str());
   if (edit_.mode == OffloadMode::autoswap && automatic_budget_)
     ImGui::TextWrapped("autoswap offloads as little as fits the budget: without one it offloads nothing");
   if (s.link_adjustable) {

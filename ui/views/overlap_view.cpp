@@ -14,8 +14,7 @@ constexpr const char* kModel = OverlapScenario::model;
 }  // namespace
 
 void OverlapView::start(SessionLink& link) {
-  link.restart(kModel, OverlapScenario::batch,
-               overlap_settings(link.status().settings, TransferMode::sync, link_gbps_));
+  link.restart(overlap_run(link.status().settings, TransferMode::sync, link_gbps_));
   calibrating_ = true;
 }
 
@@ -33,11 +32,11 @@ void OverlapView::draw(const Frame& frame) {
       "names how much) and a few freed blocks stay parked while their copies run: the forward "
       "stalls go. More room parks every one until it is needed, and tensors still parked come back "
       "without a copy: memory bought for time. The numbers trained are the same every way.");
-  const bool running_it = s.model == kModel;
+  const bool running_it = s.settings.model == kModel;
   if (ImGui::Button(running_it ? "Restart the scenario (sync)" : "Start: vDNN++ constructed network, sync"))
     start(frame.link);
   if (!running_it) {
-    ImGui::TextDisabled("(training %s now; starting replaces it)", s.model.c_str());
+    ImGui::TextDisabled("(training %s now; starting replaces it)", s.settings.model.c_str());
     return;
   }
   // The first iteration measured how fast this machine computes: set the
@@ -47,31 +46,31 @@ void OverlapView::draw(const Frame& frame) {
   if (calibrating_ && s.iteration >= 1)
     if (const auto gbps = overlap_link_gbps(frame.timeline)) {
       link_gbps_ = static_cast<float>(*gbps);
-      frame.link.request(overlap_settings(s.settings, s.settings.transfer, link_gbps_, s.settings.budget_bytes));
+      frame.link.request(overlap_settings(s.settings.memory, s.settings.memory.transfer, link_gbps_, s.settings.memory.budget_bytes));
       calibrating_ = false;
     }
   ImGui::SameLine();
-  if (ImGui::Button("sync (vDNN)")) frame.link.request(overlap_settings(s.settings, TransferMode::sync, link_gbps_));
+  if (ImGui::Button("sync (vDNN)")) frame.link.request(overlap_settings(s.settings.memory, TransferMode::sync, link_gbps_));
   ImGui::SameLine();
   if (ImGui::Button("async (vDNN++)"))
-    frame.link.request(overlap_settings(s.settings, TransferMode::async, link_gbps_));
-  if (s.settings.transfer == TransferMode::async && s.parking_budget > 0) {
+    frame.link.request(overlap_settings(s.settings.memory, TransferMode::async, link_gbps_));
+  if (s.settings.memory.transfer == TransferMode::async && s.memory.parking_pool_bytes > 0) {
     ImGui::SameLine();
-    const std::string label = "async, room to park more (" + format_bytes(s.parking_budget) + ")";
+    const std::string label = "async, room to park more (" + format_bytes(s.memory.parking_pool_bytes) + ")";
     if (ImGui::Button(label.c_str()))
-      frame.link.request(overlap_settings(s.settings, TransferMode::async, link_gbps_, s.parking_budget));
+      frame.link.request(overlap_settings(s.settings.memory, TransferMode::async, link_gbps_, s.memory.parking_pool_bytes));
   }
   ImGui::SetNextItemWidth(160);
   if (ImGui::SliderFloat("link GB/s", &link_gbps_, 0.1f, 16.0f, "%.2f GB/s", ImGuiSliderFlags_Logarithmic))
     calibrating_ = false;
   ImGui::SameLine();
-  if (ImGui::SmallButton("set link")) frame.link.request(overlap_settings(s.settings, s.settings.transfer, link_gbps_, s.settings.budget_bytes));
+  if (ImGui::SmallButton("set link")) frame.link.request(overlap_settings(s.settings.memory, s.settings.memory.transfer, link_gbps_, s.settings.memory.budget_bytes));
   char link[32] = "unthrottled";
-  if (s.settings.link_gbps > 0) std::snprintf(link, sizeof link, "%.2f GB/s", s.settings.link_gbps);
+  if (s.settings.memory.link_gbps > 0) std::snprintf(link, sizeof link, "%.2f GB/s", s.settings.memory.link_gbps);
   const std::string parking =
-      s.settings.transfer == TransferMode::sync ? "" : ", freed blocks " + freed_blocks_text(s.park_horizon);
-  ImGui::TextWrapped("now: %s transfers%s, pool %s, link %s%s", to_string(s.settings.transfer), parking.c_str(),
-              format_bytes(s.pool_bytes).c_str(), link, calibrating_ ? " (measuring this machine's compute...)" : "");
+      s.settings.memory.transfer == TransferMode::sync ? "" : ", freed blocks " + freed_blocks_text(s.memory.park_horizon);
+  ImGui::TextWrapped("now: %s transfers%s, pool %s, link %s%s", to_string(s.settings.memory.transfer), parking.c_str(),
+              format_bytes(s.memory.pool_bytes).c_str(), link, calibrating_ ? " (measuring this machine's compute...)" : "");
   // Stall time per iteration, newest last: the drop when async takes over.
   std::vector<float> stall_ms, iteration_ms;
   for (const TimelineIteration& it : frame.stalls) {

@@ -27,7 +27,7 @@ void StatsView::draw(const Frame& frame) {
   if (!ImGui::BeginTable("stats", 2, ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV)) return;
   ImGui::TableSetupColumn("figure", ImGuiTableColumnFlags_WidthFixed, 150);
   ImGui::TableSetupColumn("value");
-  row("run", s.model + " on " + s.dataset + ", batch " + std::to_string(s.batch));
+  row("run", s.settings.model + " on " + s.dataset_name + ", batch " + std::to_string(s.settings.batch_size));
   row("device", s.device.empty() ? "-" : s.device);
   row("state", to_string(s.state));
   row("iteration", std::to_string(s.iteration) + " of " + std::to_string(s.total_iterations) + " (epoch " +
@@ -49,19 +49,21 @@ void StatsView::draw(const Frame& frame) {
               format_bytes(static_cast<std::size_t>(st.offloaded_bytes)) +
               number(" (%.0f %% saved)", 100.0 * (1.0 - st.compressed_bytes / std::max(st.offloaded_bytes, 1.0))));
   }
-  row("pinned host", format_bytes(s.pinned_host_bytes) + (s.settings.compress && s.pinned_host_bytes ? " (two staging slots)" : ""));
-  if (s.settings.transfer == TransferMode::async && s.pinned_host_bytes > 0) {
-    std::string parked = freed_blocks_text(s.park_horizon);
-    if (s.parking_budget) parked += "; more parked from " + format_bytes(s.parking_budget);
+  const MemorySummary& m = s.memory;
+  const MemorySettings& settings = s.settings.memory;
+  row("pinned host", format_bytes(m.pinned_bytes) + (settings.compress && m.pinned_bytes ? " (two staging slots)" : ""));
+  if (settings.transfer == TransferMode::async && m.pinned_bytes > 0) {
+    std::string parked = freed_blocks_text(m.park_horizon);
+    if (m.parking_pool_bytes) parked += "; more parked from " + format_bytes(m.parking_pool_bytes);
     row("freed by offloads", parked);
   }
-  if (s.settings.mode == OffloadMode::autoswap)
-    row("AutoSwap load limit", s.load_limit_bytes ? format_bytes(s.load_limit_bytes) + " (offloads what keeps the load under)"
+  if (settings.mode == OffloadMode::autoswap)
+    row("AutoSwap load limit", m.load_limit_bytes ? format_bytes(m.load_limit_bytes) + " (offloads what keeps the load under)"
                                                   : std::string("none: nothing offloaded (set a budget)"));
-  row("pool (budget)", format_bytes(s.pool_bytes));
-  row("smallest workable", format_bytes(s.minimum_budget));
-  row("planned peak load", format_bytes(s.planned_peak_load_bytes));
-  row("arena reserved", format_bytes(s.arena_bytes));
+  row("pool (budget)", format_bytes(m.pool_bytes));
+  row("smallest workable", format_bytes(m.minimum_pool_bytes));
+  row("planned peak load", format_bytes(m.peak_load_bytes));
+  row("arena reserved", format_bytes(m.arena_bytes));
   ImGui::EndTable();
 }
 

@@ -1,5 +1,7 @@
 #include "ui/views/view.h"
 
+#include "engine/memory/parking.h"  // kParkUntilNeeded
+
 #include <algorithm>
 #include <cstdio>
 

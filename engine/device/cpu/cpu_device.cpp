@@ -63,6 +63,7 @@ DeviceCaps CpuDevice::caps() const {
   c.name = "cpu";
   c.async_streams = true;
   c.memory_bytes = 0;
+  c.simulated_link = true;
   return c;
 }
 

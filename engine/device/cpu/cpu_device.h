@@ -92,7 +92,7 @@ class CpuDevice final : public Device {
   // Changes the simulated link for copies submitted from now on (a host
   // call like copy_async; copies already queued keep their speed). Throws
   // DeviceError for a negative or non-finite value.
-  void set_link_gbps(double gbps);
+  void set_link_gbps(double gbps) override;
 
   std::byte* reserve_arena(std::size_t bytes) override;
   std::byte* reserve_pinned(std::size_t bytes) override;

@@ -115,6 +115,11 @@ class CnmemAllocator final : public Allocator {
     }
   }
 
+  std::vector<std::size_t> pool_starts() const override {
+    if (pool_starts_.size() <= 1) return {};
+    return {pool_starts_.begin() + 1, pool_starts_.end()};
+  }
+
   PoolStats stats() const override {
     PoolStats s;
     s.pool_bytes = arena_;

@@ -12,15 +12,15 @@ constexpr std::size_t U = 1 << 20;
 
 AllocRequest unit(int tensor, std::size_t units = 1) { return {units * U, tensor, Role::activation, false}; }
 
-std::vector<std::size_t> offsets(const std::vector<AsyncRelease::Parked>& blocks) {
+std::vector<std::size_t> offsets(const std::vector<Parking::Parked>& blocks) {
   std::vector<std::size_t> out;
   for (const auto& b : blocks) out.push_back(b.offset);
   return out;
 }
 
-TEST(AsyncRelease, AParkedBlockIsNotReusedWhileThePoolHasRoom) {
+TEST(Parking, AParkedBlockIsNotReusedWhileThePoolHasRoom) {
   auto pool = make_allocator("best-fit", 4 * U);
-  AsyncRelease r(*pool);
+  Parking r(*pool);
   const auto a = r.allocate(0, unit(0));
   const auto b = r.allocate(1, unit(1));
   ASSERT_TRUE(a && b);
@@ -36,9 +36,9 @@ TEST(AsyncRelease, AParkedBlockIsNotReusedWhileThePoolHasRoom) {
   EXPECT_EQ(r.parked_blocks(), 1u);
 }
 
-TEST(AsyncRelease, WithoutRoomTheOldestParkedBlockGoesBackFirst) {
+TEST(Parking, WithoutRoomTheOldestParkedBlockGoesBackFirst) {
   auto pool = make_allocator("best-fit", 4 * U);
-  AsyncRelease r(*pool);
+  Parking r(*pool);
   std::size_t at[4];
   for (int t = 0; t < 4; ++t) at[t] = *r.allocate(t, unit(t));
   r.free_after_copy(2, at[2], U);  // the older copy
@@ -54,9 +54,9 @@ TEST(AsyncRelease, WithoutRoomTheOldestParkedBlockGoesBackFirst) {
   EXPECT_EQ(offsets(r.released()), std::vector<std::size_t>{at[0]});
 }
 
-TEST(AsyncRelease, ATensorAllocatedAgainReclaimsItsStillParkedBlock) {
+TEST(Parking, ATensorAllocatedAgainReclaimsItsStillParkedBlock) {
   auto pool = make_allocator("best-fit", 4 * U);
-  AsyncRelease r(*pool);
+  Parking r(*pool);
   const auto a = r.allocate(7, unit(7));
   ASSERT_TRUE(a);
   EXPECT_FALSE(r.reclaimed());
@@ -80,9 +80,9 @@ TEST(AsyncRelease, ATensorAllocatedAgainReclaimsItsStillParkedBlock) {
   EXPECT_FALSE(r.reclaimed());
 }
 
-TEST(AsyncRelease, AnIdAllocatedAgainWithAnotherSizeGivesItsBlockBack) {
+TEST(Parking, AnIdAllocatedAgainWithAnotherSizeGivesItsBlockBack) {
   auto pool = make_allocator("best-fit", 4 * U);
-  AsyncRelease r(*pool);
+  Parking r(*pool);
   const auto a = r.allocate(7, unit(7));
   r.free_after_copy(7, *a, U);
   const auto bigger = r.allocate(7, unit(7, 2));
@@ -92,9 +92,9 @@ TEST(AsyncRelease, AnIdAllocatedAgainWithAnotherSizeGivesItsBlockBack) {
   EXPECT_EQ(r.parked_bytes(), 0u);
 }
 
-TEST(AsyncRelease, AHorizonKeepsOnlyTheNewestBlocksParked) {
+TEST(Parking, AHorizonKeepsOnlyTheNewestBlocksParked) {
   auto pool = make_allocator("best-fit", 8 * U);
-  AsyncRelease r(*pool, /*horizon=*/2);
+  Parking r(*pool, /*horizon=*/2);
   std::size_t at[3];
   for (int t = 0; t < 3; ++t) at[t] = *r.allocate(t, unit(t));
   r.free_after_copy(0, at[0], U);
@@ -110,15 +110,15 @@ TEST(AsyncRelease, AHorizonKeepsOnlyTheNewestBlocksParked) {
   EXPECT_EQ(*r.allocate(1, unit(1)), at[1]) << "still parked: reclaimed";
   EXPECT_TRUE(r.reclaimed());
 
-  AsyncRelease none(*pool, /*horizon=*/0);  // parks nothing
+  Parking none(*pool, /*horizon=*/0);  // parks nothing
   none.free_after_copy(3, at[0], U);
   EXPECT_EQ(none.parked_blocks(), 0u);
   EXPECT_EQ(offsets(none.released()), std::vector<std::size_t>{at[0]});
 }
 
-TEST(AsyncRelease, AnOrdinaryFreeIsImmediate) {
+TEST(Parking, AnOrdinaryFreeIsImmediate) {
   auto pool = make_allocator("first-fit", 2 * U);
-  AsyncRelease r(*pool);
+  Parking r(*pool);
   const auto a = r.allocate(0, unit(0));
   r.free(*a);
   EXPECT_EQ(r.stats().load_bytes, 0u);

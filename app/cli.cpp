@@ -1,0 +1,207 @@
+#include "app/cli.h"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <set>
+
+#include "app/batch_run.h"
+#include "app/models_command.h"
+#include "app/plan_command.h"
+#include "app/replay_command.h"
+#include "datasets/dataset.h"
+#include "engine/core/bytes_text.h"
+#include "engine/memory/allocator.h"
+#include "models/registry.h"
+#ifdef TIDEPOOL_HAVE_GUI
+#include "app/window_run.h"
+#include "ui/scene/overlap.h"
+#endif
+
+namespace tidepool::app {
+namespace {
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string s;
+  for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+// An option whose words come from an enum's table (engine/core/choices.h):
+// the help lists them, and a word outside them is refused naming the valid
+// ones.
+template <HasChoices E>
+CLI::Option* add_choice(CLI::App& cli, const std::string& flag, E& value, const std::string& what,
+                        const std::string& help) {
+  return cli
+      .add_option_function<std::string>(
+          flag, [&value, what](const std::string& text) { value = parse_choice<E>(text, what); },
+          help + ": " + choice_help<E>())
+      ->default_str(to_string(value))
+      ->type_name("WORD");
+}
+
+CLI::Option* add_size(CLI::App& cli, const std::string& flag, std::size_t& bytes, const std::string& help) {
+  return cli.add_option_function<std::string>(
+                flag, [&bytes](const std::string& text) { bytes = parse_bytes(text); }, help)
+      ->type_name("SIZE");
+}
+
+// The window's options, and whether any was given (they mean nothing with --batch).
+struct WindowRequest {
+  std::string screenshot;
+  int frames = 1, width = 1600, height = 900;
+  bool fragmentation = false, overlap = false;
+  bool given() const { return !screenshot.empty() || fragmentation || overlap; }
+};
+
+int run_window_command(RunSettings settings, const WindowRequest& w) {
+  if (!settings.resume.empty()) throw std::invalid_argument("--resume continues a --batch run: add --batch");
+#ifdef TIDEPOOL_HAVE_GUI
+  if (w.frames < 1) throw std::invalid_argument("--frames must be at least 1");
+  if (w.width < 320 || w.height < 240) throw std::invalid_argument("the window must be at least 320x240 pixels");
+  ui::WindowOptions window;
+  window.width = w.width;
+  window.height = w.height;
+  window.screenshot = w.screenshot;
+  window.frames = w.frames;
+  window.show_fragmentation = w.fragmentation;
+  window.overlap_scenario = w.overlap;
+  if (w.overlap) settings = ui::overlap_run(settings, TransferMode::sync, settings.memory.link_gbps);
+  window.title = "Tidepool: " + settings.model + " on " + settings.dataset;
+  return run_window(settings, window);
+#else
+  std::fprintf(stderr,
+               "tidepool: error: this build has no window (it was configured without Dear ImGui and GLFW: run "
+               "scripts/install-deps.sh and reconfigure); train headless with --batch\n");
+  return 1;
+#endif
+}
+
+}  // namespace
+
+int run_cli(int argc, char** argv) {
+  RunSettings s;
+  MemorySettings& m = s.memory;
+  bool batch = false, quiet = false;
+
+  CLI::App cli{"Tidepool: train CNNs under a GPU memory budget and see what the memory does."};
+  cli.footer("models: " + joined(models::model_names()) +
+             "\nrun `tidepool models` for their sizes; README.md for the details");
+  cli.add_flag("--batch", batch, "train headless and write a run folder (no window)");
+  cli.add_option("--model", s.model, "network to train")->capture_default_str();
+  std::vector<std::string> dataset_names;
+  for (auto n : datasets::dataset_names()) dataset_names.emplace_back(n);
+  cli.add_option("--dataset", s.dataset, "dataset: " + joined(dataset_names))->capture_default_str();
+  cli.add_option("--data", s.data_dir, "folder with the dataset's files (default for generated: data/generated)");
+  cli.add_option("--batch-size", s.batch_size, "images per iteration")->capture_default_str();
+  auto* epochs = cli.add_option("--epochs", s.epochs, "epochs to train (default 1)");
+  cli.add_option("--iterations", s.iterations, "iterations to train instead of whole epochs")->excludes(epochs);
+  cli.add_option("--lr", s.lr, "initial learning rate")->capture_default_str();
+  add_choice(cli, "--lr-schedule", s.lr_schedule, "learning-rate schedule", "learning-rate schedule");
+  cli.add_option("--momentum", s.momentum, "SGD momentum")->capture_default_str();
+  cli.add_option("--weight-decay", s.weight_decay, "SGD weight decay")->capture_default_str();
+  cli.add_option("--seed", s.seed, "seed of initialisation, data order and dropout")->capture_default_str();
+  add_choice(cli, "--device", s.device, "device", "device");
+  cli.add_option("--out", s.out, "run folder (default runs/<model>-<dataset>-<time>)");
+  cli.add_option("--resume", s.resume, "continue the run in this folder from its checkpoint");
+  cli.add_option("--heuristic", m.heuristic, "memory-pool heuristic: " + joined(allocator_names()))
+      ->capture_default_str();
+  add_choice(cli, "--algo", m.scheme, "conv algorithm scheme", "conv algorithm scheme");
+  add_choice(cli, "--mode", m.mode, "offload mode", "activation offload");
+  add_choice(cli, "--swap-score", m.swap_score, "swap score", "autoswap's priority score");
+  add_choice(cli, "--transfer", m.transfer, "transfer semantics", "transfers");
+  add_choice(cli, "--order", m.order, "allocation order", "backward allocation order");
+  cli.add_option("--lookahead", m.lookahead, "prefetches kept in flight ahead of backward")->capture_default_str();
+  cli.add_flag("--compress", m.compress,
+               "zero-value compress offloaded tensors into pageable host memory (vDNN++); pinned memory "
+               "shrinks to two staging slots");
+  cli.add_option("--compress-threads", s.compress_threads,
+                 "host threads that compress one offloaded tensor (0: a quarter of the cores)")
+      ->capture_default_str();
+  add_size(cli, "--budget", m.budget_bytes, "memory pool size, e.g. 900MiB (default: what the run needs)");
+  cli.add_option("--link-gbps", m.link_gbps, "cpu device: throttle host<->device copies to this GB/s (0 = off)")
+      ->capture_default_str();
+  cli.add_option("--trace-iterations", s.trace_iterations,
+                 "iterations recorded in trace.json, memory_load.csv and events.bin")
+      ->capture_default_str();
+  cli.add_option("--stop-after", s.stop_after,
+                 "stop after this many iterations, checkpointed, without changing the planned run "
+                 "(continue with --resume)");
+  cli.add_flag("--quiet", quiet, "no progress bar");
+
+  WindowRequest window;
+  auto* screenshot = cli.add_option("--screenshot", window.screenshot,
+                                    "window: write the window as PNG after --frames frames showing live data, then exit");
+  cli.add_option("--frames", window.frames, "window: frames to draw with live data before the screenshot")
+      ->capture_default_str()
+      ->needs(screenshot);
+  cli.add_option("--window-width", window.width, "window width in pixels")->capture_default_str();
+  cli.add_option("--window-height", window.height, "window height in pixels")->capture_default_str();
+  cli.add_flag("--fragmentation-scenario", window.fragmentation, "window: open the fragmentation teaching scenario");
+  cli.add_flag("--overlap-scenario", window.overlap,
+               "window: train the overlap teaching scenario (vdnn_constructed, every input offloaded, sync "
+               "transfers on a throttled link)");
+
+  auto* models_cmd = cli.add_subcommand("models", "list the models with parameter counts and activation memory");
+
+  PlanRequest plan;
+  auto* plan_cmd = cli.add_subcommand(
+      "plan", "dry-run one iteration through every offload mode, conv scheme, order and heuristic");
+  plan_cmd->add_option("--model", plan.model, "network")->capture_default_str();
+  plan_cmd->add_option("--dataset", plan.dataset, "cifar10, cifar100 or imagenet (input size, classes)")
+      ->capture_default_str();
+  plan_cmd->add_option("--batch-size", plan.batch_size, "images per iteration")->capture_default_str();
+  plan_cmd->add_option("--heuristic", plan.heuristic, "one heuristic only (default: all)");
+  add_choice(*plan_cmd, "--transfer", plan.transfer, "transfer semantics",
+             "transfers (async parks offloaded blocks where the pool has room)");
+  add_size(*plan_cmd, "--budget", plan.budget_bytes, "also AutoSwap's rows: as little offloaded as fits this pool");
+  plan_cmd->add_flag("--compress", plan.compress, "compressed offloads: the pinned column is their two staging slots");
+  plan_cmd->add_flag("--json", plan.json, "a JSON list of result objects");
+
+  std::string trace_file;
+  auto* replay_cmd = cli.add_subcommand("replay", "run an allocation trace (CSV) through every heuristic");
+  replay_cmd->add_option("file", trace_file, "CSV of alloc/free events (format: README.md)")->required();
+
+  try {
+    try {
+      cli.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+      return cli.exit(e);  // a malformed command line: status 2 with CLI11's words
+    }
+    s.progress = !quiet;
+    if (*models_cmd) {
+      print_models(std::cout);
+      return 0;
+    }
+    if (*plan_cmd) {
+      plan_command(plan, std::cout);
+      return 0;
+    }
+    if (*replay_cmd) return replay_command(trace_file, std::cout);
+    if (!batch) return run_window_command(s, window);
+    if (window.given()) {  // the window's options would otherwise be ignored without a word
+      const char* name = !window.screenshot.empty() ? "--screenshot"
+                         : window.fragmentation     ? "--fragmentation-scenario"
+                                                    : "--overlap-scenario";
+      throw std::invalid_argument(std::string(name) + " is for the window: leave out --batch");
+    }
+    std::optional<Checkpoint> checkpoint;
+    if (!s.resume.empty()) {
+      checkpoint = load_checkpoint(std::filesystem::path(s.resume) / "checkpoint.bin");
+      std::set<std::string> given;
+      for (const char* name : {"model", "dataset", "batch-size", "epochs", "iterations", "data", "out"})
+        if (cli.count(std::string("--") + name)) given.insert(name);
+      s = resume_settings(s, given, *checkpoint, s.resume);
+    }
+    run_batch(s, checkpoint);
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "\ntidepool: error: %s\n", e.what());
+    return 1;
+  }
+}
+
+}  // namespace tidepool::app

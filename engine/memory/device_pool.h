@@ -1,0 +1,81 @@
+// The stream-ordered device pool under the executor, after PyTorch's
+// CUDACachingAllocator: blocks are placed through the one replay loop
+// (engine/memory/replay.h), so a run places every tensor where the dry run
+// did, and a block whose bytes a copy may still be reading is freed "after
+// this event": the range goes back to the allocator (or is parked) at
+// once, and whoever is placed over it next is told which event to wait
+// for. The executor never tracks fences itself.
+//
+//   DevicePool pool(device, "best-fit", pool_bytes);
+//   pool.start_iteration(schedule.park_horizon);
+//   DevicePool::Placed p = pool.place(t, {bytes, t, role, will_offload}, step);
+//   if (p.ready) device.wait(Stream::compute, *p.ready);     // an offload still reading the range
+//   ...
+//   pool.free(t, step, /*park=*/true, offload_done);          // its copy to the host may still run
+//   pool.end_iteration();                                     // once the device is idle
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "engine/device/device.h"
+#include "engine/memory/allocator.h"
+#include "engine/memory/replay.h"
+
+namespace tidepool {
+
+class DevicePool {
+ public:
+  DevicePool(Device& device, std::string_view heuristic, std::size_t pool_bytes);
+
+  const Allocator& allocator() const { return *allocator_; }
+  std::size_t pool_bytes() const { return pool_bytes_; }
+  void set_observer(PoolObserver* observer) { replay_.set_observer(observer); }
+
+  // A new iteration of a schedule that parks at most `park_horizon`
+  // offloaded blocks at once (Schedule::park_horizon); the figures start again.
+  void start_iteration(int park_horizon);
+
+  struct Placed {
+    std::size_t offset = 0;
+    // The id's own parked block, taken back with its bytes: nothing needs
+    // to be copied back, and nothing to wait for.
+    bool reclaimed = false;
+    // The event the block's first user must wait for (null: none), a copy
+    // still reading the range, and the id of the block it copies.
+    std::shared_ptr<DeviceEvent> ready;
+    std::int64_t ready_for = -1;
+  };
+  // Throws DeviceError naming the figures when the pool has no room for it.
+  Placed place(std::int64_t id, const AllocRequest& request, int step, std::string_view name);
+  // Gives `id`'s block back, or parks it (`park`: its copy to the host may
+  // still run, so forward work should go elsewhere while there is room).
+  // With `after`, whatever takes the range over next waits for that event.
+  // Every `after` comes from one stream (the offload stream's copies), so
+  // the newest covering a range stands for the older ones.
+  void free(std::int64_t id, int step, bool park, std::shared_ptr<DeviceEvent> after = nullptr);
+  // The device is idle: every fence has passed. Throws std::logic_error if
+  // a block is still parked (every offloaded tensor comes back in backward).
+  void end_iteration();
+
+  const PoolFigures& figures() const { return replay_.figures(); }
+  PoolStats stats() const { return replay_.stats(); }
+
+ private:
+  struct Fence {
+    Range range;
+    std::shared_ptr<DeviceEvent> after;
+    std::int64_t id;
+  };
+
+  Device& device_;
+  std::size_t pool_bytes_;
+  std::unique_ptr<Allocator> allocator_;
+  PoolReplay replay_;
+  std::vector<Fence> fences_;  // oldest first
+};
+
+}  // namespace tidepool

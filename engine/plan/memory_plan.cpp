@@ -1,0 +1,249 @@
+#include "engine/plan/memory_plan.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "engine/core/bytes_text.h"
+#include "engine/memory/allocator.h"
+#include "engine/memory/pool_search.h"
+#include "engine/plan/autoswap.h"
+#include "engine/plan/planner.h"
+
+namespace tidepool {
+namespace {
+
+constexpr std::size_t kMiB = std::size_t{1} << 20;
+
+// The pool a schedule needs under a heuristic, run after run (vDNN++'s
+// search over two iterations).
+std::size_t needed_pool(const Schedule& s, const std::string& heuristic, int park_horizon = 0) {
+  return search_pool_size(s, heuristic, park_horizon).pool_bytes;
+}
+
+// AutoSwap's train schedules, one per load limit: `all`'s tensors ranked
+// on the schedule without offloads, chosen by the load model until its
+// peak is under the limit, then the next ones in order while the real
+// schedule's peak is still above (the model leaves out the workspaces and
+// gradients that come and go around an absence's ends).
+class AutoSwapSchedules {
+ public:
+  AutoSwapSchedules(const Network& net, std::int64_t batch, const PlanSettings& train, Kernels& kernels)
+      : net_(net), batch_(batch), train_(train), kernels_(kernels) {
+    PlanSettings without = train, with_all = train;
+    without.memory.mode = OffloadMode::base;
+    with_all.memory.mode = OffloadMode::all;
+    base_ = plan_schedule(net, batch, without, kernels);
+    order_ = autoswap_order(base_, plan_schedule(net, batch, with_all, kernels), train.memory.swap_score);
+  }
+
+  const Schedule& base() const { return base_; }
+
+  // The schedule for a limit (0: no limit, nothing offloaded).
+  Schedule at(std::size_t limit) const {
+    PlanSettings p = train_;
+    p.swapped.clear();
+    if (limit == 0 || base_.peak_load_bytes <= limit) return plan_schedule(net_, batch_, p, kernels_);
+    std::vector<bool> taken(order_.size(), false);
+    for (std::size_t i : autoswap_choose(base_, order_, limit)) taken[i] = true;
+    for (std::size_t next = 0;;) {
+      p.swapped.clear();
+      for (std::size_t i = 0; i < order_.size(); ++i)
+        if (taken[i]) p.swapped.push_back(order_[i].tensor);
+      Schedule s = plan_schedule(net_, batch_, p, kernels_);
+      while (next < order_.size() && taken[next]) ++next;
+      if (s.peak_load_bytes <= limit || next >= order_.size()) return s;
+      taken[next] = true;
+    }
+  }
+
+ private:
+  const Network& net_;
+  std::int64_t batch_;
+  PlanSettings train_;
+  Kernels& kernels_;
+  Schedule base_;
+  std::vector<SwapCandidate> order_;
+};
+
+struct AutoSwapChoice {
+  std::size_t load_limit_bytes = 0;  // 0: none; 1: every candidate
+  std::size_t least_pool_bytes = 0;  // the pool with every candidate offloaded: the least this mode can do
+  Schedule train;
+};
+
+// AutoSwap under a budget: the largest load limit, in whole MiB, whose
+// train schedule fits the budget's pool, so that as little is offloaded as
+// the budget allows; no limit when the schedule without offloads fits or
+// there is no budget, every candidate when nothing else fits (the caller
+// then refuses a budget below the least pool).
+AutoSwapChoice choose_autoswap(const AutoSwapSchedules& schedules, const std::string& heuristic, std::size_t budget) {
+  const Schedule lowest = schedules.at(1);
+  Schedule none = schedules.at(0);
+  AutoSwapChoice c{0, needed_pool(lowest, heuristic), {}};
+  if (!budget || needed_pool(none, heuristic) <= budget) {
+    c.train = std::move(none);
+    return c;
+  }
+  std::size_t lo = (lowest.peak_load_bytes + kMiB - 1) / kMiB, hi = none.peak_load_bytes / kMiB;  // in MiB
+  c.load_limit_bytes = 1;
+  c.train = lowest;
+  if (c.least_pool_bytes > budget || lo > hi) return c;
+  // lo's schedule is about as small as `lowest`'s: find the largest limit
+  // that fits (the pool is not strictly monotone in the limit, so the
+  // answer is checked).
+  while (lo < hi) {
+    const std::size_t mid = lo + (hi - lo + 1) / 2;
+    if (needed_pool(schedules.at(mid * kMiB), heuristic) <= budget)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  if (Schedule s = schedules.at(lo * kMiB); needed_pool(s, heuristic) <= budget) {
+    c.load_limit_bytes = lo * kMiB;
+    c.train = std::move(s);
+  }
+  return c;
+}
+
+// The first of kParkHorizons with which two iterations of `train` run in
+// `pool` (0 when none does or nothing can be parked), and that replay.
+// Parking holds memory at the peak and can fragment a tight pool that
+// serves the unparked schedule, which is why it is decided per pool.
+struct ParkChoice {
+  int horizon = 0;
+  ScheduleReplay replay;
+};
+ParkChoice park_in(const Schedule& train, const std::string& heuristic, std::size_t pool, const ScheduleReplay& unparked) {
+  if (train.can_park())
+    for (int horizon : kParkHorizons)
+      if (ScheduleReplay r = replay_schedule(train, heuristic, pool, horizon); r.fits()) return {horizon, std::move(r)};
+  return {0, unparked};
+}
+
+// A larger pool that parks more, for the user who wants the waits gone:
+// where one block at a time fits when none does now, else where every
+// block can stay until needed. Rounded up to whole MiB, which is what
+// people type and what the window's slider sets, where that parks as much.
+// The search gives a sufficient pool, not the least one, and parking is
+// not monotone in the pool size, so the figure is checked, and only one
+// larger than the pool in effect (and inside a reserved arena) is a useful
+// hint.
+std::size_t parking_hint(const Schedule& train, const std::string& heuristic, std::size_t pool,
+                         std::size_t arena_bytes) {
+  if (train.park_horizon == kParkUntilNeeded || !train.can_park()) return 0;
+  const int wanted = train.park_horizon == 0 ? 1 : kParkUntilNeeded;
+  const std::size_t found = needed_pool(train, heuristic, wanted);
+  for (std::size_t larger : {(found + kMiB - 1) / kMiB * kMiB, found}) {
+    if (larger <= pool || (arena_bytes && larger > arena_bytes)) continue;
+    const ScheduleReplay unparked = replay_schedule(train, heuristic, larger, 0);
+    if (park_in(train, heuristic, larger, unparked).horizon >= wanted) return larger;
+  }
+  return 0;
+}
+
+// Room for keeping everything on the device (the fastest conv scheme, the
+// hungriest heuristic) plus a quarter, for an arena a budget may grow into.
+std::size_t roomy_arena(const Network& net, std::int64_t batch, const MemorySettings& settings, Kernels& kernels) {
+  PlanSettings base{Phase::train, settings, {}};
+  base.memory.mode = OffloadMode::base;
+  base.memory.scheme = ConvScheme::p;
+  const Schedule s = plan_schedule(net, batch, base, kernels);
+  std::size_t most = 0;
+  for (const std::string& h : allocator_names()) most = std::max(most, needed_pool(s, h));
+  return most + most / 4;
+}
+
+}  // namespace
+
+MemoryPlan plan_memory(const Network& net, std::int64_t batch, const MemorySettings& settings, Kernels& kernels,
+                       const MemoryLimits& limits) {
+  const std::string& heuristic = settings.heuristic;
+  make_allocator(heuristic, 0);  // throws for an unknown name, listing the valid ones
+  if (batch <= 0) throw std::invalid_argument("batch size must be positive");
+  if (settings.lookahead < 0) throw std::invalid_argument("prefetch lookahead must not be negative");
+  if (settings.mode == OffloadMode::dyn)
+    throw std::invalid_argument("mode dyn picks a mode by profiling; plan the mode it picks");
+
+  MemoryPlan p;
+  p.settings = settings;
+  p.batch = batch;
+  const PlanSettings train{Phase::train, settings, {}}, eval{Phase::eval, settings, {}};
+  std::size_t least_train = 0;  // AutoSwap: the train schedule's least pool over every load limit
+  if (settings.mode == OffloadMode::autoswap) {
+    AutoSwapChoice c = choose_autoswap(AutoSwapSchedules(net, batch, train, kernels), heuristic, settings.budget_bytes);
+    p.load_limit_bytes = c.load_limit_bytes;
+    least_train = c.least_pool_bytes;
+    p.train = std::move(c.train);
+  } else {
+    p.train = plan_schedule(net, batch, train, kernels);
+  }
+  p.eval = plan_schedule(net, batch, eval, kernels);
+
+  const std::size_t train_pool = needed_pool(p.train, heuristic), eval_pool = needed_pool(p.eval, heuristic);
+  p.needed_pool_bytes = std::max(train_pool, eval_pool);
+  p.minimum_pool_bytes = std::max(least_train ? least_train : train_pool, eval_pool);
+  p.pool_bytes = settings.budget_bytes ? settings.budget_bytes : p.needed_pool_bytes;
+
+  const std::string what = net.name() + " at batch " + std::to_string(batch) + " (mode " + to_string(settings.mode) +
+                           ", " + heuristic + ")";
+  if (limits.arena_bytes && p.pool_bytes > limits.arena_bytes)
+    throw MemoryRefusal("a budget of " + format_bytes(p.pool_bytes) + " exceeds the " + format_bytes(limits.arena_bytes) +
+                            " of device memory this run reserved",
+                        p.minimum_pool_bytes);
+  if (limits.arena_bytes && p.train.pinned_bytes > limits.pinned_bytes)  // a run started with compression
+    throw MemoryRefusal(std::string(settings.compress ? "" : "uncompressed ") + "offloads in mode " +
+                            to_string(settings.mode) + " need " + format_bytes(p.train.pinned_bytes) +
+                            " of pinned host memory; this run reserved " + format_bytes(limits.pinned_bytes) +
+                            " for compressed ones: start a new run to offload uncompressed",
+                        p.minimum_pool_bytes);
+  // Two iterations of each schedule in the pool, as every fit check.
+  const ScheduleReplay unparked = replay_schedule(p.train, heuristic, p.pool_bytes, 0);
+  if (!unparked.fits() || !replay_schedule(p.eval, heuristic, p.pool_bytes, 0).fits())
+    throw MemoryRefusal("a budget of " + format_bytes(p.pool_bytes) + " is too small for " + what +
+                            ": the smallest budget that works is " + format_bytes(p.minimum_pool_bytes),
+                        p.minimum_pool_bytes);
+
+  // Async transfers park as many offloaded blocks as fit. Every outcome is
+  // deterministic, so the run places every block where the dry run did,
+  // and the numbers are the same either way.
+  ParkChoice parked = park_in(p.train, heuristic, p.pool_bytes, unparked);
+  p.train.park_horizon = parked.horizon;
+  p.figures = parked.replay.steady.figures;
+  p.parking_pool_bytes = parking_hint(p.train, heuristic, p.pool_bytes, limits.arena_bytes);
+
+  if (settings.compress) {
+    PlanSettings plain = p.train.settings;
+    plain.memory.compress = false;
+    p.uncompressed_pinned_bytes = plan_schedule(net, batch, plain, kernels).pinned_bytes;
+  } else {
+    p.uncompressed_pinned_bytes = p.train.pinned_bytes;
+  }
+
+  if (limits.arena_bytes) {
+    p.arena_bytes = limits.arena_bytes;
+    p.offload_pinned_bytes = limits.pinned_bytes;
+  } else {
+    p.arena_bytes = std::max(p.pool_bytes, limits.room_to_grow ? roomy_arena(net, batch, settings, kernels) : 0);
+    // Pinned memory for the worst case, every layer's input offloaded, so
+    // that a later change of mode needs no new reservation. Compressed
+    // offloads need only their staging slots: reserving that little is the
+    // point of compressing, so such a run cannot turn compression off later.
+    PlanSettings all{Phase::train, settings, {}};
+    all.memory.mode = OffloadMode::all;
+    p.offload_pinned_bytes = std::max(p.train.pinned_bytes, plan_schedule(net, batch, all, kernels).pinned_bytes);
+  }
+  return p;
+}
+
+Schedule plan_autoswap(const Network& net, std::int64_t batch, const MemorySettings& settings, Kernels& kernels,
+                       std::size_t load_limit_bytes) {
+  PlanSettings train{Phase::train, settings, {}};
+  train.memory.mode = OffloadMode::autoswap;
+  return AutoSwapSchedules(net, batch, train, kernels).at(load_limit_bytes);
+}
+
+Schedule plan_eval(const Network& net, std::int64_t batch, const MemorySettings& settings, Kernels& kernels) {
+  return plan_schedule(net, batch, {Phase::eval, settings, {}}, kernels);
+}
+
+}  // namespace tidepool

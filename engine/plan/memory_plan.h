@@ -1,0 +1,117 @@
+// The MemoryPlan: the one place that decides how a run uses memory. From a
+// network, a batch size, the memory settings, the device's kernels (for
+// workspace sizes) and what the device already holds for the run, it
+// plans the train and eval schedules and decides the pool, the smallest
+// workable pool, how many offloaded blocks stay parked, AutoSwap's load
+// limit, and what to reserve; or it refuses, naming the smallest budget
+// that works. Every figure comes from dry runs through the one replay loop
+// (engine/memory/replay.h), so a real run with the plan observes exactly
+// these figures.
+//
+//   MemoryPlan plan = plan_memory(net, 128, {.mode = OffloadMode::all, .budget_bytes = 900 << 20},
+//                                 device.kernels(), {});
+//   Trainer trainer(device, net, options, plan);         // executes it
+//   trainer.apply(plan_memory(net, 128, other, device.kernels(), trainer.limits()));
+//
+// Its views: `tidepool plan`'s rows, summary.json, `--batch`'s memory line
+// and the window's Stats all print a MemoryPlan.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "engine/core/network.h"
+#include "engine/device/device.h"
+#include "engine/device/kernels.h"
+#include "engine/memory/replay.h"
+#include "engine/plan/memory_settings.h"
+#include "engine/plan/memory_summary.h"
+#include "engine/plan/schedule.h"
+
+namespace tidepool {
+
+// What the device already holds for the run. Before a run starts nothing
+// is reserved, and the plan says what to reserve; later plans must fit it.
+struct MemoryLimits {
+  std::size_t arena_bytes = 0;   // device memory reserved (0: nothing yet)
+  std::size_t pinned_bytes = 0;  // pinned host memory reserved for offloads
+  // Reserve an arena a later budget may grow into (the window's budget
+  // slider): room to keep everything on the device under any heuristic,
+  // and a quarter more.
+  bool room_to_grow = false;
+};
+
+struct MemoryPlan {
+  MemorySettings settings;  // as asked (budget_bytes 0: what they need)
+  std::int64_t batch = 0;
+  Schedule train, eval;     // eval at the training batch
+  std::size_t pool_bytes = 0;          // the pool the run gets: the budget, or needed_pool_bytes
+  std::size_t needed_pool_bytes = 0;   // what these schedules need (vDNN++'s pool search, train and eval)
+  std::size_t minimum_pool_bytes = 0;  // the smallest budget these settings work in
+  // AutoSwap: the peak load its choice keeps under (0: none, nothing offloaded).
+  std::size_t load_limit_bytes = 0;
+  // Async offloads: a larger pool in which more blocks stay parked (one at
+  // a time where none do now, else every one until needed); 0: none.
+  std::size_t parking_pool_bytes = 0;
+  // A steady-state iteration in the pool: peak load, footprint, largest
+  // free block at the peak (engine/memory/replay.h defines them).
+  PoolFigures figures;
+  // With compression: the pinned memory the same offloads take uncompressed.
+  std::size_t uncompressed_pinned_bytes = 0;
+  // What a run that starts with this plan reserves (a run in progress: what it has).
+  std::size_t arena_bytes = 0;
+  std::size_t offload_pinned_bytes = 0;  // room for mode all's offloads (compressed: its staging slots)
+
+  int park_horizon() const { return train.park_horizon; }
+  std::size_t pinned_bytes() const { return train.pinned_bytes; }
+  std::size_t offloaded_bytes() const { return train.offloaded_bytes(); }
+  std::size_t peak_load_bytes() const { return figures.peak_load_bytes; }
+  std::size_t footprint_bytes() const { return figures.footprint_bytes; }
+  std::size_t largest_free_at_peak_bytes() const { return figures.largest_free_at_peak.bytes; }
+  // What the runtime needs to know about a run in progress.
+  MemoryLimits limits() const { return {arena_bytes, offload_pinned_bytes, false}; }
+  // Its figures, as every view prints them.
+  MemorySummary summary() const {
+    return {pool_bytes,          needed_pool_bytes, minimum_pool_bytes, peak_load_bytes(),
+            footprint_bytes(),   largest_free_at_peak_bytes(), offloaded_bytes(), pinned_bytes(),
+            uncompressed_pinned_bytes, load_limit_bytes, park_horizon(), parking_pool_bytes,
+            arena_bytes};
+  }
+};
+
+// A plan that cannot work: the message says why in the user's words and
+// names the smallest budget that works.
+class MemoryRefusal : public DeviceError {
+ public:
+  MemoryRefusal(const std::string& what, std::size_t minimum_pool_bytes)
+      : DeviceError(what), minimum_pool_bytes_(minimum_pool_bytes) {}
+  std::size_t minimum_pool_bytes() const { return minimum_pool_bytes_; }
+
+ private:
+  std::size_t minimum_pool_bytes_;
+};
+
+// Throws std::invalid_argument for settings that mean nothing (an unknown
+// heuristic, a negative lookahead, mode dyn, which profiling resolves
+// first) and MemoryRefusal for a plan that does not fit.
+MemoryPlan plan_memory(const Network& network, std::int64_t batch, const MemorySettings& settings, Kernels& kernels,
+                       const MemoryLimits& limits = {});
+
+// AutoSwap's train schedule for a load limit (0: none, nothing offloaded):
+// `all`'s tensors ranked by settings.swap_score, chosen by the load model
+// until its peak is under the limit, then more while the real schedule's
+// peak is above. plan_memory searches the limit that fits the budget.
+Schedule plan_autoswap(const Network& network, std::int64_t batch, const MemorySettings& settings, Kernels& kernels,
+                       std::size_t load_limit_bytes);
+
+// The eval schedule at another batch size (a short last batch), to run in
+// the plan's pool: smaller than the one the plan checked.
+Schedule plan_eval(const Network& network, std::int64_t batch, const MemorySettings& settings, Kernels& kernels);
+
+// The park horizons a plan tries, most parking first: the more blocks stay
+// parked, the fewer forward layers wait for copies and the more tensors
+// come back without one.
+inline constexpr int kParkHorizons[] = {kParkUntilNeeded, 4, 2, 1};
+
+}  // namespace tidepool

@@ -1,0 +1,95 @@
+// What may change between iterations: how a run uses device memory. The
+// command line parses it once (app/cli.cpp), checkpoints keep it, the
+// window edits it and sends it back whole, and the MemoryPlan
+// (engine/plan/memory_plan.h) turns it into schedules and a pool.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "engine/core/choices.h"
+#include "engine/device/kernels.h"
+
+namespace tidepool {
+
+// vDNN's conv algorithm schemes (engine/device/kernels.h).
+inline constexpr Choice<ConvScheme> kConvSchemes[] = {
+    {ConvScheme::m, "m", "least workspace"},
+    {ConvScheme::p, "p", "fastest"},
+};
+constexpr std::span<const Choice<ConvScheme>> choices(ConvScheme) { return kConvSchemes; }
+
+// vDNN's offload policies: which activations leave for pinned host memory
+// after the forward pass has used them, to come back before backward needs
+// them.
+enum class OffloadMode : std::uint8_t {
+  base,      // keep everything on the device
+  all,       // every layer's input that backward reads
+  conv,      // the inputs of convolutions only
+  aconv,     // the inputs of every other convolution, starting with the first
+  autoswap,  // as few of `all`'s as fit the budget (engine/plan/autoswap.h)
+  dyn,       // the fastest of the fixed modes that fits, found by profiling (engine/run/dyn_mode.h)
+};
+inline constexpr Choice<OffloadMode> kOffloadModes[] = {
+    {OffloadMode::base, "base", "keep everything on the device"},
+    {OffloadMode::all, "all", "every layer's input that backward reads goes to pinned host memory"},
+    {OffloadMode::conv, "conv", "convolution inputs"},
+    {OffloadMode::aconv, "aconv", "every other convolution's input"},
+    {OffloadMode::autoswap, "autoswap", "as little of all's as fits --budget, by priority score"},
+    {OffloadMode::dyn, "dyn", "the fastest mode that fits, by profiling"},
+};
+constexpr std::span<const Choice<OffloadMode>> choices(OffloadMode) { return kOffloadModes; }
+
+// AutoSwap's priority scores (engine/plan/autoswap.h).
+enum class SwapScore : std::uint8_t { doa, aoa, wdoa, swdoa };
+inline constexpr Choice<SwapScore> kSwapScores[] = {
+    {SwapScore::doa, "doa", "the steps a tensor could be away"},
+    {SwapScore::aoa, "aoa", "doa times its size"},
+    {SwapScore::wdoa, "wdoa", "the area under the load while it is away"},
+    {SwapScore::swdoa, "swdoa", "wdoa on the load the choices so far leave"},
+};
+constexpr std::span<const Choice<SwapScore>> choices(SwapScore) { return kSwapScores; }
+
+// Which buffers a backward step allocates first (vDNN++ §IV): the tensors
+// being prefetched for coming layers, or this layer's gradients.
+enum class AllocOrder : std::uint8_t { prefetch_first, derivative_first };
+inline constexpr Choice<AllocOrder> kAllocOrders[] = {
+    {AllocOrder::prefetch_first, "prefetch-first", "prefetched tensors before the layer's gradients"},
+    {AllocOrder::derivative_first, "derivative-first", "the layer's gradients first"},
+};
+constexpr std::span<const Choice<AllocOrder>> choices(AllocOrder) { return kAllocOrders; }
+
+// vDNN: compute and transfers synchronise at the end of every layer.
+// vDNN++: the next layer starts at once; an offloaded tensor's memory is
+// released when its copy completes, and an allocation waits only while the
+// pool has no room (Tidepool parks the block instead, so that placement
+// does not depend on timing: engine/memory/parking.h).
+enum class TransferMode : std::uint8_t { sync, async };
+inline constexpr Choice<TransferMode> kTransferModes[] = {
+    {TransferMode::sync, "sync", "vDNN: each layer ends when its transfers do"},
+    {TransferMode::async, "async", "vDNN++: the next layer starts at once"},
+};
+constexpr std::span<const Choice<TransferMode>> choices(TransferMode) { return kTransferModes; }
+
+struct MemorySettings {
+  ConvScheme scheme = ConvScheme::p;
+  OffloadMode mode = OffloadMode::base;
+  AllocOrder order = AllocOrder::prefetch_first;
+  TransferMode transfer = TransferMode::async;
+  // Prefetches kept in flight beyond what the current backward layer needs
+  // (vDNN: 1, the next offloaded layer's input).
+  int lookahead = 1;
+  // vDNN++: offloaded tensors are zero-value compressed into pageable host
+  // memory on the transfer streams (engine/run/zero_value_store.h), and the
+  // pinned region holds only the two staging slots of Schedule::staging_bytes.
+  bool compress = false;
+  SwapScore swap_score = SwapScore::swdoa;  // AutoSwap's ranking
+  std::string heuristic = "best-fit";       // the pool's placement policy (engine/memory/allocator.h)
+  std::size_t budget_bytes = 0;             // the pool; 0: what these settings need
+  double link_gbps = 0;  // a device that simulates its host link (cpu): its speed, 0 = unthrottled
+  bool operator==(const MemorySettings&) const = default;
+};
+
+}  // namespace tidepool

@@ -1,0 +1,58 @@
+// Everything a training run is configured with, in one type: parsed once
+// (the command line, app/cli.cpp; or a checkpoint being resumed), read by
+// the session that trains it, the window that shows it and the run folder
+// that records it. Its memory part is what may change between iterations.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "engine/core/choices.h"
+#include "engine/plan/memory_settings.h"
+#include "engine/run/lr_schedule.h"
+
+namespace tidepool {
+
+enum class DeviceKind : std::uint8_t { cpu, cuda };
+inline constexpr Choice<DeviceKind> kDeviceKinds[] = {
+    {DeviceKind::cpu, "cpu", "oneDNN on this machine's cores"},
+    {DeviceKind::cuda, "cuda", "GPU 0 with cuDNN and cuBLAS; needs a build with the CUDA backend"},
+};
+constexpr std::span<const Choice<DeviceKind>> choices(DeviceKind) { return kDeviceKinds; }
+
+struct RunSettings {
+  // What is trained, and how.
+  std::string model = "resnet20";
+  std::string dataset = "generated";
+  std::string data_dir;  // default: data/generated for the generated dataset
+  std::int64_t batch_size = 128;
+  std::int64_t epochs = 0;      // 0 with iterations == 0 means 1 epoch
+  std::int64_t iterations = 0;  // 0: run whole epochs
+  float lr = 0.1f;
+  LrSchedule lr_schedule = LrSchedule::cosine;
+  float momentum = 0.9f;
+  float weight_decay = 5e-4f;
+  std::uint64_t seed = 1;
+  DeviceKind device = DeviceKind::cpu;
+  int compress_threads = 0;  // host threads per compressed tensor; 0: a quarter of the cores
+  MemorySettings memory;     // what may change between iterations
+
+  // Where a --batch run writes, and how much of it.
+  std::string out;     // run folder; default runs/<model>-<dataset>-<time>
+  std::string resume;  // a run folder holding checkpoint.bin
+  std::int64_t trace_iterations = 5;  // iterations written to trace.json, memory_load.csv and events.bin
+  // Stop this invocation after so many iterations (checkpointed; continue
+  // with --resume) without changing the planned run or its schedule. 0 = off.
+  std::int64_t stop_after = 0;
+  bool progress = true;
+};
+
+// As checkpoints keep them (the run folder's settings): names from the
+// tables, the budget as a size. Reads what earlier versions wrote too.
+nlohmann::json to_json(const RunSettings& s);
+RunSettings run_settings_from_json(const nlohmann::json& j);
+
+}  // namespace tidepool
