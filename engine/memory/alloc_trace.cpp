@@ -180,7 +180,7 @@ std::size_t total_alloc_bytes(const AllocTrace& trace) {
 AllocTrace trace_of(const Schedule& s, int iterations, bool with_persistent) {
   AllocTrace trace;
   if (with_persistent)
-    for (int t : s.persistent) trace.push_back({TraceEvent::Kind::alloc, t, s.tensors[t].info.bytes(), false});
+    for (int t : s.persistent) trace.push_back({TraceEvent::Kind::alloc, t, s.tensors[t].info.bytes(), false, false, -1});
   for (int i = 0; i < iterations; ++i)
     for (int step = 0; step < static_cast<int>(s.steps.size()); ++step) {
       const Step& st = s.steps[step];

@@ -41,6 +41,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <iosfwd>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,9 @@ namespace tidepool {
 
 struct Schedule;
 
+// TraceEvent::step of an event that comes from no schedule step.
+inline constexpr int kNoStep = std::numeric_limits<int>::min();
+
 struct TraceEvent {
   enum class Kind : std::uint8_t { alloc, free };
   Kind kind = Kind::alloc;
@@ -58,9 +62,10 @@ struct TraceEvent {
   std::size_t bytes = 0;  // alloc only
   bool will_offload = false;  // alloc: see the offload column
   bool after_copy = false;    // free: see the offload column
-  // The schedule step it comes from (trace_of), so a replay reports steps;
-  // -1 in a trace read from CSV. Not part of the format, nor of equality.
-  int step = -1;
+  // The schedule step it comes from (trace_of: -1 for the persistent
+  // tensors, placed before the first step), so a replay reports steps;
+  // kNoStep in a trace read from CSV. Not part of the format, nor of equality.
+  int step = kNoStep;
   bool operator==(const TraceEvent& o) const {
     return kind == o.kind && id == o.id && bytes == o.bytes && will_offload == o.will_offload &&
            after_copy == o.after_copy;

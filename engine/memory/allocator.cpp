@@ -36,7 +36,7 @@ std::vector<std::string> allocator_names() {
 
 std::unique_ptr<Allocator> make_allocator(std::string_view name, std::size_t pool_bytes) {
   for (const auto& p : kPolicies)
-    if (name == p.name) return p.make(pool_bytes);
+    if (name == p.name) return p.make(usable_pool(pool_bytes));
   std::string valid;
   for (const auto& p : kPolicies) valid += (valid.empty() ? "" : ", ") + std::string(p.name);
   throw std::invalid_argument("unknown allocator heuristic '" + std::string(name) +

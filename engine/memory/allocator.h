@@ -23,6 +23,12 @@ inline constexpr std::size_t kAllocGranularity = 256;
 inline constexpr std::size_t round_up(std::size_t bytes) {
   return (bytes + kAllocGranularity - 1) / kAllocGranularity * kAllocGranularity;
 }
+// The part of a pool the policies place in: whole granules, so that a
+// block placed at the top of a pool of any size (a budget of "1e9" bytes)
+// still starts on a granule.
+inline constexpr std::size_t usable_pool(std::size_t pool_bytes) {
+  return pool_bytes / kAllocGranularity * kAllocGranularity;
+}
 
 struct AllocRequest {
   std::size_t bytes = 0;  // as asked; the allocator rounds up
@@ -100,6 +106,7 @@ class Allocator {
 //              and evaluation alternating).
 std::vector<std::string> allocator_names();
 // Throws std::invalid_argument naming the valid policies for an unknown name.
+// The policy places in usable_pool(pool_bytes).
 std::unique_ptr<Allocator> make_allocator(std::string_view name, std::size_t pool_bytes);
 
 // cnmem with an explicit first pool of round_up(initial_pool_bytes) bytes

@@ -156,12 +156,11 @@ void PoolReplay::free(std::int64_t id, int event, bool after_copy) {
 }
 
 TraceReplay replay(const AllocTrace& trace, PoolReplay& pool) {
-  validate(trace);
   TraceReplay r;
   pool.start_iteration();
   for (std::size_t i = 0; i < trace.size(); ++i) {
     const TraceEvent& e = trace[i];
-    const int event = e.step >= 0 ? e.step : static_cast<int>(i);
+    const int event = e.step != kNoStep ? e.step : static_cast<int>(i);
     if (e.kind == TraceEvent::Kind::free) {
       pool.free(e.id, event, e.after_copy);
       continue;
@@ -180,6 +179,7 @@ TraceReplay replay(const AllocTrace& trace, PoolReplay& pool) {
 }
 
 TraceReplay replay(const AllocTrace& trace, Allocator& allocator, int park_horizon, PoolObserver* observer) {
+  validate(trace);
   PoolReplay pool(allocator, park_horizon, observer);
   return replay(trace, pool);
 }

@@ -116,8 +116,8 @@ class PoolReplay {
 // A trace through a fresh loop on `allocator`, stopping at the first alloc
 // it cannot place. Ids double as tensor ids where they fit an int (so
 // smartpool can learn), frees marked after_copy are parked, and each event
-// reaches the loop as its schedule step where it has one (trace_of), else
-// as its index. Throws std::invalid_argument for a malformed trace
+// reaches the loop as its schedule step where it has one (trace_of; -1 for
+// the persistent tensors, as a real run reports them), else as its index. Throws std::invalid_argument for a malformed trace
 // (validate) and std::logic_error as PoolReplay::place does.
 struct TraceReplay {
   bool fits = true;
@@ -128,8 +128,10 @@ struct TraceReplay {
 };
 TraceReplay replay(const AllocTrace& trace, Allocator& allocator, int park_horizon = kParkUntilNeeded,
                    PoolObserver* observer = nullptr);
-// The same on a loop that already holds blocks (a second iteration); the
-// figures start again.
+// The same on a loop that already holds blocks (a second iteration): the
+// trace may free what earlier ones placed, and the loop refuses
+// (std::logic_error) a free of a block it does not hold. The figures
+// start again.
 TraceReplay replay(const AllocTrace& trace, PoolReplay& pool);
 
 // A schedule's dry run: its persistent tensors, then two iterations, in a

@@ -174,7 +174,7 @@ class CnmemAllocator final : public Allocator {
 }  // namespace
 
 std::unique_ptr<Allocator> make_cnmem_allocator(std::size_t pool_bytes, std::size_t initial_pool_bytes) {
-  return std::make_unique<CnmemAllocator>(pool_bytes, initial_pool_bytes);
+  return std::make_unique<CnmemAllocator>(usable_pool(pool_bytes), initial_pool_bytes);
 }
 
 std::unique_ptr<Allocator> make_cnmem_allocator(std::size_t pool_bytes) {
