@@ -31,13 +31,19 @@ class Dashboard {
   // Draws one frame into the current ImGui frame.
   void draw(float width, float height);
   // Every view has drawn data from a finished iteration.
-  bool showing_live_data() const { return !timeline_.empty() && !map_.empty() && !load_.empty(); }
+  // (Running the overlap scenario: once the link it sets is in use.)
+  bool showing_live_data() const {
+    return !timeline_.empty() && !map_.empty() && !load_.empty() && (!overlap_adopted_ || overlap_view_.settled());
+  }
+  // The figures of the iteration the Stats view shows (what a screenshot
+  // records besides its pixels).
+  const IterationStats& shown() const { return stats_; }
   // For screenshots of the scenarios.
   void show_fragmentation(bool on) { show_fragmentation_ = on; }
   // The session runs the overlap scenario's settings: show it, and let it
   // set the link after the first iteration.
   void adopt_overlap_scenario() {
-    show_overlap_ = true;
+    show_overlap_ = overlap_adopted_ = true;
     overlap_view_.adopt();
   }
 
@@ -63,6 +69,7 @@ class Dashboard {
   FragmentationView fragmentation_view_;
   OverlapView overlap_view_;
   bool show_fragmentation_ = false, show_overlap_ = false;
+  bool overlap_adopted_ = false;  // the session was started on the overlap scenario
 };
 
 }  // namespace tidepool::ui

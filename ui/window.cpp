@@ -161,6 +161,9 @@ int run_window(SessionLink& link, const WindowOptions& o) {
                     live_seconds > 0 ? live_frames / live_seconds : 0.0, build_seconds * per_frame,
                     render_seconds * per_frame, present_seconds * per_frame, vertices / std::max(live_frames, 1),
                     static_cast<long long>(link.status().iteration - first_live_iteration));
+        const IterationStats& shown = dashboard.shown();
+        std::printf("on show: iteration %lld, %.3f ms, the compute stream stalled %.3f ms\n",
+                    static_cast<long long>(shown.iteration), shown.iteration_ms, shown.stall_ms);
         return 0;
       }
     }

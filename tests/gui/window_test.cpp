@@ -109,16 +109,29 @@ TEST_F(Window, FragmentationScenarioDrawsEveryHeuristicsPool) {
 }
 
 // --overlap-scenario trains vDNN++'s constructed network with synchronous
-// transfers on a throttled link: the compute lane shows stalls, and the
-// scenario's window shows its controls.
+// transfers on a throttled link: the compute lane records stalls, and the
+// timeline shows the copies. The screenshot waits for an iteration trained
+// with the link the scenario sets from the first one, and the stalls are
+// checked on what it recorded, not on pixels: how wide a stall is drawn
+// depends on how busy the machine was.
 TEST_F(Window, OverlapScenarioShowsComputeStalls) {
   const std::string shot = (dir_.path() / "overlap.png").string();
   const Result r = run_command("xvfb-run -a " + tiny_run() + " --overlap-scenario --screenshot " + shot + " --frames 10");
   ASSERT_EQ(r.status, 0) << r.output;
+  long long iteration = -1;
+  double iteration_ms = 0, stall_ms = 0;
+  const auto on_show = r.output.find("on show: iteration");
+  ASSERT_NE(on_show, std::string::npos) << r.output;
+  ASSERT_EQ(std::sscanf(r.output.c_str() + on_show, "on show: iteration %lld, %lf ms, the compute stream stalled %lf ms",
+                        &iteration, &iteration_ms, &stall_ms),
+            3)
+      << r.output;
+  EXPECT_GE(iteration, 1) << "an iteration with the link the scenario set";
+  EXPECT_GT(stall_ms, 0.0) << "synchronous transfers: every layer waits for its copies";
+  EXPECT_LT(stall_ms, iteration_ms);
   const cv::Mat image = cv::imread(shot, cv::IMREAD_COLOR);
   ASSERT_FALSE(image.empty());
   const Layout l = layout_for(static_cast<float>(image.cols), static_cast<float>(image.rows), kMenuHeight);
-  EXPECT_GT(count_colour(image, l[ViewId::timeline], span_colour(SpanKind::wait)), 20);
   EXPECT_GT(count_colour(image, l[ViewId::timeline], span_colour(SpanKind::offload)), 50);
 }
 

@@ -43,11 +43,13 @@ void OverlapView::draw(const Frame& frame) {
   // link so that the copies take a little over half of that.
   // (The scenes refresh a few times a second: keep asking until the
   // iteration is on show.)
+  if (!frame.timeline.iterations.empty()) shown_ = frame.timeline.iterations.back().iteration;
   if (calibrating_ && s.iteration >= 1)
     if (const auto gbps = overlap_link_gbps(frame.timeline)) {
       link_gbps_ = static_cast<float>(*gbps);
       frame.link.request(overlap_settings(s.settings.memory, s.settings.memory.transfer, link_gbps_, s.settings.memory.budget_bytes));
       calibrating_ = false;
+      settles_at_ = s.iteration + 1;  // applied at the boundary after the iteration under way
     }
   ImGui::SameLine();
   if (ImGui::Button("sync (vDNN)")) frame.link.request(overlap_settings(s.settings.memory, TransferMode::sync, link_gbps_));

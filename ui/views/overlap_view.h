@@ -22,10 +22,16 @@ class OverlapView {
   // The session was started with the scenario's settings (--overlap-scenario):
   // measure its first iteration and set the link, as start() does.
   void adopt();
+  // The link is set from this machine's compute and an iteration trained
+  // with it is on show: the stalls the scenario teaches are there to see,
+  // whatever the first iteration looked like.
+  bool settled() const { return !calibrating_ && shown_ >= settles_at_; }
 
  private:
   float link_gbps_ = static_cast<float>(OverlapScenario::first_link_gbps);
   bool calibrating_ = false;  // started; the link is set after its first iteration
+  std::int64_t settles_at_ = 0;  // the first iteration trained with the link set
+  std::int64_t shown_ = -1;      // the newest iteration on the timeline
 };
 
 }  // namespace tidepool::ui
