@@ -261,7 +261,9 @@ RingSnapshot two_iterations() {
     s.spans.push_back({it, 2, Stream::compute, SpanKind::update, "", "", 0, t + 900, t + 1000});
     s.loads.push_back({it, 2, t + 1000, 64 * KiB, 64 * KiB});
     t += 1000;
-    s.iterations.push_back({it, start, t, 192 * KiB, 192 * KiB, 2.0f - 0.5f * it, 0.1f * it});
+    s.iterations.push_back({.iteration = it, .start_us = start, .end_us = t, .peak_load_bytes = 192 * KiB,
+                            .footprint_bytes = 192 * KiB, .loss = 2.0f - 0.5f * static_cast<float>(it),
+                            .accuracy = 0.1f * static_cast<float>(it)});
   }
   return s;
 }
