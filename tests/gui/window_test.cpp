@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -52,6 +53,17 @@ int count_bright(const cv::Mat& image, const Rect& view) {
   return n;
 }
 
+// The lower part of a view, below its title line and legend: the plot.
+Rect lower_half(const Rect& view) { return {view.x, view.y + view.h / 2, view.w, view.h / 2}; }
+
+// A parked block's fill (ui/paint/address_map_picture.cpp): its role's
+// colour at 40%.
+std::uint32_t parked_fill(Role r) {
+  const std::uint32_t rgb = role_colour(r);
+  auto channel = [&](int shift) { return static_cast<std::uint32_t>(std::lround(((rgb >> shift) & 0xFF) * 0.4)) << shift; };
+  return channel(16) | channel(8) | channel(0);
+}
+
 class Window : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -88,6 +100,10 @@ TEST_F(Window, ScreenshotShowsEveryViewWithLiveData) {
   EXPECT_GT(count_colour(image, l[ViewId::address_map], role_colour(Role::weight)) +
                 count_colour(image, l[ViewId::address_map], role_colour(Role::optimizer_state)),
             100);
+  // In its plot, the contents of offloaded activations in flight to the
+  // host, and blocks parked while their copies run (async transfers).
+  EXPECT_GT(count_colour(image, lower_half(l[ViewId::address_map]), kInFlightToHost), 200);
+  EXPECT_GT(count_colour(image, lower_half(l[ViewId::address_map]), parked_fill(Role::activation)), 50);
   // Memory load: the load curve and the budget line.
   EXPECT_GT(count_colour(image, l[ViewId::memory_load], kLoad), 100);
   EXPECT_GT(count_colour(image, l[ViewId::memory_load], kBudget), 100);

@@ -1,9 +1,11 @@
 // The --batch pictures: scenes built by hand (so the checks do not depend
-// on how the builders read events) are drawn and the pixels read back: each
-// thing must be where the picture's layout says and in the palette's
-// colour. Then the whole path from a snapshot to three PNG files.
+// on how the builders read events) are drawn with the OpenCV painter and the
+// pixels read back: each thing must be where the picture's layout says and
+// in the palette's colour. Then the whole path from a snapshot to three PNG
+// files.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
@@ -14,26 +16,31 @@
 
 #include "datasets/scratch_dir.h"
 #include "engine/observe/sinks/ring_sink.h"
-#include "ui/png/address_map_png.h"
-#include "ui/png/canvas.h"
-#include "ui/png/memory_load_png.h"
+#include "ui/paint/address_map_picture.h"
+#include "ui/paint/chart.h"
+#include "ui/paint/memory_load_picture.h"
+#include "ui/paint/opencv_painter.h"
+#include "ui/paint/timeline_picture.h"
+#include "ui/picture_scenes.h"
+#include "ui/png/images.h"
 #include "ui/png/run_pictures.h"
-#include "ui/png/timeline_png.h"
 #include "ui/scene/colours.h"
 
 namespace tidepool::ui {
 namespace {
 
 using datasets::testing::ScratchDir;
-
-constexpr std::size_t KiB = 1024;
+using namespace test_scenes;
+using png::address_map_image;
+using png::memory_load_image;
+using png::timeline_image;
 
 cv::Vec3b pixel(const cv::Mat& image, double x, double y) {
   return image.at<cv::Vec3b>(static_cast<int>(y), static_cast<int>(x));
 }
 
 cv::Vec3b colour(std::uint32_t rgb) {
-  const cv::Scalar s = png::bgr(rgb);
+  const cv::Scalar s = paint::bgr(rgb);
   return {static_cast<uchar>(s[0]), static_cast<uchar>(s[1]), static_cast<uchar>(s[2])};
 }
 
@@ -62,58 +69,54 @@ bool has_near(const cv::Mat& image, cv::Rect area, std::uint32_t rgb, int tolera
   return false;
 }
 
-TimelineSpan span(Stream lane, SpanKind kind, double start_us, double end_us, std::string layer = "") {
-  TimelineSpan s;
-  s.lane = lane;
-  s.kind = kind;
-  s.start_us = start_us;
-  s.end_us = end_us;
-  s.layer = std::move(layer);
-  s.tensor = "conv1.out";
-  return s;
+// The layouts the images are drawn with: OpenCV's text measures over the
+// whole picture.
+paint::Box whole(int width, int height) { return {0, 0, static_cast<float>(width), static_cast<float>(height)}; }
+const paint::Painter& opencv_measures() {
+  static cv::Mat unused(1, 1, CV_8UC3);
+  static const paint::OpenCvPainter painter(unused);
+  return painter;
 }
-
-// One iteration: conv1 forward while its input goes to the host, a stall
-// on the prefetch the backward needs, then the backward.
-TimelineScene timeline_scene() {
-  TimelineScene t;
-  t.start_us = 0;
-  t.end_us = 2000;
-  t.spans = {span(Stream::compute, SpanKind::forward, 0, 1000, "conv1"),
-             span(Stream::offload, SpanKind::offload, 200, 900),
-             span(Stream::prefetch, SpanKind::prefetch, 1000, 1500),
-             span(Stream::compute, SpanKind::wait, 1000, 1400, "conv1"),
-             span(Stream::compute, SpanKind::backward, 1400, 2000, "conv1")};
-  t.iterations = {{0, 0, 2000, 400}};
-  return t;
+paint::TimelineLayout timeline_layout(const TimelineScene& scene, int width, int height) {
+  return paint::timeline_layout(opencv_measures(), scene, whole(width, height));
+}
+paint::AddressMapLayout address_map_layout(const AddressMapScene& scene, int width, int height) {
+  return paint::address_map_layout(opencv_measures(), scene, whole(width, height));
+}
+paint::MemoryLoadLayout memory_load_layout(const MemoryLoadScene& scene, int width, int height) {
+  return paint::memory_load_layout(opencv_measures(), scene, whole(width, height));
+}
+cv::Rect rect(const paint::Box& b) {
+  return cv::Rect(cv::Point(static_cast<int>(std::lround(b.x0)), static_cast<int>(std::lround(b.y0))),
+                  cv::Point(static_cast<int>(std::lround(b.x1)), static_cast<int>(std::lround(b.y1))));
 }
 
 TEST(Png, TimelineDrawsSpansInTheirStreamsLanes) {
   const TimelineScene scene = timeline_scene();
-  const cv::Mat image = draw_timeline(scene, 1200, 600);
+  const cv::Mat image = timeline_image(scene, 1200, 600);
   ASSERT_EQ(image.cols, 1200);
   ASSERT_EQ(image.rows, 600);
   ASSERT_EQ(image.type(), CV_8UC3);
-  const TimelineLayout l = timeline_layout(scene, 1200, 600);
+  const auto l = timeline_layout(scene, 1200, 600);
   // Just inside each span's top edge, clear of its centred label.
   auto inside = [&](const TimelineSpan& s) {
-    return pixel(image, l.x(s.start_us) + 3, l.lane(s.lane).y + 6);
+    return pixel(image, l.x(s.start_us) + 3, l.lane(s.lane).y0 + 6);
   };
   EXPECT_EQ(inside(scene.spans[0]), colour(span_colour(SpanKind::forward)));
   EXPECT_EQ(inside(scene.spans[1]), colour(span_colour(SpanKind::offload)));
   EXPECT_EQ(inside(scene.spans[2]), colour(span_colour(SpanKind::prefetch)));
   EXPECT_EQ(inside(scene.spans[4]), colour(span_colour(SpanKind::backward)));
   // The lanes stack compute, offload, prefetch from the top.
-  EXPECT_LT(l.lane(Stream::compute).y, l.lane(Stream::offload).y);
-  EXPECT_LT(l.lane(Stream::offload).y, l.lane(Stream::prefetch).y);
+  EXPECT_LT(l.lane(Stream::compute).y0, l.lane(Stream::offload).y0);
+  EXPECT_LT(l.lane(Stream::offload).y0, l.lane(Stream::prefetch).y0);
 }
 
 TEST(Png, TimelineMarksAComputeStallInTheComputeLane) {
   const TimelineScene scene = timeline_scene();
-  const cv::Mat image = draw_timeline(scene, 1200, 600);
-  const TimelineLayout l = timeline_layout(scene, 1200, 600);
+  const cv::Mat image = timeline_image(scene, 1200, 600);
+  const auto l = timeline_layout(scene, 1200, 600);
   const int x0 = l.x.px(1000), x1 = l.x.px(1400);
-  const cv::Rect compute = l.lane(Stream::compute), offload = l.lane(Stream::offload);
+  const cv::Rect compute = rect(l.lane(Stream::compute)), offload = rect(l.lane(Stream::offload));
   const cv::Rect stall(x0, compute.y, x1 - x0, compute.height);
   const std::uint32_t red = span_colour(SpanKind::wait);
   // Hatched in red over the lane's full height.
@@ -129,51 +132,16 @@ TEST(Png, TimelineMarksAComputeStallInTheComputeLane) {
   TimelineScene blip = scene;
   blip.end_us = 2'000'000;
   blip.spans = {span(Stream::compute, SpanKind::wait, 500'000, 500'001)};
-  const cv::Mat b = draw_timeline(blip, 1200, 600);
-  const TimelineLayout bl = timeline_layout(blip, 1200, 600);
+  const cv::Mat b = timeline_image(blip, 1200, 600);
+  const auto bl = timeline_layout(blip, 1200, 600);
   EXPECT_GT(count(b, cv::Rect(bl.x.px(500'000) - 1, compute.y, 3, compute.height), red), compute.height / 2);
-}
-
-// A 1 MiB pool over 10 steps: the weights for the whole iteration, an
-// activation offloaded from step 4, a prefetched gradient in flight for
-// steps 5-6, a workspace reusing the activation's space, and at the peak
-// (step 5) one hole between the activation and the gradient.
-AddressMapScene address_map_scene() {
-  AddressMapScene m;
-  m.iteration = 7;
-  m.steps = 10;
-  m.pool_bytes = 1024 * KiB;
-  auto block = [](Role role, std::size_t offset, std::size_t bytes, int first, int last) {
-    MapBlock b;
-    b.role = role;
-    b.name = std::string(to_string(role));
-    b.offset = offset;
-    b.bytes = bytes;
-    b.first_step = first;
-    b.last_step = last;
-    return b;
-  };
-  MapBlock weights = block(Role::weight, 0, 256 * KiB, 0, 9);
-  weights.persistent = true;
-  MapBlock activation = block(Role::activation, 256 * KiB, 256 * KiB, 1, 6);
-  activation.offload_step = 4;
-  MapBlock gradient = block(Role::activation_gradient, 768 * KiB, 128 * KiB, 5, 8);
-  gradient.prefetch_done_step = 6;
-  MapBlock workspace = block(Role::workspace, 256 * KiB, 256 * KiB, 7, 8);
-  m.blocks = {weights, activation, gradient, workspace};
-  m.peak_step = 5;
-  m.peak_load_bytes = 640 * KiB;
-  m.footprint_bytes = 896 * KiB;
-  m.holes_at_peak = {{512 * KiB, 256 * KiB}};
-  m.largest_free_at_peak = MapHole{512 * KiB, 256 * KiB};
-  return m;
 }
 
 TEST(Png, AddressMapPutsEachBlockAtItsAddressInItsRolesColour) {
   const AddressMapScene scene = address_map_scene();
-  const cv::Mat image = draw_address_map(scene, 1400, 800);
+  const cv::Mat image = address_map_image(scene, 1400, 800);
   ASSERT_EQ(image.size(), cv::Size(1400, 800));
-  const AddressMapLayout l = address_map_layout(scene, 1400, 800);
+  const auto l = address_map_layout(scene, 1400, 800);
   // A point a quarter of the way into a block's rectangle at a given step
   // column, clear of its outline and its centred name.
   auto at = [&](const MapBlock& b, int step) {
@@ -198,41 +166,28 @@ TEST(Png, AddressMapPutsEachBlockAtItsAddressInItsRolesColour) {
   EXPECT_EQ(pixel(image, l.x(5.5), l.y(640.0 * KiB)), colour(kLargestHole));
   // The pool line.
   const int pool_y = l.y.px(1024.0 * KiB);
-  EXPECT_GT(count(image, cv::Rect(l.plot.x, pool_y, l.plot.width, 1), kBudget), l.plot.width * 9 / 10);
-}
-
-MemoryLoadScene memory_load_scene() {
-  MemoryLoadScene s;
-  s.budget_bytes = 1024 * KiB;
-  // Two iterations of ten steps: the load climbs through the forward pass
-  // and falls through the backward; the second one peaks higher.
-  for (int it = 0; it < 2; ++it)
-    for (int step = 0; step < 10; ++step) {
-      const std::size_t load = (step <= 5 ? 100 + 80 * step : 500 - 80 * (step - 5)) * KiB + it * 100 * KiB;
-      s.points.push_back({it, step, 100.0 * (10 * it + step), load, load + 64 * KiB});
-    }
-  s.peak_index = 15;
-  s.peak_load_bytes = s.points[15].load_bytes;
-  s.max_extent_bytes = s.peak_load_bytes + 64 * KiB;
-  s.iterations = {{0, 500 * KiB, 564 * KiB, 2.3f, 0.10f, 850, 0.1}, {1, 600 * KiB, 664 * KiB, 2.1f, 0.25f, 900, 0.1}};
-  return s;
+  const cv::Rect plot = rect(l.plot);
+  EXPECT_GT(count(image, cv::Rect(plot.x, pool_y, plot.width, 1), kBudget), plot.width * 9 / 10);
 }
 
 TEST(Png, MemoryLoadDrawsTheBudgetLineAndMarksThePeak) {
   const MemoryLoadScene scene = memory_load_scene();
-  const cv::Mat image = draw_memory_load(scene, 1600, 900);
+  const cv::Mat image = memory_load_image(scene, 1600, 900);
   ASSERT_EQ(image.size(), cv::Size(1600, 900));
-  const MemoryLoadLayout l = memory_load_layout(scene, 1600, 900);
+  const auto l = memory_load_layout(scene, 1600, 900);
   const int budget_y = l.y.px(1024.0 * KiB);
-  EXPECT_GT(count(image, cv::Rect(l.curves.x, budget_y, l.curves.width, 1), kBudget), l.curves.width * 9 / 10);
+  const cv::Rect curves = rect(l.curves);
+  EXPECT_GT(count(image, cv::Rect(curves.x, budget_y, curves.width, 1), kBudget), curves.width * 9 / 10);
   EXPECT_EQ(count(image, cv::Rect(0, 0, 1600, 900), kLoadLimit), 0) << "no AutoSwap, no limit line";
   // AutoSwap's load limit: a line of its own under the budget.
   MemoryLoadScene limited = scene;
   limited.load_limit_bytes = 800 * KiB;
-  const cv::Mat with_limit = draw_memory_load(limited, 1600, 900);
-  const MemoryLoadLayout ll = memory_load_layout(limited, 1600, 900);
+  const cv::Mat with_limit = memory_load_image(limited, 1600, 900);
+  const auto ll = memory_load_layout(limited, 1600, 900);
   const int limit_y = ll.y.px(800.0 * KiB);
-  EXPECT_GT(count(with_limit, cv::Rect(ll.curves.x, limit_y, ll.curves.width, 1), kLoadLimit), ll.curves.width / 2);
+  const cv::Rect limited_curves = rect(ll.curves);
+  EXPECT_GT(count(with_limit, cv::Rect(limited_curves.x, limit_y, limited_curves.width, 1), kLoadLimit),
+            limited_curves.width / 2);
   // The load curve at a step of the first iteration, and the peak marker
   // (white) on the second's highest step.
   const double x3 = l.x(3.5);
@@ -240,41 +195,41 @@ TEST(Png, MemoryLoadDrawsTheBudgetLineAndMarksThePeak) {
   const cv::Point peak(l.x.px(15.5), l.y.px(static_cast<double>(scene.peak_load_bytes)));
   EXPECT_TRUE(has_near(image, cv::Rect(peak.x - 6, peak.y - 6, 13, 13), 0xFFFFFF, 30));
   // Each per-iteration panel has its curve in it.
-  EXPECT_TRUE(has_near(image, l.panels[0], kLoad, 20));
-  EXPECT_TRUE(has_near(image, l.panels[1], 0xE8B04C, 20)) << "loss";
-  EXPECT_TRUE(has_near(image, l.panels[2], 0x5CBF6A, 20)) << "accuracy";
-  EXPECT_TRUE(has_near(image, l.panels[3], 0xC678DD, 20)) << "images/s";
-  for (const cv::Rect& p : l.panels) {
-    EXPECT_GT(p.y, l.curves.y + l.curves.height) << "below the curves";
-    EXPECT_LE(p.x + p.width, image.cols);
-    EXPECT_LE(p.y + p.height, image.rows);
+  EXPECT_TRUE(has_near(image, rect(l.panels[0]), kLoad, 20));
+  EXPECT_TRUE(has_near(image, rect(l.panels[1]), 0xE8B04C, 20)) << "loss";
+  EXPECT_TRUE(has_near(image, rect(l.panels[2]), 0x5CBF6A, 20)) << "accuracy";
+  EXPECT_TRUE(has_near(image, rect(l.panels[3]), 0xC678DD, 20)) << "images/s";
+  for (const paint::Box& p : l.panels) {
+    EXPECT_GT(p.y0, l.curves.y1) << "below the curves";
+    EXPECT_LE(p.x1, image.cols);
+    EXPECT_LE(p.y1, image.rows);
   }
 }
 
 TEST(Png, EmptyScenesStillDrawAPicture) {
-  const cv::Mat pictures[] = {draw_timeline({}, 800, 450), draw_address_map({}, 800, 450),
-                              draw_memory_load({}, 800, 450)};
+  const cv::Mat pictures[] = {timeline_image({}, 800, 450), address_map_image({}, 800, 450),
+                              memory_load_image({}, 800, 450)};
   for (const cv::Mat& image : pictures) {
     ASSERT_EQ(image.size(), cv::Size(800, 450));
     // The message in the middle: light text on the background.
-    EXPECT_TRUE(has_near(image, cv::Rect(200, 180, 400, 90), png::kDimText, 30));
+    EXPECT_TRUE(has_near(image, cv::Rect(200, 180, 400, 90), paint::kDimText, 30));
     EXPECT_EQ(pixel(image, 5, 440), colour(kBackground));
   }
   // Only samples, or only iteration summaries, are not empty: the other half says so.
   MemoryLoadScene only_iterations = memory_load_scene();
   only_iterations.points.clear();
-  EXPECT_EQ(draw_memory_load(only_iterations, 800, 450).size(), cv::Size(800, 450));
+  EXPECT_EQ(memory_load_image(only_iterations, 800, 450).size(), cv::Size(800, 450));
   MemoryLoadScene only_points = memory_load_scene();
   only_points.iterations.clear();
-  EXPECT_EQ(draw_memory_load(only_points, 800, 450).size(), cv::Size(800, 450));
-  EXPECT_THROW(draw_timeline(timeline_scene(), 100, 80), std::invalid_argument);
+  EXPECT_EQ(memory_load_image(only_points, 800, 450).size(), cv::Size(800, 450));
+  EXPECT_THROW(timeline_image(timeline_scene(), 100, 80), std::invalid_argument);
 }
 
 TEST(Png, SmallPicturesDrawWithoutFailing) {
   // The smallest size allowed: everything squeezed, nothing out of bounds.
-  EXPECT_EQ(draw_timeline(timeline_scene(), 320, 200).size(), cv::Size(320, 200));
-  EXPECT_EQ(draw_address_map(address_map_scene(), 320, 200).size(), cv::Size(320, 200));
-  EXPECT_EQ(draw_memory_load(memory_load_scene(), 320, 200).size(), cv::Size(320, 200));
+  EXPECT_EQ(timeline_image(timeline_scene(), 320, 200).size(), cv::Size(320, 200));
+  EXPECT_EQ(address_map_image(address_map_scene(), 320, 200).size(), cv::Size(320, 200));
+  EXPECT_EQ(memory_load_image(memory_load_scene(), 320, 200).size(), cv::Size(320, 200));
 }
 
 TEST(Png, CanvasFormatsBytesAndPicksRoundTicks) {
@@ -282,10 +237,10 @@ TEST(Png, CanvasFormatsBytesAndPicksRoundTicks) {
   EXPECT_EQ(format_bytes(3 * KiB), "3.00 KiB");
   EXPECT_EQ(format_bytes(12 * KiB * KiB + 512 * KiB), "12.5 MiB");
   EXPECT_EQ(format_bytes(850 * KiB * KiB), "850 MiB");
-  EXPECT_EQ(png::nice_ticks(0, 10, 5), (std::vector<double>{0, 2, 4, 6, 8, 10}));
-  EXPECT_EQ(png::format_tick(0.25, 0.05), "0.25");
-  EXPECT_EQ(png::format_tick(40, 20), "40");
-  EXPECT_EQ(png::bgr(0x102030), cv::Scalar(0x30, 0x20, 0x10)) << "OpenCV is BGR";
+  EXPECT_EQ(paint::nice_ticks(0, 10, 5), (std::vector<double>{0, 2, 4, 6, 8, 10}));
+  EXPECT_EQ(paint::format_tick(0.25, 0.05), "0.25");
+  EXPECT_EQ(paint::format_tick(40, 20), "40");
+  EXPECT_EQ(paint::bgr(0x102030), cv::Scalar(0x30, 0x20, 0x10)) << "OpenCV is BGR";
 }
 
 // A snapshot of two short iterations as the engine would emit them: a
@@ -306,7 +261,9 @@ RingSnapshot two_iterations() {
     s.spans.push_back({it, 2, Stream::compute, SpanKind::update, "", "", 0, t + 900, t + 1000});
     s.loads.push_back({it, 2, t + 1000, 64 * KiB, 64 * KiB});
     t += 1000;
-    s.iterations.push_back({it, start, t, 192 * KiB, 192 * KiB, 2.0f - 0.5f * it, 0.1f * it});
+    s.iterations.push_back({.iteration = it, .start_us = start, .end_us = t, .peak_load_bytes = 192 * KiB,
+                            .footprint_bytes = 192 * KiB, .loss = 2.0f - 0.5f * static_cast<float>(it),
+                            .accuracy = 0.1f * static_cast<float>(it)});
   }
   return s;
 }

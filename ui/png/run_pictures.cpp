@@ -7,9 +7,7 @@
 #include <opencv2/core.hpp>
 #include <opencv2/imgcodecs.hpp>
 
-#include "ui/png/address_map_png.h"
-#include "ui/png/memory_load_png.h"
-#include "ui/png/timeline_png.h"
+#include "ui/png/images.h"
 #include "ui/scene/address_map.h"
 #include "ui/scene/memory_load.h"
 #include "ui/scene/timeline.h"
@@ -43,11 +41,11 @@ void write_run_pictures(const RingSnapshot& events, std::size_t pool_bytes, std:
   std::filesystem::create_directories(folder, ignored);
 
   const TimelineScene timeline = build_timeline(events, kTimelineIterations);
-  write_png(draw_timeline(timeline, kRunPictureWidth, kRunPictureHeight), folder / kTimelinePicture);
+  write_png(png::timeline_image(timeline, kRunPictureWidth, kRunPictureHeight), folder / kTimelinePicture);
   const AddressMapScene map = build_address_map(events, pool_bytes);
-  write_png(draw_address_map(map, kRunPictureWidth, kRunPictureHeight), folder / kAddressMapPicture);
+  write_png(png::address_map_image(map, kRunPictureWidth, kRunPictureHeight), folder / kAddressMapPicture);
   const MemoryLoadScene load = build_memory_load(events, pool_bytes, kMemoryLoadIterations, batch, load_limit_bytes);
-  write_png(draw_memory_load(load, kRunPictureWidth, kRunPictureHeight), folder / kMemoryLoadPicture);
+  write_png(png::memory_load_image(load, kRunPictureWidth, kRunPictureHeight), folder / kMemoryLoadPicture);
 }
 
 }  // namespace tidepool::ui

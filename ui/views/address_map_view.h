@@ -1,8 +1,7 @@
-// The pool's address map of the latest finished iteration (SmartPool's
-// Fig. 3): address up, step across, every tensor a rectangle coloured by
-// role, transfers in flight in their own colours, the largest free block at
-// the peak outlined. Beside it, a strip with the pool at the step under the
-// pointer (or at the peak).
+// The pool's address map of the latest finished iteration in the window: the
+// picture is ui/paint/address_map_picture.h's, the same as address_map.png;
+// the view adds the pointer: the strip beside the plot follows the step
+// under it (the peak otherwise), and a tooltip tells the block or the step.
 #pragma once
 
 #include "ui/views/view.h"

@@ -1,7 +1,9 @@
-// Memory-load curves: the load and the pool extent after every step of the
-// last iterations against the budget line, with the peak marked; below, per
-// iteration across the run, the peak load and footprint, the loss, the
-// batch accuracy and images/s.
+// Memory-load curves in the window: the picture is ui/paint/
+// memory_load_picture.h's, the same as memory_load.png (the load and extent
+// of the last iterations against the budget, and per iteration across the
+// run the peak load and footprint, the loss, the batch accuracy and
+// images/s); the view adds tooltips for the sample or iteration under the
+// pointer.
 #pragma once
 
 #include "ui/views/view.h"

@@ -1,7 +1,8 @@
-// The stream timeline: one lane per stream (compute, offload D2H, prefetch
-// H2D), a span per layer and transfer, compute stalls marked in red.
-// Mouse wheel zooms around the pointer, dragging pans; "follow" keeps the
-// newest iterations in view.
+// The stream timeline in the window: the picture is ui/paint/
+// timeline_picture.h's, the same as timeline.png; the view adds the mouse
+// wheel zooming around the pointer, dragging to pan, "follow newest" to keep
+// the newest iterations in view, and a tooltip for the span under the
+// pointer.
 #pragma once
 
 #include "ui/views/view.h"

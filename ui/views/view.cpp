@@ -7,12 +7,6 @@
 
 namespace tidepool::ui {
 
-void plot_label(ImDrawList* d, ImVec2 at, ImU32 colour, const std::string& text) {
-  const ImVec2 size = ImGui::CalcTextSize(text.c_str());
-  d->AddRectFilled({at.x - 2, at.y - 1}, {at.x + size.x + 2, at.y + size.y + 1}, IM_COL32(20, 20, 24, 200));
-  d->AddText(at, colour, text.c_str());
-}
-
 std::string duration_text(double us) {
   char text[32];
   if (us < 1000) std::snprintf(text, sizeof text, "%.0f us", us);
@@ -35,16 +29,6 @@ Canvas begin_canvas(const char* id, ImVec2 size) {
   c.draw = ImGui::GetWindowDrawList();
   c.draw->AddRectFilled(c.min, c.max, IM_COL32(24, 24, 28, 255));
   return c;
-}
-
-void legend_item(std::uint32_t rgb, const std::string& name) {
-  constexpr float kSwatch = 10, kGap = 3;
-  ImGui::SameLine();
-  if (ImGui::GetContentRegionAvail().x < kSwatch + kGap + ImGui::CalcTextSize(name.c_str()).x) ImGui::NewLine();
-  ImGui::ColorButton(name.c_str(), ImGui::ColorConvertU32ToFloat4(im_colour(rgb)), ImGuiColorEditFlags_NoTooltip,
-                     {kSwatch, kSwatch});
-  ImGui::SameLine(0, kGap);
-  ImGui::TextUnformatted(name.c_str());
 }
 
 std::string freed_blocks_text(int park_horizon) {

@@ -1,0 +1,244 @@
+// Where the window and the PNG used to differ: the axes, labels and lines
+// are the PNG's (round address ticks, pool and footprint named right of the
+// strip, the peak marked by an arrow above its column rather than a line
+// across the blocks); the holes at the peak are drawn in its column, as the
+// PNG did and the window did not; the largest free block at the peak fills
+// its band of that column and of the strip (the window outlined its band
+// across every step, where it was free at one); block outlines are the
+// role's colour darkened (not translucent black), so every pixel of a block
+// is a known colour; the strip is the window's, following the pointer's
+// step there and showing the peak in the PNG. Parked blocks: see
+// parked_fill.
+#include "ui/paint/address_map_picture.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "ui/scene/colours.h"
+
+namespace tidepool::ui::paint {
+namespace {
+
+constexpr const char* kTitle = "Address map";
+constexpr float kStripGap = 10, kStripWidth = 20;  // the pool at one step, right of the plot
+constexpr float kLabelGap = 6;                      // labels right of the strip
+constexpr Role kRoles[] = {Role::input,          Role::activation,      Role::activation_gradient, Role::weight,
+                           Role::weight_gradient, Role::optimizer_state, Role::workspace};
+
+// One look for a parked block (dead, still taken) in the plot, the strip and
+// the legend: its role's colour darkened, opaque (the memory is as taken as
+// a live block's, and no hole shows through it), outlined in kParked. The
+// window used to fade it to 30% over the background instead and the PNG to
+// leave it unoutlined; the darkened fill keeps the role readable and the
+// outline says "parked" whatever the role.
+std::uint32_t parked_fill(const MapBlock& b) { return shade(role_colour(b.role), 0.4); }
+
+std::string role_name(Role r) {
+  std::string name(to_string(r));
+  std::replace(name.begin(), name.end(), '_', ' ');
+  return name;
+}
+
+const LegendEntries& legend() {
+  static const LegendEntries entries = [] {
+    LegendEntries e;
+    for (Role r : kRoles) e.emplace_back(role_name(r), role_colour(r));
+    e.emplace_back("in flight to host", kInFlightToHost);
+    e.emplace_back("in flight from host", kInFlightFromHost);
+    e.emplace_back("parked (dead, still taken)", kParked);
+    e.emplace_back("hole at the peak", kHole);
+    e.emplace_back("largest free block at the peak", kLargestHole);
+    return e;
+  }();
+  return entries;
+}
+
+std::string title_of(const AddressMapScene& scene) {
+  std::string title = std::string(kTitle) + ": iteration " + std::to_string(scene.iteration) + "  |  peak load " +
+                      format_bytes(scene.peak_load_bytes) + " at step " + std::to_string(scene.peak_step) +
+                      "  |  footprint " + format_bytes(scene.footprint_bytes);
+  if (scene.peak_load_bytes > 0)
+    title += "  |  ratio " + format_fixed(static_cast<double>(scene.footprint_bytes) / scene.peak_load_bytes, 3);
+  title += "  |  pool " + format_bytes(scene.pool_bytes);
+  return title;
+}
+
+// The highest address the plot must show.
+std::size_t top_of(const AddressMapScene& scene) {
+  std::size_t top = std::max(scene.pool_bytes, scene.footprint_bytes);
+  for (const MapBlock& b : scene.blocks) top = std::max(top, b.end());
+  return std::max<std::size_t>(top, 1);
+}
+
+// The longest labels right of the strip, which size the right margin.
+std::vector<std::string> level_labels(const AddressMapScene& scene) {
+  return {"pool = footprint " + format_bytes(std::max(scene.pool_bytes, scene.footprint_bytes)),
+          "at peak " + format_bytes(scene.largest_free_at_peak ? scene.largest_free_at_peak->bytes : 0)};
+}
+
+// A band of addresses [offset, offset + bytes) across [x0, x1).
+Box band(const AddressMapLayout& l, float x0, float x1, std::size_t offset, std::size_t bytes) {
+  return {x0, static_cast<float>(l.y(static_cast<double>(offset + bytes))), x1,
+          static_cast<float>(l.y(static_cast<double>(offset)))};
+}
+
+void draw_parked(Painter& p, const Box& r, const MapBlock& b) {
+  p.fill_rect(r, parked_fill(b));
+  p.outline_rect(r, kParked);
+}
+
+void draw_block(Painter& p, const AddressMapLayout& l, const MapBlock& b) {
+  const Box life = l.life_box(b);
+  auto columns = [&](int first, int last, std::uint32_t colour) {
+    p.fill_rect({static_cast<float>(l.x(first)), life.y0, static_cast<float>(l.x(last + 1)), life.y1}, colour);
+  };
+  columns(b.first_step, b.last_step, role_colour(b.role));
+  if (b.parked_until_step > b.last_step) draw_parked(p, l.parked_box(b), b);
+  // The steps during which the block's contents were moving.
+  if (b.offload_step >= 0) columns(std::max(b.offload_step, b.first_step), b.last_step, kInFlightToHost);
+  if (b.prefetch_done_step >= 0)
+    columns(b.first_step, std::min(b.prefetch_done_step, b.last_step), kInFlightFromHost);
+  if (life.width() >= 4 && life.height() >= 4)  // an outline only where it leaves some fill to see
+    p.outline_rect(life, shade(role_colour(b.role), 0.55));
+  // The tensor's name where it fits.
+  const Point size = p.text_size(b.name, TextSize::small);
+  if (!b.name.empty() && size.x + 8 <= life.width() && size.y + 4 <= life.height())
+    p.text({(life.x0 + life.x1) / 2, (life.y0 + life.y1) / 2}, b.name, is_light(role_colour(b.role)) ? kDarkText : kText,
+           TextSize::small, HAlign::centre, VAlign::middle);
+}
+
+// A block's colour at one step: its role's, or the transfer's while its
+// contents are in flight (a prefetch over an offload, as drawn).
+std::uint32_t colour_at(const MapBlock& b, int step) {
+  if (b.prefetch_done_step >= 0 && step <= std::min(b.prefetch_done_step, b.last_step)) return kInFlightFromHost;
+  if (b.offload_step >= 0 && step >= b.offload_step) return kInFlightToHost;
+  return role_colour(b.role);
+}
+
+// The peak: its step's column marked above the plot, and the holes in the
+// column then, the largest in its own colour.
+void draw_peak(Painter& p, const AddressMapLayout& l, const AddressMapScene& scene) {
+  const float x0 = static_cast<float>(l.x(scene.peak_step)), x1 = static_cast<float>(l.x(scene.peak_step + 1));
+  const float cx = std::round((x0 + x1) / 2);
+  const Point arrow[] = {{cx - 5, l.plot.y0 - 8}, {cx + 5, l.plot.y0 - 8}, {cx, l.plot.y0 - 1}};
+  p.fill_convex(arrow, kLargestHole);
+  p.text({cx + 8, l.plot.y0 - 2}, "peak", kLargestHole, TextSize::small, HAlign::left, VAlign::bottom);
+  for (const MapHole& h : scene.holes_at_peak) p.fill_rect(band(l, x0, x1, h.offset, h.bytes), kHole);
+  if (scene.largest_free_at_peak) {
+    const MapHole& h = *scene.largest_free_at_peak;
+    p.fill_rect(band(l, x0, x1, h.offset, h.bytes), kLargestHole);
+  }
+}
+
+// The pool at one step, bottom to top, as a strip beside the plot: the live
+// blocks as they are drawn in that step's column, the parked ones, the free
+// space, and at the peak the largest free block.
+void draw_strip(Painter& p, const AddressMapLayout& l, const AddressMapScene& scene, int step) {
+  const Box& s = l.strip;
+  p.fill_rect(s, kPlotBackground);
+  p.text({(s.x0 + s.x1) / 2, s.y0 - 2}, step == scene.peak_step ? "at peak" : "step " + std::to_string(step), kDimText,
+         TextSize::small, HAlign::centre, VAlign::bottom);
+  const Occupancy o = occupancy_at(scene, step);
+  for (const MapHole& h : o.holes) p.fill_rect(band(l, s.x0, s.x1, h.offset, h.bytes), kHole);
+  for (const MapBlock* b : o.live) p.fill_rect(band(l, s.x0, s.x1, b->offset, b->bytes), colour_at(*b, step));
+  for (const MapBlock* b : o.parked) draw_parked(p, band(l, s.x0, s.x1, b->offset, b->bytes), *b);
+  if (step == scene.peak_step && scene.largest_free_at_peak) {
+    const MapHole& h = *scene.largest_free_at_peak;
+    p.fill_rect(band(l, s.x0, s.x1, h.offset, h.bytes), kLargestHole);
+  }
+}
+
+// A horizontal line across the plot and the strip with its name right of
+// the strip, above or below the line.
+void draw_level(Painter& p, const AddressMapLayout& l, double bytes, std::uint32_t colour, float thickness,
+                bool dashed, const std::string& label, bool label_above) {
+  const float y = static_cast<float>(l.y.px(bytes));
+  if (dashed)
+    dashed_line(p, {l.plot.x0, y}, {l.strip.x1, y}, colour, 8, 5, thickness);
+  else
+    p.line({l.plot.x0, y}, {l.strip.x1, y}, colour, thickness);
+  p.text({l.strip.x1 + kLabelGap, label_above ? y - 3 : y + 3}, label, colour, TextSize::small, HAlign::left,
+         label_above ? VAlign::bottom : VAlign::top);
+}
+
+}  // namespace
+
+Box AddressMapLayout::life_box(const MapBlock& b) const {
+  return {static_cast<float>(x(b.first_step)), static_cast<float>(y(static_cast<double>(b.end()))),
+          static_cast<float>(x(b.last_step + 1)), static_cast<float>(y(static_cast<double>(b.offset)))};
+}
+
+Box AddressMapLayout::parked_box(const MapBlock& b) const {
+  if (b.parked_until_step <= b.last_step) return {};
+  const Box life = life_box(b);
+  return {life.x1, life.y0, static_cast<float>(x(b.parked_until_step + 1)), life.y1};
+}
+
+AddressMapLayout address_map_layout(const Painter& p, const AddressMapScene& scene, const Box& area) {
+  AddressMapLayout l;
+  const float top = area.y0 + heading_height(p, area, legend()) + axis_title_height(p);
+  const float bottom = area.y1 - x_axis_height(p, true);
+  const float left = area.x0 + kMargin + p.text_size("0000.0", TextSize::small).x + 12;
+  // The strip and the labels right of it; a narrow picture gives the plot
+  // at least three quarters of its width, and the labels may then be cut,
+  // the strip never is.
+  float labels = 0;
+  for (const std::string& label : level_labels(scene)) labels = std::max(labels, p.text_size(label, TextSize::small).x);
+  const float strip_room = kStripGap + kStripWidth + kLabelGap;
+  const float right = std::max(strip_room + 4, std::min(strip_room + labels + kMargin, area.width() / 4));
+  l.plot = {left, top, std::max(left + 1, area.x1 - right), std::max(top + 20, bottom)};
+  l.strip = {l.plot.x1 + kStripGap, l.plot.y0, l.plot.x1 + kStripGap + kStripWidth, l.plot.y1};
+  const double steps = std::max(scene.steps, 1);
+  l.x = {0, steps, l.plot.x0, l.plot.x1};
+  // 4% headroom above the highest address, for the pool line's label.
+  const double top_bytes = static_cast<double>(top_of(scene)) * 1.04;
+  l.y = {0, top_bytes, l.plot.y1, l.plot.y0};
+  return l;
+}
+
+void draw_address_map(Painter& p, const AddressMapScene& scene, const Box& area, const AddressMapFocus& focus) {
+  p.fill_rect(area, kBackground);
+  if (scene.empty()) return draw_no_events(p, area, kTitle);
+  const AddressMapLayout l = address_map_layout(p, scene, area);
+  draw_heading(p, area, title_of(scene), legend());
+  p.fill_rect(l.plot, kPlotBackground);
+
+  const ByteUnit unit = byte_unit_for(l.y.d1);
+  draw_y_axis(p, l.plot, l.y, nice_ticks_in(0, l.y.d1, std::max(2, static_cast<int>(l.plot.height() / 60)), unit.bytes),
+              unit.bytes, std::string("address (") + unit.name + ")");
+  // Step numbers under the middle of their columns, whole steps only.
+  const LinearScale column_centres{-0.5, l.x.d1 - 0.5, l.x.r0, l.x.r1};
+  std::vector<double> step_ticks;
+  for (double t : nice_ticks(0, l.x.d1 - 1, std::max(2, static_cast<int>(l.plot.width() / 90))))
+    if (std::abs(t - std::round(t)) < 1e-9) step_ticks.push_back(std::round(t));
+  draw_x_axis(p, l.plot, column_centres, step_ticks, 1, "step of the iteration");
+
+  for (const MapBlock& b : scene.blocks) draw_block(p, l, b);
+  draw_peak(p, l, scene);
+  const bool focused = focus.step >= 0 && focus.step < scene.steps;
+  if (focused)
+    p.outline_rect({static_cast<float>(l.x(focus.step)), l.plot.y0, static_cast<float>(l.x(focus.step + 1)), l.plot.y1},
+                   {kHighlight, 0.35f});
+  draw_strip(p, l, scene, focused ? focus.step : scene.peak_step);
+
+  // The pool above the footprint: labels go on opposite sides of their
+  // lines so the two never print over each other when they are close.
+  const bool same_line = scene.pool_bytes == scene.footprint_bytes;
+  if (scene.pool_bytes > 0)
+    draw_level(p, l, static_cast<double>(scene.pool_bytes), kBudget, 2, false,
+               (same_line ? "pool = footprint " : "pool ") + format_bytes(scene.pool_bytes), true);
+  if (!same_line || scene.pool_bytes == 0)
+    draw_level(p, l, static_cast<double>(scene.footprint_bytes), kExtent, 1, true,
+               "footprint " + format_bytes(scene.footprint_bytes), scene.pool_bytes == 0);
+  if (scene.largest_free_at_peak) {  // named right of the strip, level with its middle
+    const MapHole& h = *scene.largest_free_at_peak;
+    const float mid = static_cast<float>(l.y(static_cast<double>(h.offset) + static_cast<double>(h.bytes) / 2));
+    const float x = l.strip.x1 + kLabelGap;
+    p.text({x, mid - 2}, "largest free", kLargestHole, TextSize::small, HAlign::left, VAlign::bottom);
+    p.text({x, mid + 2}, "at peak " + format_bytes(h.bytes), kLargestHole, TextSize::small);
+  }
+}
+
+}  // namespace tidepool::ui::paint

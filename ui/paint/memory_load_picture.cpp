@@ -1,0 +1,274 @@
+// Where the window and the PNG used to differ: the curves are the PNG's
+// (steps: a sample holds until the next, over a faint area under the load;
+// dashed iteration boundaries with their numbers; round byte ticks); the
+// budget is named inside the plot as the window did, since a narrow view has
+// no margin for it; the peak is the window's white dot with the PNG's label;
+// the per-iteration figures are the PNG's panels, which replace the
+// window's five ImGui::PlotLines.
+#include "ui/paint/memory_load_picture.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "ui/scene/colours.h"
+
+namespace tidepool::ui::paint {
+namespace {
+
+constexpr const char* kTitle = "Memory load";
+constexpr float kRightMargin = 24;
+constexpr float kWidePicture = 1000;  // from here the four panels go in one row
+// The training curves: colours of the palette's families that no memory
+// curve uses, so a panel never reads as the load.
+constexpr std::uint32_t kLossColour = 0xE8B04C;
+constexpr std::uint32_t kAccuracyColour = 0x5CBF6A;
+constexpr std::uint32_t kThroughputColour = 0xC678DD;
+constexpr std::uint32_t kPeakMarker = 0xFFFFFF;
+
+LegendEntries legend(const MemoryLoadScene& scene) {
+  LegendEntries entries = {
+      {"memory load (bytes of live tensors)", kLoad},
+      {"pool extent (highest byte in use + 1)", kExtent},
+      {"budget", kBudget},
+  };
+  if (scene.load_limit_bytes > 0) entries.push_back({"AutoSwap load limit", kLoadLimit});
+  return entries;
+}
+
+std::string iteration_range(std::int64_t first, std::int64_t last) {
+  return first == last ? "iteration " + std::to_string(first)
+                       : "iterations " + std::to_string(first) + "-" + std::to_string(last);
+}
+
+std::string title_of(const MemoryLoadScene& scene) {
+  std::string title = kTitle;
+  if (!scene.points.empty()) {
+    const LoadPoint& peak = scene.points[std::min(scene.peak_index, scene.points.size() - 1)];
+    title += ": " + iteration_range(scene.points.front().iteration, scene.points.back().iteration) + "  |  peak " +
+             format_bytes(scene.peak_load_bytes) + " (iteration " + std::to_string(peak.iteration) + ", step " +
+             std::to_string(peak.step) + ")  |  highest extent " + format_bytes(scene.max_extent_bytes);
+  } else if (!scene.iterations.empty()) {
+    title += ": " + iteration_range(scene.iterations.front().iteration, scene.iterations.back().iteration);
+  }
+  if (scene.budget_bytes > 0) title += "  |  budget " + format_bytes(scene.budget_bytes);
+  return title;
+}
+
+// Room for a value axis's tick labels left of a plot.
+float value_labels_width(const Painter& p) { return p.text_size("0000.0", TextSize::small).x + 12; }
+float panel_title_row(const Painter& p) { return line_height(p, TextSize::small) + 10; }
+
+// A step curve: sample i holds its value from x(i) to x(i + 1).
+template <typename Value>
+std::vector<Point> step_curve(const MemoryLoadLayout& l, const std::vector<LoadPoint>& points, Value value) {
+  std::vector<Point> curve;
+  curve.reserve(2 * points.size());
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const float y = static_cast<float>(l.y.px(static_cast<double>(value(points[i]))));
+    curve.push_back({static_cast<float>(l.x.px(static_cast<double>(i))), y});
+    curve.push_back({static_cast<float>(l.x.px(static_cast<double>(i + 1))), y});
+  }
+  return curve;
+}
+
+void draw_curves(Painter& p, const MemoryLoadLayout& l, const MemoryLoadScene& scene, const MemoryLoadFocus& focus) {
+  const Box& plot = l.curves;
+  p.fill_rect(plot, kPlotBackground);
+  const ByteUnit unit = byte_unit_for(l.y.d1);
+  draw_y_axis(p, plot, l.y, nice_ticks_in(0, l.y.d1, std::max(2, static_cast<int>(plot.height() / 55)), unit.bytes),
+              unit.bytes, std::string("bytes (") + unit.name + ")");
+  draw_x_axis(p, plot, l.x, {}, 1, "steps of the recent iterations, one sample after each", false);
+  if (scene.points.empty()) {
+    p.text({(plot.x0 + plot.x1) / 2, (plot.y0 + plot.y1) / 2}, "no per-step samples", kDimText, TextSize::label,
+           HAlign::centre, VAlign::middle);
+    return;
+  }
+  const std::vector<LoadPoint>& points = scene.points;
+  // Iteration boundaries, under the curves.
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    if (i > 0 && points[i].iteration == points[i - 1].iteration) continue;
+    const float x = static_cast<float>(l.x.px(static_cast<double>(i)));
+    if (i > 0) dashed_line(p, {x, plot.y0}, {x, plot.y1}, kAxis);
+    p.text({x + 4, plot.y0 + 4}, "it " + std::to_string(points[i].iteration), kDimText, TextSize::small);
+  }
+  // The area under the load, faintly, so the load reads as what fills the
+  // pool. A sample narrower than a pixel is left to its neighbours, so no
+  // column is blended twice.
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const float x0 = static_cast<float>(l.x.px(static_cast<double>(i)));
+    const float x1 = static_cast<float>(l.x.px(static_cast<double>(i + 1)));
+    if (x1 > x0)
+      p.fill_rect({x0, static_cast<float>(l.y.px(static_cast<double>(points[i].load_bytes))), x1, plot.y1},
+                  {kLoad, 0.18f});
+  }
+  // Two pixels per line while the steps are wide enough to stay apart; one
+  // when they crowd, or the curve becomes a smear. The extent goes on top:
+  // it is never below the load, so it shows where they part.
+  const float thickness = plot.width() >= 2.0f * static_cast<float>(points.size()) ? 2 : 1;
+  p.polyline(step_curve(l, points, [](const LoadPoint& s) { return s.load_bytes; }), kLoad, thickness);
+  p.polyline(step_curve(l, points, [](const LoadPoint& s) { return s.extent_bytes; }), kExtent, 1);
+  if (focus.sample >= 0 && static_cast<std::size_t>(focus.sample) < points.size()) {
+    const float x = static_cast<float>(l.x(focus.sample + 0.5));
+    p.line({x, plot.y0}, {x, plot.y1 - 1}, {kHighlight, 0.5f});
+  }
+
+  // The peak's value beside it, on whichever side has room, on a plate so
+  // the curves under it do not garble it.
+  const double index = static_cast<double>(std::min(scene.peak_index, points.size() - 1)) + 0.5;
+  const Point peak{static_cast<float>(l.x.px(index)), static_cast<float>(l.y.px(static_cast<double>(scene.peak_load_bytes)))};
+  const std::string label = "peak " + format_bytes(scene.peak_load_bytes);
+  const Point size = p.text_size(label, TextSize::label);
+  const bool left = peak.x + 12 + size.x > plot.x1;
+  // Centred on the marker, kept inside the plot.
+  const float middle = std::clamp(peak.y, plot.y0 + size.y / 2 + 3, plot.y1 - size.y / 2 - 3);
+  text_on_plate(p, {left ? peak.x - 12 : peak.x + 12, middle}, label, kPeakMarker, TextSize::label,
+                left ? HAlign::right : HAlign::left, VAlign::middle);
+  // The budget over everything but the marker: the line the load must stay
+  // under. Its name sits inside the plot, above the line at the right end
+  // (the iterations are numbered at the left), so a narrow picture (a
+  // window's view) keeps it.
+  if (scene.budget_bytes > 0) {
+    const float y = static_cast<float>(l.y.px(static_cast<double>(scene.budget_bytes)));
+    p.line({plot.x0, y}, {plot.x1, y}, kBudget, 2);
+    text_on_plate(p, {plot.x1 - 6, y - 4}, "budget " + format_bytes(scene.budget_bytes), kBudget, TextSize::small,
+                  HAlign::right, VAlign::bottom);
+  }
+  if (scene.load_limit_bytes > 0) {  // AutoSwap offloads what keeps the load under this
+    const float y = static_cast<float>(l.y.px(static_cast<double>(scene.load_limit_bytes)));
+    p.line({plot.x0, y}, {plot.x1, y}, kLoadLimit, 1);
+    text_on_plate(p, {plot.x0 + 6, y + 5}, "AutoSwap load limit " + format_bytes(scene.load_limit_bytes), kLoadLimit,
+                  TextSize::small);
+  }
+  // One marker: a white dot (the PNG drew a ring, the window a dot; the dot
+  // shows at a glance in both).
+  dot(p, peak, 5, kPeakMarker);
+}
+
+struct Series {
+  std::vector<double> values;
+  std::uint32_t colour;
+};
+
+// One small multiple: the series against the iteration number, with its
+// own value axis. The title is in parts, each in the colour of the series
+// it names.
+void draw_panel(Painter& p, const Box& panel, const LinearScale& x, const LegendEntries& title,
+                const std::vector<std::int64_t>& iterations, const std::vector<Series>& series, double lo, double hi,
+                double unit_divisor, bool titled_axis) {
+  p.fill_rect(panel, kPlotBackground);
+  float title_x = panel.x0;
+  for (const auto& [text, colour] : title) {
+    p.text({title_x, panel.y0 - panel_title_row(p) + 2}, text, colour, TextSize::small);
+    title_x += p.text_size(text, TextSize::small).x;
+  }
+  if (hi <= lo) hi = lo + 1;
+  const LinearScale y{lo, hi, panel.y1, panel.y0};
+  std::vector<double> x_ticks;
+  for (double t : nice_ticks(x.d0, x.d1, std::max(2, static_cast<int>(panel.width() / 70))))
+    if (std::abs(t - std::round(t)) < 1e-9) x_ticks.push_back(t);  // iterations are whole numbers
+  // A tick every 40 pixels or so; a panel squeezed into a small window
+  // keeps one or two, not labels printed over each other.
+  draw_y_axis(p, panel, y, nice_ticks_in(lo, hi, std::max(1, static_cast<int>(panel.height() / 40)), unit_divisor),
+              unit_divisor, "");
+  draw_x_axis(p, panel, x, x_ticks, 1, titled_axis ? "iteration" : "");
+  if (iterations.empty()) {
+    p.text({(panel.x0 + panel.x1) / 2, (panel.y0 + panel.y1) / 2}, "no finished iterations", kDimText,
+           TextSize::small, HAlign::centre, VAlign::middle);
+    return;
+  }
+  for (const Series& s : series) {
+    std::vector<Point> line;
+    line.reserve(s.values.size());
+    for (std::size_t i = 0; i < s.values.size(); ++i)
+      line.push_back({static_cast<float>(x(static_cast<double>(iterations[i]))), static_cast<float>(y(s.values[i]))});
+    p.polyline(line, s.colour, 2);
+    if (line.size() <= 40)  // dots while they stay apart
+      for (const Point& at : line) dot(p, at, 3, s.colour);
+  }
+}
+
+void draw_iterations(Painter& p, const MemoryLoadLayout& l, const MemoryLoadScene& scene) {
+  std::vector<std::int64_t> its;
+  Series peak{{}, kLoad}, footprint{{}, kExtent}, loss{{}, kLossColour}, accuracy{{}, kAccuracyColour},
+      throughput{{}, kThroughputColour};
+  double max_bytes = 1, max_loss = 0, max_throughput = 0;
+  for (const IterationPoint& it : scene.iterations) {
+    its.push_back(it.iteration);
+    peak.values.push_back(static_cast<double>(it.peak_load_bytes));
+    footprint.values.push_back(static_cast<double>(it.footprint_bytes));
+    loss.values.push_back(it.loss);
+    accuracy.values.push_back(100.0 * it.accuracy);
+    throughput.values.push_back(it.images_per_second);
+    max_bytes = std::max({max_bytes, static_cast<double>(it.peak_load_bytes), static_cast<double>(it.footprint_bytes)});
+    max_loss = std::max(max_loss, static_cast<double>(it.loss));
+    max_throughput = std::max(max_throughput, it.images_per_second);
+  }
+  // The axis is titled under the bottom row only.
+  const float bottom_row = l.panels[3].y0;
+  auto panel = [&](int i, const LegendEntries& title, const std::vector<Series>& series, double hi, double unit) {
+    const std::size_t k = static_cast<std::size_t>(i);
+    draw_panel(p, l.panels[k], l.panel_x[k], title, its, series, 0, hi, unit, l.panels[k].y0 == bottom_row);
+  };
+  const ByteUnit unit = byte_unit_for(max_bytes);
+  panel(0, {{"peak load", kLoad}, {" / ", kText}, {"footprint", kExtent}, {std::string(" (") + unit.name + ")", kText}},
+        {footprint, peak}, max_bytes * 1.1, unit.bytes);
+  panel(1, {{"loss", kLossColour}}, {loss}, max_loss * 1.1, 1);
+  panel(2, {{"accuracy (%)", kAccuracyColour}}, {accuracy}, 100, 1);
+  panel(3, {{"images / s", kThroughputColour}}, {throughput}, max_throughput * 1.1, 1);
+}
+
+}  // namespace
+
+MemoryLoadLayout memory_load_layout(const Painter& p, const MemoryLoadScene& scene, const Box& area) {
+  MemoryLoadLayout l;
+  const float top = area.y0 + heading_height(p, area, legend(scene)) + axis_title_height(p);
+  const float left = area.x0 + kMargin + value_labels_width(p);
+  const int columns = area.width() >= kWidePicture ? 4 : 2, rows = 4 / columns;
+  // The curves take a little over half the height; the panels' rows share
+  // the rest, each under its title row and over its tick labels.
+  const float curves_axis = x_axis_height(p, true);
+  const float below = area.y1 - top;
+  const float curves_height = std::max(40.0f, std::floor(below * (rows == 1 ? 0.56f : 0.5f)) - curves_axis);
+  l.curves = {left, top, std::max(left + 1, area.x1 - kRightMargin), top + curves_height};
+  const double samples = std::max<double>(1, static_cast<double>(scene.points.size()));
+  l.x = {0, samples, l.curves.x0, l.curves.x1};
+  std::size_t highest = std::max({scene.budget_bytes, scene.max_extent_bytes, scene.peak_load_bytes});
+  for (const LoadPoint& s : scene.points) highest = std::max({highest, s.load_bytes, s.extent_bytes});
+  // 8% headroom, for the peak's label.
+  l.y = {0, std::max<double>(1, static_cast<double>(highest)) * 1.08, l.curves.y1, l.curves.y0};
+
+  const float panels_top = l.curves.y1 + curves_axis;
+  const float rows_room = rows * panel_title_row(p) + (rows - 1) * x_axis_height(p, false) + x_axis_height(p, true);
+  const float panel_height = std::max(20.0f, std::floor((area.y1 - panels_top - rows_room) / rows));
+  const float gap = value_labels_width(p) + 24;  // the next panel's tick labels
+  const float panel_width =
+      std::max(20.0f, std::floor((area.x1 - kRightMargin - left - (columns - 1) * gap) / static_cast<float>(columns)));
+  double first = scene.iterations.empty() ? 0 : static_cast<double>(scene.iterations.front().iteration);
+  double last = scene.iterations.empty() ? 1 : static_cast<double>(scene.iterations.back().iteration);
+  if (last <= first) {  // one iteration: centre it
+    first -= 0.5;
+    last += 0.5;
+  }
+  for (int i = 0; i < 4; ++i) {
+    const int row = i / columns, column = i % columns;
+    const float y0 = panels_top + panel_title_row(p) + row * (panel_title_row(p) + panel_height + x_axis_height(p, false));
+    const float x0 = left + column * (panel_width + gap);
+    const std::size_t k = static_cast<std::size_t>(i);
+    l.panels[k] = {x0, y0, x0 + panel_width, y0 + panel_height};
+    l.panel_x[k] = {first, last, x0 + 4, x0 + panel_width - 4};
+  }
+  return l;
+}
+
+void draw_memory_load(Painter& p, const MemoryLoadScene& scene, const Box& area, const MemoryLoadFocus& focus) {
+  p.fill_rect(area, kBackground);
+  if (scene.empty()) return draw_no_events(p, area, kTitle);
+  const MemoryLoadLayout l = memory_load_layout(p, scene, area);
+  draw_heading(p, area, title_of(scene), legend(scene));
+  draw_curves(p, l, scene, focus);
+  draw_iterations(p, l, scene);
+}
+
+}  // namespace tidepool::ui::paint
