@@ -70,8 +70,8 @@ void PoolReplay::release(std::size_t offset) {
   taken_.erase(it);
 }
 
-Range PoolReplay::largest_free_below_extent() const {
-  const std::size_t extent = stats().extent_bytes;
+Range PoolReplay::largest_free_below_extent(const PoolStats& now) const {
+  const std::size_t extent = now.extent_bytes;
   if (extent <= load_) return {};
   // Candidates: the gaps between taken blocks, and the top one between the
   // highest taken byte and the extent (cnmem's last pool); none may cross
@@ -100,7 +100,7 @@ void PoolReplay::report(PoolAction action, std::int64_t id, Range block, bool re
   if (!observer_) return;
   const PoolStats s = stats();
   observer_->on_pool_event(
-      {event, action, id, block, reclaimed, s.load_bytes, s.extent_bytes, largest_free_below_extent().bytes});
+      {event, action, id, block, reclaimed, s.load_bytes, s.extent_bytes, largest_free_below_extent(s).bytes});
 }
 
 void PoolReplay::given_back(int event) {
@@ -131,7 +131,7 @@ std::optional<std::size_t> PoolReplay::place(std::int64_t id, const AllocRequest
   if (load_ >= figures_.peak_load_bytes) {
     figures_.peak_load_bytes = load_;
     figures_.peak_event = event;
-    figures_.largest_free_at_peak = largest_free_below_extent();
+    figures_.largest_free_at_peak = largest_free_below_extent(s);
   }
   report(PoolAction::place, id, {*offset, bytes}, parking_.reclaimed(), event);
   return offset;

@@ -90,12 +90,13 @@ class PoolReplay {
   std::size_t parked_blocks() const { return parking_.parked_blocks(); }
   const PoolFigures& figures() const { return figures_; }
   // The largest free range below the extent now (the definition above).
-  Range largest_free_below_extent() const;
+  Range largest_free_below_extent() const { return largest_free_below_extent(stats()); }
   // Taken blocks (live and parked) by offset, and the parked ones.
   const std::map<std::size_t, std::size_t>& taken() const { return taken_; }  // offset -> end
   bool parked_at(std::size_t offset) const { return parked_.count(offset) != 0; }
 
  private:
+  Range largest_free_below_extent(const PoolStats& now) const;
   void take(std::size_t offset, std::size_t bytes);
   void release(std::size_t offset);
   void report(PoolAction action, std::int64_t id, Range block, bool reclaimed, int event);

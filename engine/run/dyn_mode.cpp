@@ -6,7 +6,7 @@
 namespace tidepool {
 
 DynChoice choose_dyn(Trainer& trainer, const float* images, const std::int32_t* labels) {
-  const MemorySettings start = trainer.options().memory;
+  const MemorySettings start = trainer.memory().settings;
   DynChoice choice;
   std::vector<OffloadMode> fitting;
   std::string last_refusal;

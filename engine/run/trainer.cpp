@@ -44,7 +44,6 @@ Trainer::~Trainer() {
 const MemoryPlan& Trainer::apply(const MemorySettings& settings) {
   // Throws, leaving everything as it was.
   execute(plan_memory(network_, options_.batch, settings, device_.kernels(), plan_.limits()));
-  options_.memory = settings;
   return plan_;
 }
 

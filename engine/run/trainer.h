@@ -28,7 +28,7 @@ namespace tidepool {
 
 struct TrainerOptions {
   std::int64_t batch = 128;
-  MemorySettings memory;  // planned when the trainer starts
+  MemorySettings memory;  // planned when the trainer starts (memory().settings: those in effect)
   std::uint64_t seed = 1;
   SgdOptions sgd;
   // Pinned host bytes reserved for the caller (input batches are staged

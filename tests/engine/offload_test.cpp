@@ -190,8 +190,7 @@ TEST(Replan, SwitchingSettingsBetweenIterationsKeepsTheNumbers) {
   const std::size_t minimum = trainer.memory().minimum_pool_bytes;
   EXPECT_THROW(trainer.apply({.mode = OffloadMode::all, .budget_bytes = minimum / 2}), MemoryRefusal);
   EXPECT_THROW(trainer.apply({.heuristic = "no-such-heuristic"}), std::invalid_argument);
-  EXPECT_EQ(trainer.options().memory.mode, OffloadMode::all) << "a refused change changes nothing";
-  EXPECT_EQ(trainer.memory().settings.mode, OffloadMode::all);
+  EXPECT_EQ(trainer.memory().settings.mode, OffloadMode::all) << "a refused change changes nothing";
   MemorySettings conv{.mode = OffloadMode::conv, .order = AllocOrder::derivative_first, .heuristic = allocator_names().back()};
   const std::size_t arena = trainer.memory().arena_bytes;
   CpuKernels k;
@@ -235,7 +234,7 @@ TEST(Dyn, KeepsEverythingWhenBaseFitsAndProfilesOtherwise) {
   const std::uint64_t before = trainer.param_checksum();
   const DynChoice c = choose_dyn(trainer, b.images.data(), b.labels.data());
   EXPECT_NE(c.mode, OffloadMode::base);
-  EXPECT_EQ(trainer.options().memory.mode, c.mode);
+  EXPECT_EQ(trainer.memory().settings.mode, c.mode);
   EXPECT_FALSE(c.profiles.front().fits) << "base needs more than the budget";
   int fitting = 0;
   for (const auto& p : c.profiles) fitting += p.fits;
@@ -518,7 +517,7 @@ TEST(Compression, ARunStartedCompressedRefusesToOffloadUncompressedAndTrainsOn) 
   } catch (const DeviceError& e) {
     EXPECT_NE(std::string(e.what()).find("start a new run"), std::string::npos) << e.what();
   }
-  EXPECT_TRUE(trainer.options().memory.compress);
+  EXPECT_TRUE(trainer.memory().settings.compress);
   step(1);
   trainer.apply({});  // base offloads nothing: fine
   step(2);

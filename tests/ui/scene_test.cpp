@@ -163,7 +163,7 @@ TEST(RingSink, KeepsTheCurrentPlacementAndReplacesItOnANewPool) {
   const std::size_t first = ring.snapshot().placement.size();
   ASSERT_GT(first, 0u);
   const std::uint64_t version = ring.version();
-  MemorySettings other = trainer.options().memory;
+  MemorySettings other = trainer.memory().settings;
   other.heuristic = "first-fit";
   trainer.apply(other);  // a new heuristic: a new pool
   trainer.train_step(images.data(), labels.data());
