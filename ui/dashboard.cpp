@@ -41,11 +41,17 @@ void Dashboard::draw(float width, float height) {
   if (ImGui::BeginMainMenuBar()) {
     if (ImGui::BeginMenu("Scenarios")) {
       ImGui::MenuItem("Fragmentation: the papers' sequences through every heuristic", nullptr, &show_fragmentation_);
-      ImGui::MenuItem("Overlap: sync vs async transfers on a throttled link", nullptr, &show_overlap_);
+      // The overlap scenario trains its own network: a recorded run has
+      // no training to replace.
+      const bool read_only = link_.read_only();
+      ImGui::MenuItem("Overlap: sync vs async transfers on a throttled link", nullptr, &show_overlap_, !read_only);
+      if (read_only && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+        ImGui::SetTooltip("trains a network of its own: open it in a live window, not on a recorded run");
       ImGui::EndMenu();
     }
-    ImGui::TextDisabled("  Tidepool | %s on %s, batch %lld | %s", status_.settings.model.c_str(),
-                        status_.dataset_name.c_str(), static_cast<long long>(status_.settings.batch_size), status_.device.c_str());
+    ImGui::TextDisabled("  Tidepool | %s on %s, batch %lld | %s%s", status_.settings.model.c_str(),
+                        status_.dataset_name.c_str(), static_cast<long long>(status_.settings.batch_size),
+                        status_.device.c_str(), link_.read_only() ? " | recorded run, read only" : "");
     menu_height = ImGui::GetWindowSize().y;
     ImGui::EndMainMenuBar();
   }
