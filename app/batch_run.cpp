@@ -161,6 +161,7 @@ nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& 
       {"batch_size", s.batch_size},
       {"epochs", epochs},
       {"iterations", session.iteration()},
+      {"total_iterations", total},
       {"parameters", net.parameter_count()},
       {"final_test_accuracy", last_eval.accuracy},
       {"final_test_top5", last_eval.top5},
@@ -180,6 +181,7 @@ nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& 
       {"param_checksum", hex(trainer.param_checksum())},
       {"skipped_images", session.train_set().skipped() + session.test_set().skipped()},
       {"wall_seconds", seconds_since(wall_start)},
+      {"settings", to_json(session.settings())},  // all of them, for `tidepool view` (app/recorded_run.h)
   };
   summary.update(memory_json(plan));  // the MemoryPlan the run executed, as `tidepool plan` prints it
   if (last_compressed.compressed_from_bytes)

@@ -11,6 +11,7 @@
 #include "app/models_command.h"
 #include "app/plan_command.h"
 #include "app/replay_command.h"
+#include "app/view_command.h"
 #include "datasets/dataset.h"
 #include "engine/core/bytes_text.h"
 #include "engine/memory/allocator.h"
@@ -165,6 +166,19 @@ int run_cli(int argc, char** argv) {
   auto* replay_cmd = cli.add_subcommand("replay", "run an allocation trace (CSV) through every heuristic");
   replay_cmd->add_option("file", trace_file, "CSV of alloc/free events (format: README.md)")->required();
 
+  ViewRequest view;
+  std::string view_folder;
+  auto* view_cmd = cli.add_subcommand(
+      "view", "open a --batch run folder in the window, read only: its traced iterations in every view");
+  view_cmd->add_option("folder", view_folder, "a run folder written by --batch (it holds events.bin)")->required();
+  auto* view_screenshot = view_cmd->add_option("--screenshot", view.screenshot,
+                                               "write the window as PNG after --frames frames, then exit");
+  view_cmd->add_option("--frames", view.frames, "frames to draw before the screenshot")
+      ->capture_default_str()
+      ->needs(view_screenshot);
+  view_cmd->add_option("--window-width", view.width, "window width in pixels")->capture_default_str();
+  view_cmd->add_option("--window-height", view.height, "window height in pixels")->capture_default_str();
+
   try {
     try {
       cli.parse(argc, argv);
@@ -181,6 +195,10 @@ int run_cli(int argc, char** argv) {
       return 0;
     }
     if (*replay_cmd) return replay_command(trace_file, std::cout);
+    if (*view_cmd) {
+      view.folder = view_folder;
+      return view_command(view);
+    }
     if (!batch) return run_window_command(s, window);
     if (window.given()) {  // the window's options would otherwise be ignored without a word
       const char* name = !window.screenshot.empty() ? "--screenshot"

@@ -21,7 +21,29 @@ nlohmann::json memory_json(const MemorySummary& m) {
           {"load_limit_bytes", m.load_limit_bytes},
           {"parks_offloads", m.park_horizon > 0},
           {"park_horizon", park_horizon_number(m.park_horizon)},
-          {"parking_pool_bytes", m.parking_pool_bytes}};
+          {"parking_pool_bytes", m.parking_pool_bytes},
+          {"arena_bytes", m.arena_bytes}};
+}
+
+MemorySummary memory_from_json(const nlohmann::json& j) {
+  MemorySummary m;
+  auto bytes = [&](const char* key) { return j.value(key, std::size_t{0}); };
+  m.pool_bytes = bytes("pool_bytes");
+  m.needed_pool_bytes = bytes("needed_pool_bytes");
+  m.minimum_pool_bytes = bytes("minimum_pool_bytes");
+  m.peak_load_bytes = bytes("peak_load_bytes");
+  m.footprint_bytes = bytes("footprint_bytes");
+  m.largest_free_at_peak_bytes = bytes("largest_free_at_peak_bytes");
+  m.offloaded_bytes = bytes("offloaded_bytes");
+  m.pinned_bytes = bytes("pinned_host_bytes");
+  m.uncompressed_pinned_bytes = bytes("uncompressed_pinned_bytes");
+  m.load_limit_bytes = bytes("load_limit_bytes");
+  const int park_horizon = j.value("park_horizon", 0);
+  m.park_horizon = park_horizon < 0 ? kParkUntilNeeded : park_horizon;
+  m.parking_pool_bytes = bytes("parking_pool_bytes");
+  // Runs from before the arena was written reserved at least their pool.
+  m.arena_bytes = j.contains("arena_bytes") ? bytes("arena_bytes") : m.pool_bytes;
+  return m;
 }
 
 std::vector<std::string> memory_lines(const MemorySummary& m, const MemorySettings& s, int compress_threads) {

@@ -33,9 +33,11 @@ RunFolder::RunFolder(fs::path path, bool resumed, std::int64_t trace_iterations)
     : path_(created(std::move(path))),
       trace_((path_ / "trace.json").string()),
       load_csv_((path_ / "memory_load.csv").string()),
+      events_((path_ / "events.bin").string()),
       filter_(files_, trace_iterations) {
   files_.add(trace_);
   files_.add(load_csv_);
+  files_.add(events_);
   files_.add(pictures_);
   const fs::path metrics = path_ / "metrics.csv";
   const bool fresh = !resumed || !fs::exists(metrics);

@@ -3,6 +3,7 @@
 //   metrics.csv        one row per epoch (appended to when a run resumes)
 //   trace.json         Chrome trace of the first traced iterations
 //   memory_load.csv    their memory load after every allocation and free
+//   events.bin         their every event, for `tidepool view` (engine/observe/event_file.h)
 //   checkpoint.bin     the state, written atomically (app/checkpoint.h)
 //   summary.json       the run's figures, written atomically at the end
 //   timeline.png, address_map.png, memory_load.png   the window's pictures
@@ -20,6 +21,7 @@
 #include "app/checkpoint.h"
 #include "engine/observe/events.h"
 #include "engine/observe/sinks/chrome_trace_writer.h"
+#include "engine/observe/sinks/event_file_writer.h"
 #include "engine/observe/sinks/iteration_filter.h"
 #include "engine/observe/sinks/memory_load_csv_writer.h"
 #include "engine/observe/sinks/ring_sink.h"
@@ -45,7 +47,7 @@ class RunFolder {
 
   const std::filesystem::path& path() const { return path_; }
   // Where the run's events go: those of the traced iterations reach
-  // trace.json, memory_load.csv and the pictures.
+  // trace.json, memory_load.csv, events.bin and the pictures.
   EventSink& sink() { return filter_; }
 
   void append_metrics(const EpochRow& row);
@@ -58,6 +60,7 @@ class RunFolder {
   std::filesystem::path path_;
   ChromeTraceWriter trace_;
   MemoryLoadCsvWriter load_csv_;
+  EventFileWriter events_;
   RingSink pictures_;  // the same iterations, drawn as PNG at the end
   FanOutSink files_;
   IterationFilter filter_;

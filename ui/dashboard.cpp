@@ -2,6 +2,7 @@
 
 #include <imgui.h>
 
+#include <algorithm>
 #include <string>
 
 namespace tidepool::ui {
@@ -27,10 +28,14 @@ void Dashboard::refresh() {
   refreshed_ = now;
   events_ = link_.events();
   version_ = events_.version;
-  timeline_ = build_timeline(events_, kTimelineIterations);
+  // A recorded run kept a few iterations (--trace-iterations): the timeline
+  // and the load curves show every one, so zoom and pan reach each, as in a
+  // profiler's capture. A live one shows the latest.
+  const int recorded = link_.read_only() ? static_cast<int>(events_.iterations.size()) : 0;
+  timeline_ = build_timeline(events_, std::max(kTimelineIterations, recorded));
   map_ = build_address_map(events_, status_.memory.pool_bytes);
-  load_ = build_memory_load(events_, status_.memory.pool_bytes, kLoadIterations, status_.settings.batch_size,
-                            status_.memory.load_limit_bytes);
+  load_ = build_memory_load(events_, status_.memory.pool_bytes, std::max(kLoadIterations, recorded),
+                            status_.settings.batch_size, status_.memory.load_limit_bytes);
   stats_ = build_stats(events_, timeline_, status_.memory.pinned_bytes);
   stalls_ = iteration_stalls(events_);
 }
@@ -41,11 +46,17 @@ void Dashboard::draw(float width, float height) {
   if (ImGui::BeginMainMenuBar()) {
     if (ImGui::BeginMenu("Scenarios")) {
       ImGui::MenuItem("Fragmentation: the papers' sequences through every heuristic", nullptr, &show_fragmentation_);
-      ImGui::MenuItem("Overlap: sync vs async transfers on a throttled link", nullptr, &show_overlap_);
+      // The overlap scenario trains its own network: a recorded run has
+      // no training to replace.
+      const bool read_only = link_.read_only();
+      ImGui::MenuItem("Overlap: sync vs async transfers on a throttled link", nullptr, &show_overlap_, !read_only);
+      if (read_only && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+        ImGui::SetTooltip("trains a network of its own: open it in a live window, not on a recorded run");
       ImGui::EndMenu();
     }
-    ImGui::TextDisabled("  Tidepool | %s on %s, batch %lld | %s", status_.settings.model.c_str(),
-                        status_.dataset_name.c_str(), static_cast<long long>(status_.settings.batch_size), status_.device.c_str());
+    ImGui::TextDisabled("  Tidepool | %s on %s, batch %lld | %s%s", status_.settings.model.c_str(),
+                        status_.dataset_name.c_str(), static_cast<long long>(status_.settings.batch_size),
+                        status_.device.c_str(), link_.read_only() ? " | recorded run, read only" : "");
     menu_height = ImGui::GetWindowSize().y;
     ImGui::EndMainMenuBar();
   }

@@ -33,7 +33,8 @@ class Gui {
     glfwSetErrorCallback(on_glfw_error);
     if (!glfwInit())
       throw std::runtime_error("cannot open a window (" + glfw_error +
-                               "); on a machine without a display train with --batch, or run under xvfb-run");
+                               "); on a machine without a display train with --batch (and open its run folder with "
+                               "`tidepool view` where there is one), or run under xvfb-run");
     glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
     glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 0);
     window_ = glfwCreateWindow(o.width, o.height, o.title.c_str(), nullptr, nullptr);
@@ -143,6 +144,11 @@ int run_window(SessionLink& link, const WindowOptions& o) {
           first_live = Clock::now();
           first_live_iteration = link.status().iteration;
         }
+      } else if (link.read_only()) {
+        // A recorded run's events were all there for the first frame: what
+        // is missing now never comes.
+        std::fprintf(stderr, "tidepool: error: the recorded run has no iteration that every view can show\n");
+        return 1;
       } else if (const SessionStatus s = link.status(); s.state == RunState::failed) {
         return 1;  // no data will come (a budget too small, a missing dataset): the caller says why
       } else if (std::chrono::duration<double>(Clock::now() - started).count() > o.live_data_timeout_seconds) {

@@ -41,6 +41,7 @@ struct SpanEvent {
   std::string tensor;  // the tensor moved, for transfers
   std::size_t bytes = 0;  // transfers: bytes copied; (de)compression: the compressed bytes
   double start_us = 0, end_us = 0;
+  bool operator==(const SpanEvent&) const = default;
 };
 
 // What happened to a block of the pool (engine/memory/pool_event.h: placed,
@@ -56,6 +57,7 @@ struct AllocEvent {
   std::size_t offset = 0;
   std::size_t bytes = 0;  // as placed (rounded up to the allocator's granularity)
   double time_us = 0;
+  bool operator==(const AllocEvent&) const = default;
 };
 
 // The memory load (bytes of live tensors), the pool extent (one past the
@@ -68,6 +70,7 @@ struct LoadSample {
   std::size_t load_bytes = 0;
   std::size_t extent_bytes = 0;
   std::size_t largest_free_bytes = 0;
+  bool operator==(const LoadSample&) const = default;
 };
 
 // The figures are the pool's (engine/memory/replay.h defines them), as the
@@ -81,6 +84,7 @@ struct IterationSummary {
   Range largest_free_at_peak;       // the largest free block below the extent then
   float loss = 0;
   float accuracy = 0;  // fraction of the batch classified correctly
+  bool operator==(const IterationSummary&) const = default;
 };
 
 class EventSink {

@@ -38,7 +38,7 @@ TEST(BatchRun, WritesTheWholeRunFolder) {
   o.epochs = 2;
   const auto summary = run_batch(o, std::nullopt);
   const auto run = dir.path() / "run";
-  for (const char* f : {"metrics.csv", "trace.json", "memory_load.csv", "checkpoint.bin", "summary.json",
+  for (const char* f : {"metrics.csv", "trace.json", "memory_load.csv", "events.bin", "checkpoint.bin", "summary.json",
                         "timeline.png", "address_map.png", "memory_load.png"})
     EXPECT_TRUE(std::filesystem::exists(run / f)) << f;
   const auto written = read_json(run / "summary.json");

@@ -1,7 +1,8 @@
 // The window, for real: `tidepool --screenshot` under xvfb-run trains a tiny
 // run, renders frames with live data and writes a PNG; the tests crop each
 // view out of it (ui/layout.h gives where) and check that it drew what it
-// should, by the palette's colours (ui/scene/colours.h).
+// should, by the palette's colours (ui/scene/colours.h). `tidepool view`
+// does the same with a --batch run folder's recorded iterations.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -163,6 +164,76 @@ TEST_F(Window, ARunThatCannotStartEndsTheScreenshotWithItsReason) {
   EXPECT_NE(r.output.find("the smallest budget that works is"), std::string::npos) << r.output;
   EXPECT_FALSE(std::filesystem::exists(dir_.path() / "never.png"));
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(60)) << "it did not wait for data";
+}
+
+// `tidepool view`: a finished --batch run folder in the window, read only.
+class View : public ::testing::Test {
+ protected:
+  void SetUp() override { testing::write_tiny_cifar10(dir_.path() / "data"); }
+  // A tiny --batch run (two iterations, every layer's input offloaded):
+  // its folder, with events.bin.
+  std::filesystem::path batch_run() const {
+    const std::filesystem::path run = dir_.path() / "run";
+    const Result r = run_command(std::string(TIDEPOOL_BINARY) + " --batch --quiet --model resnet20 --dataset cifar10 --data " +
+                                 (dir_.path() / "data").string() + " --batch-size 8 --iterations 2 --mode all --out " +
+                                 run.string());
+    EXPECT_EQ(r.status, 0) << r.output;
+    return run;
+  }
+  static std::string view(const std::filesystem::path& folder) {
+    return std::string(TIDEPOOL_BINARY) + " view " + folder.string();
+  }
+  testing::TempDir dir_{"view"};
+};
+
+TEST_F(View, ScreenshotShowsTheRecordedIterationsInEveryView) {
+  if (!have_xvfb()) GTEST_SKIP() << "xvfb-run is not installed (scripts/install-deps.sh installs it)";
+  const std::filesystem::path run = batch_run();
+  const std::string shot = (dir_.path() / "view.png").string();
+  const Result r = run_command("xvfb-run -a " + view(run) + " --screenshot " + shot + " --frames 5");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("screenshot"), std::string::npos) << r.output;
+  const cv::Mat image = cv::imread(shot, cv::IMREAD_COLOR);
+  ASSERT_FALSE(image.empty()) << "no PNG at " << shot;
+  const Layout l = layout_for(static_cast<float>(image.cols), static_cast<float>(image.rows), kMenuHeight);
+
+  // What the live window shows of a run, from the file: the recorded
+  // iterations' spans and transfers, their tensors in the pool over the
+  // parameters placed at set-up, the load curve under the plan's pool.
+  EXPECT_GT(count_colour(image, l[ViewId::timeline], span_colour(SpanKind::forward)), 200);
+  EXPECT_GT(count_colour(image, l[ViewId::timeline], span_colour(SpanKind::backward)), 200);
+  EXPECT_GT(count_colour(image, l[ViewId::timeline], span_colour(SpanKind::offload)) +
+                count_colour(image, l[ViewId::timeline], span_colour(SpanKind::prefetch)),
+            50);
+  EXPECT_GT(count_colour(image, l[ViewId::address_map], role_colour(Role::activation)), 1000);
+  EXPECT_GT(count_colour(image, l[ViewId::address_map], role_colour(Role::weight)) +
+                count_colour(image, l[ViewId::address_map], role_colour(Role::optimizer_state)),
+            100);
+  EXPECT_GT(count_colour(image, l[ViewId::memory_load], kLoad), 100);
+  EXPECT_GT(count_colour(image, l[ViewId::memory_load], kBudget), 100);
+  // Controls (what the run was trained with) and stats: text.
+  EXPECT_GT(count_bright(image, l[ViewId::controls]), 1000);
+  EXPECT_GT(count_bright(image, l[ViewId::stats]), 1000);
+}
+
+// Refused before any window opens, so no display is needed.
+TEST_F(View, AFolderThatIsNotARunIsRefused) {
+  const std::filesystem::path data = dir_.path() / "data";
+  const Result r = run_command(view(data));
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("tidepool: error: " + data.string() +
+                          " is not a Tidepool run folder: no events.bin (runs written by --batch have one)"),
+            std::string::npos)
+      << r.output;
+}
+
+TEST_F(View, ATruncatedEventsFileIsRefused) {
+  const std::filesystem::path run = batch_run();
+  const std::filesystem::path events = run / "events.bin";
+  std::filesystem::resize_file(events, std::filesystem::file_size(events) * 2 / 3);
+  const Result r = run_command(view(run));
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("tidepool: error: " + events.string() + " is truncated"), std::string::npos) << r.output;
 }
 
 TEST(WindowWithoutDisplay, SaysWhatToDoInstead) {

@@ -32,23 +32,70 @@ bool enum_combo(const char* label, E& value) {
 void ControlsView::draw(const Frame& frame) {
   const SessionStatus& s = frame.status;
   SessionLink& link = frame.link;
+  // A recorded run shows the settings it was trained with, every input
+  // disabled: there is no session to send a change to.
+  const bool read_only = link.read_only();
   if (sent_at_ && s.requests > *sent_at_) sent_at_.reset();
-  if (!editing_ && !sent_at_) {
+  if (read_only || (!editing_ && !sent_at_)) {
     edit_ = s.settings.memory;
     automatic_budget_ = s.settings.memory.budget_bytes == 0;
+    editing_ = false;
   }
 
-  // Run control.
-  const bool paused = s.state == RunState::paused;
-  if (ImGui::Button(paused ? "Resume" : "Pause")) paused ? link.resume() : link.pause();
-  ImGui::SameLine();
-  if (ImGui::Button("Step one iteration")) link.step();
-  ImGui::SameLine();
-  ImGui::TextWrapped("%s, iteration %lld/%lld", to_string(s.state), static_cast<long long>(s.iteration),
-                     static_cast<long long>(s.total_iterations));
-  if (s.state == RunState::failed) ImGui::TextColored({1, 0.4f, 0.4f, 1}, "%s", s.error.c_str());
+  if (read_only) {
+    draw_recorded(s);
+  } else {
+    // Run control.
+    const bool paused = s.state == RunState::paused;
+    if (ImGui::Button(paused ? "Resume" : "Pause")) paused ? link.resume() : link.pause();
+    ImGui::SameLine();
+    if (ImGui::Button("Step one iteration")) link.step();
+    ImGui::SameLine();
+    ImGui::TextWrapped("%s, iteration %lld/%lld", to_string(s.state), static_cast<long long>(s.iteration),
+                       static_cast<long long>(s.total_iterations));
+    if (s.state == RunState::failed) ImGui::TextColored({1, 0.4f, 0.4f, 1}, "%s", s.error.c_str());
+  }
   ImGui::Separator();
 
+  ImGui::BeginDisabled(read_only);
+  const bool changed = draw_settings(s);
+  ImGui::EndDisabled();
+  if (read_only) return;
+  if (changed) editing_ = true;
+
+  ImGui::BeginDisabled(!editing_);
+  if (ImGui::Button("Apply at the next iteration")) {
+    sent_at_ = s.requests;
+    link.request(edit_);
+    editing_ = false;
+  }
+  ImGui::SameLine();
+  if (ImGui::Button("Revert")) editing_ = false;
+  ImGui::EndDisabled();
+
+  if (sent_at_) {
+    ImGui::TextColored({0.9f, 0.85f, 0.4f, 1}, "waiting for the next iteration boundary...");
+  } else if (s.requests > 0) {
+    if (s.refused) ImGui::TextColored({1, 0.45f, 0.45f, 1}, "%s", s.message.c_str());
+    else ImGui::TextColored({0.5f, 0.9f, 0.5f, 1}, "%s", s.message.c_str());
+  }
+  ImGui::TextWrapped("Changes re-plan and re-place the network before the next iteration; training goes on. "
+                     "A setting that cannot work is refused and nothing changes.");
+}
+
+void ControlsView::draw_recorded(const SessionStatus& s) {
+  const RunSettings& r = s.settings;
+  ImGui::TextColored({0.9f, 0.85f, 0.4f, 1}, "Recorded run: read only");
+  ImGui::TextWrapped("%lld of %lld iterations trained (%lld epoch%s), batch %lld, lr %g (%s), seed %llu, on %s. "
+                     "The views show its traced iterations; below, the settings it was trained with. To try "
+                     "others, train it again.",
+                     static_cast<long long>(s.iteration), static_cast<long long>(s.total_iterations),
+                     static_cast<long long>(s.epochs), s.epochs == 1 ? "" : "s",
+                     static_cast<long long>(r.batch_size), static_cast<double>(r.lr), to_string(r.lr_schedule),
+                     static_cast<unsigned long long>(r.seed), s.device.empty() ? to_string(r.device) : s.device.c_str());
+}
+
+bool ControlsView::draw_settings(const SessionStatus& s) {
   bool changed = false;
   ImGui::PushItemWidth(ImGui::GetContentRegionAvail().x * 0.55f);
   changed |= enum_combo("offload mode", edit_.mode);
@@ -105,26 +152,7 @@ void ControlsView::draw(const Frame& frame) {
     }
   }
   ImGui::PopItemWidth();
-  if (changed) editing_ = true;
-
-  ImGui::BeginDisabled(!editing_);
-  if (ImGui::Button("Apply at the next iteration")) {
-    sent_at_ = s.requests;
-    link.request(edit_);
-    editing_ = false;
-  }
-  ImGui::SameLine();
-  if (ImGui::Button("Revert")) editing_ = false;
-  ImGui::EndDisabled();
-
-  if (sent_at_) {
-    ImGui::TextColored({0.9f, 0.85f, 0.4f, 1}, "waiting for the next iteration boundary...");
-  } else if (s.requests > 0) {
-    if (s.refused) ImGui::TextColored({1, 0.45f, 0.45f, 1}, "%s", s.message.c_str());
-    else ImGui::TextColored({0.5f, 0.9f, 0.5f, 1}, "%s", s.message.c_str());
-  }
-  ImGui::TextWrapped("Changes re-plan and re-place the network before the next iteration; training goes on. "
-                     "A setting that cannot work is refused and nothing changes.");
+  return changed;
 }
 
 }  // namespace tidepool::ui

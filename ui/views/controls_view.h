@@ -3,6 +3,8 @@
 // budget and the simulated link. Edits stay local until Apply sends one
 // request; the session applies it at the next iteration boundary or refuses
 // it with the reason, shown here. Pause, step and resume control training.
+// On a recorded run (SessionLink::read_only) it shows the settings the run
+// was trained with, every input disabled, and no run control.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +19,11 @@ class ControlsView {
   void draw(const Frame& frame);
 
  private:
+  // What a recorded run was trained with, above its settings.
+  void draw_recorded(const SessionStatus& s);
+  // The settings' inputs, editing edit_; true when one changed.
+  bool draw_settings(const SessionStatus& s);
+
   MemorySettings edit_;
   bool editing_ = false;  // edit_ differs from what the session reported
   bool automatic_budget_ = true;

@@ -1,0 +1,99 @@
+#include "app/recorded_run.h"
+
+#include <algorithm>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+
+#include "app/memory_report.h"
+#include "engine/observe/event_file.h"
+
+namespace fs = std::filesystem;
+
+namespace tidepool::app {
+namespace {
+
+// What a summary without a "settings" object (written before it had one)
+// says of the settings: what was trained and the memory settings in effect.
+RunSettings settings_from_top_level(const nlohmann::json& j) {
+  RunSettings r;
+  r.model = j.at("model").get<std::string>();
+  r.dataset = j.at("dataset").get<std::string>();
+  r.batch_size = j.at("batch_size").get<std::int64_t>();
+  r.epochs = j.at("epochs").get<std::int64_t>();
+  r.compress_threads = j.value("compress_threads", 0);
+  MemorySettings& m = r.memory;
+  m.heuristic = j.at("heuristic").get<std::string>();
+  m.mode = parse_choice<OffloadMode>(j.at("mode").get<std::string>(), "offload mode");
+  m.transfer = parse_choice<TransferMode>(j.at("transfer").get<std::string>(), "transfer semantics");
+  m.order = parse_choice<AllocOrder>(j.at("order").get<std::string>(), "allocation order");
+  m.scheme = parse_choice<ConvScheme>(j.at("algo").get<std::string>(), "conv algorithm scheme");
+  m.compress = j.value("compress", false);
+  return r;
+}
+
+nlohmann::json read_summary(const fs::path& file) {
+  std::ifstream in(file);
+  if (!in) throw std::runtime_error("cannot read " + file.string());
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(file.string() + " is not JSON: " + e.what());
+  }
+}
+
+}  // namespace
+
+ui::SessionStatus RecordedRun::status_from_summary(const nlohmann::json& j) {
+  ui::SessionStatus s;
+  s.state = ui::RunState::recorded;
+  s.settings = j.contains("settings") ? run_settings_from_json(j.at("settings")) : settings_from_top_level(j);
+  s.dataset_name = s.settings.dataset;
+  s.device = j.value("device", std::string(to_string(s.settings.device)));
+  s.iteration = j.at("iterations").get<std::int64_t>();
+  s.total_iterations = j.value("total_iterations", s.iteration);
+  s.epochs = j.at("epochs").get<std::int64_t>();
+  // The epoch of the last iteration trained (epochs are whole unless the
+  // run was given --iterations, where this is the nearest).
+  if (s.iteration > 0 && s.total_iterations > 0 && s.epochs > 0)
+    s.epoch = std::min(s.epochs - 1, (s.iteration - 1) * s.epochs / s.total_iterations);
+  s.memory = memory_from_json(j);
+  s.link_adjustable = s.settings.device == DeviceKind::cpu;  // the cpu device simulated the link
+  s.test_accuracy = static_cast<float>(j.value("final_test_accuracy", -1.0));
+  return s;
+}
+
+RecordedRun::RecordedRun(const fs::path& folder) : folder_(folder) {
+  auto not_a_run = [&](const std::string& why) {
+    throw std::runtime_error(folder.string() + " is not a Tidepool run folder: " + why);
+  };
+  std::error_code ec;
+  if (!fs::exists(folder, ec)) not_a_run("it does not exist");
+  if (!fs::is_directory(folder, ec)) not_a_run("it is a file, not a folder");
+  const fs::path events = folder / "events.bin", summary = folder / "summary.json";
+  if (!fs::exists(events, ec)) not_a_run("no events.bin (runs written by --batch have one)");
+  if (!fs::exists(summary, ec))
+    not_a_run("no summary.json (a --batch run writes it when it finishes: this one was stopped, or is still "
+              "training)");
+
+  const nlohmann::json j = read_summary(summary);
+  try {
+    status_ = status_from_summary(j);
+  } catch (const std::exception& e) {  // a key missing or of another type, a word no table has
+    throw std::runtime_error(summary.string() + " is not a Tidepool run summary: " + e.what());
+  }
+
+  const EventFile file(events);  // refuses a truncated or corrupt file with the reason
+  const EventFileCounts& n = file.counts();
+  if (n.iterations == 0)
+    throw std::runtime_error(events.string() +
+                             " holds no traced iteration, so there is nothing to show (the run was trained with "
+                             "--trace-iterations 0, or resumed past its traced iterations)");
+  ring_ = std::make_unique<RingSink>(RingCapacities{.spans = static_cast<std::size_t>(n.spans),
+                                                    .allocs = static_cast<std::size_t>(n.allocs),
+                                                    .loads = static_cast<std::size_t>(n.loads),
+                                                    .iterations = static_cast<std::size_t>(n.iterations)});
+  file.replay(*ring_);
+}
+
+}  // namespace tidepool::app

@@ -1,0 +1,56 @@
+// A finished `--batch` run seen by the window through ui::SessionLink, read
+// only (`tidepool view RUN_DIR`): the events of its traced iterations come
+// from events.bin, replayed once into a RingSink large enough for all of
+// them, and its status from summary.json (the settings it was trained
+// with, the MemoryPlan's figures, how far it got). Nothing can be changed:
+// requests, pause, step and restart do nothing, and the views, seeing
+// read_only(), offer none of them.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/observe/sinks/ring_sink.h"
+#include "ui/session_link.h"
+
+namespace tidepool::app {
+
+class RecordedRun final : public ui::SessionLink {
+ public:
+  // Opens a run folder. Throws std::runtime_error with a message for the
+  // user when `folder` is not a finished run folder (missing, no events.bin,
+  // no summary.json), when summary.json cannot be read, when events.bin is
+  // refused (truncated, corrupt, a newer format: engine/observe/event_file.h)
+  // or when it holds no traced iteration to show.
+  explicit RecordedRun(const std::filesystem::path& folder);
+
+  // What summary.json says about a run: its settings (the "settings"
+  // object; the top-level keys for what a summary without one has), the
+  // memory figures, iterations trained of those planned, the final test
+  // accuracy; state recorded. Throws nlohmann::json::exception when a key
+  // it needs is missing or holds something else.
+  static ui::SessionStatus status_from_summary(const nlohmann::json& summary);
+
+  const std::filesystem::path& folder() const { return folder_; }
+
+  // ui::SessionLink
+  ui::SessionStatus status() const override { return status_; }
+  RingSnapshot events() const override { return ring_->snapshot(); }
+  std::uint64_t events_version() const override { return ring_->version(); }
+  bool read_only() const override { return true; }
+  // A recorded run was trained already: there is nothing to change.
+  void request(const MemorySettings&) override {}
+  void pause() override {}
+  void resume() override {}
+  void step() override {}
+  void restart(const RunSettings&) override {}
+
+ private:
+  std::filesystem::path folder_;
+  ui::SessionStatus status_;
+  std::unique_ptr<RingSink> ring_;  // sized by the file's counts, filled once
+};
+
+}  // namespace tidepool::app

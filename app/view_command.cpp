@@ -1,0 +1,38 @@
+#include "app/view_command.h"
+
+#include <cstdio>
+#include <stdexcept>
+
+#include "app/recorded_run.h"
+#ifdef TIDEPOOL_HAVE_GUI
+#include "ui/window.h"
+#endif
+
+namespace tidepool::app {
+
+int view_command(const ViewRequest& r) {
+  if (r.frames < 1) throw std::invalid_argument("--frames must be at least 1");
+  if (r.width < 320 || r.height < 240) throw std::invalid_argument("the window must be at least 320x240 pixels");
+  // The folder first: a wrong one is refused before a window opens, and
+  // on a build without one too.
+  RecordedRun run(r.folder);
+#ifdef TIDEPOOL_HAVE_GUI
+  const ui::SessionStatus s = run.status();
+  ui::WindowOptions window;
+  window.width = r.width;
+  window.height = r.height;
+  window.screenshot = r.screenshot;
+  window.frames = r.frames;
+  window.title = "Tidepool: " + s.settings.model + " on " + s.dataset_name + ", recorded in " + r.folder.string();
+  return ui::run_window(run, window);
+#else
+  std::fprintf(stderr,
+               "tidepool: error: this build has no window (it was configured without Dear ImGui and GLFW: run "
+               "scripts/install-deps.sh and reconfigure); %s is a run folder tidepool view can open where "
+               "there is one\n",
+               r.folder.string().c_str());
+  return 1;
+#endif
+}
+
+}  // namespace tidepool::app

@@ -1,0 +1,28 @@
+// `tidepool view RUN_DIR`: opens the window on a finished --batch run, read
+// only, as a profiler opens a saved capture. Servers train, desktops look:
+// the run folder's events.bin holds every event of its traced iterations
+// and summary.json what it was trained with (app/recorded_run.h); every
+// view works as it does live (zoom, pan, hover) and the controls show the
+// settings without letting them change.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+namespace tidepool::app {
+
+struct ViewRequest {
+  std::filesystem::path folder;
+  // As for the live window: write the window as PNG after `frames` frames
+  // and exit.
+  std::string screenshot;
+  int frames = 1;
+  int width = 1600, height = 900;
+};
+
+// Returns the process exit status. Throws std::runtime_error with a message
+// for the user when the folder is not a finished run folder or its
+// events.bin is refused, and when no window can be opened (no display).
+int view_command(const ViewRequest& request);
+
+}  // namespace tidepool::app
