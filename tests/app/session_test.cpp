@@ -204,7 +204,9 @@ TEST(SessionRunner, RequestsFromTheUiThreadApplyAtIterationBoundaries) {
   EXPECT_EQ(s.memory.pool_bytes, wanted.budget_bytes);
   EXPECT_EQ(runner.events().iterations.back().iteration, 2) << "iterations 0, 1 and 2 were trained";
 
-  // A newer request replaces one not yet applied: the mailbox keeps one.
+  // Two requests in a row: the newer one is what the next iteration
+  // trains with (the older was applied first, or replaced in the mailbox
+  // before the training thread took it, depending on when it woke).
   MemorySettings first = s.settings.memory, second = s.settings.memory;
   first.mode = OffloadMode::conv;
   second.mode = OffloadMode::all;
@@ -214,7 +216,8 @@ TEST(SessionRunner, RequestsFromTheUiThreadApplyAtIterationBoundaries) {
   ASSERT_TRUE(runner.wait_for_iterations(4, 120));
   s = runner.status();
   EXPECT_EQ(s.settings.memory.mode, OffloadMode::all);
-  EXPECT_EQ(s.requests, 3u);
+  EXPECT_GE(s.requests, 3u);
+  EXPECT_LE(s.requests, 4u);
 
   // Resumed, it trains on without being stepped; pausing again holds it.
   runner.resume();
