@@ -4,7 +4,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "engine/core/param_init.h"
+#include "engine/core/fnv1a.h"
 
 namespace tidepool::app {
 namespace {

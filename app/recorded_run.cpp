@@ -13,25 +13,6 @@ namespace fs = std::filesystem;
 namespace tidepool::app {
 namespace {
 
-// What a summary without a "settings" object (written before it had one)
-// says of the settings: what was trained and the memory settings in effect.
-RunSettings settings_from_top_level(const nlohmann::json& j) {
-  RunSettings r;
-  r.model = j.at("model").get<std::string>();
-  r.dataset = j.at("dataset").get<std::string>();
-  r.batch_size = j.at("batch_size").get<std::int64_t>();
-  r.epochs = j.at("epochs").get<std::int64_t>();
-  r.compress_threads = j.value("compress_threads", 0);
-  MemorySettings& m = r.memory;
-  m.heuristic = j.at("heuristic").get<std::string>();
-  m.mode = parse_choice<OffloadMode>(j.at("mode").get<std::string>(), "offload mode");
-  m.transfer = parse_choice<TransferMode>(j.at("transfer").get<std::string>(), "transfer semantics");
-  m.order = parse_choice<AllocOrder>(j.at("order").get<std::string>(), "allocation order");
-  m.scheme = parse_choice<ConvScheme>(j.at("algo").get<std::string>(), "conv algorithm scheme");
-  m.compress = j.value("compress", false);
-  return r;
-}
-
 nlohmann::json read_summary(const fs::path& file) {
   std::ifstream in(file);
   if (!in) throw std::runtime_error("cannot read " + file.string());
@@ -47,7 +28,7 @@ nlohmann::json read_summary(const fs::path& file) {
 ui::SessionStatus RecordedRun::status_from_summary(const nlohmann::json& j) {
   ui::SessionStatus s;
   s.state = ui::RunState::recorded;
-  s.settings = j.contains("settings") ? run_settings_from_json(j.at("settings")) : settings_from_top_level(j);
+  s.settings = run_settings_from_json(j.at("settings"));
   s.dataset_name = s.settings.dataset;
   s.device = j.value("device", std::string(to_string(s.settings.device)));
   s.iteration = j.at("iterations").get<std::int64_t>();

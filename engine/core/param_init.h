@@ -13,7 +13,4 @@ namespace tidepool {
 
 void init_parameter(const ParamSpec& spec, std::uint64_t seed, std::span<float> out);
 
-// FNV-1a over bytes: the parameter checksum of summary.json.
-std::uint64_t fnv1a(const void* data, std::size_t bytes, std::uint64_t hash = 0xcbf29ce484222325ull);
-
 }  // namespace tidepool

@@ -8,21 +8,12 @@
 #include <stdexcept>
 #include <utility>
 
+#include "engine/core/fnv1a.h"
+
 namespace fs = std::filesystem;
 
 namespace tidepool {
 
-namespace event_file {
-
-std::uint64_t checksum(std::uint64_t hash, const unsigned char* bytes, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) {
-    hash ^= bytes[i];
-    hash *= 0x100000001b3ull;
-  }
-  return hash;
-}
-
-}  // namespace event_file
 
 namespace {
 
@@ -186,7 +177,7 @@ EventFileCounts walk(const fs::path& path, const std::vector<unsigned char>& byt
         said.loads = c.u64();
         said.iterations = c.u64();
         const std::uint64_t sum = c.u64();
-        if (sum != event_file::checksum(event_file::kChecksumStart, bytes.data(), record))
+        if (sum != fnv1a(bytes.data(), record))
           corrupt(path, "its checksum does not match its " + std::to_string(record) + " bytes of records");
         if (said != n)
           corrupt(path, "its end record counts " + counts_text(said) + " but it holds " + counts_text(n));

@@ -56,9 +56,7 @@ inline constexpr std::size_t kLoadBytes = 44;
 inline constexpr std::size_t kIterationBytes = 68;
 inline constexpr std::size_t kEndBytes = 48;
 
-// 64-bit FNV-1a, continued from `hash` over `bytes`.
-inline constexpr std::uint64_t kChecksumStart = 0xcbf29ce484222325ull;
-std::uint64_t checksum(std::uint64_t hash, const unsigned char* bytes, std::size_t n);
+// The checksum is engine/core/fnv1a.h's.
 
 }  // namespace event_file
 

@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "engine/core/fnv1a.h"
 #include "engine/core/param_init.h"
 
 namespace tidepool {

@@ -66,7 +66,7 @@ EventFileWriter::~EventFileWriter() {
 
 void EventFileWriter::write(const unsigned char* bytes, std::size_t n) {
   out_.write(reinterpret_cast<const char*>(bytes), static_cast<std::streamsize>(n));
-  checksum_ = event_file::checksum(checksum_, bytes, n);
+  checksum_ = fnv1a(bytes, n, checksum_);
 }
 
 std::uint32_t EventFileWriter::string_id(const std::string& s) {

@@ -18,6 +18,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "engine/core/fnv1a.h"
 #include "engine/observe/event_file.h"
 #include "engine/observe/events.h"
 
@@ -57,7 +58,7 @@ class EventFileWriter final : public EventSink {
   bool closed_ = false;
   std::unordered_map<std::string, std::uint32_t> ids_;
   EventFileCounts counts_;
-  std::uint64_t checksum_ = event_file::kChecksumStart;
+  std::uint64_t checksum_ = kFnv1aStart;
 };
 
 }  // namespace tidepool
