@@ -5,6 +5,7 @@
 //   tidepool models                       the model zoo, with sizes
 //   tidepool plan --model M ...           the dry-run planner's table
 //   tidepool replay FILE                  an allocation trace through every heuristic
+//   tidepool view RUN_DIR                 a finished --batch run in the window, read only
 //   tidepool view RUN_DIR                 a --batch run folder in the window, read only
 //
 // The options are parsed once, into a RunSettings (engine/run/run_settings.h);
