@@ -81,17 +81,9 @@ int run_window_command(RunSettings settings, const WindowRequest& w) {
 #endif
 }
 
-}  // namespace
-
-int run_cli(int argc, char** argv) {
-  RunSettings s;
+// What a training run is given: RunSettings, each option once.
+void add_training_options(CLI::App& cli, RunSettings& s) {
   MemorySettings& m = s.memory;
-  bool batch = false, quiet = false;
-
-  CLI::App cli{"Tidepool: train CNNs under a GPU memory budget and see what the memory does."};
-  cli.footer("models: " + joined(models::model_names()) +
-             "\nrun `tidepool models` for their sizes; README.md for the details");
-  cli.add_flag("--batch", batch, "train headless and write a run folder (no window)");
   cli.add_option("--model", s.model, "network to train")->capture_default_str();
   std::vector<std::string> dataset_names;
   for (auto n : datasets::dataset_names()) dataset_names.emplace_back(n);
@@ -131,9 +123,9 @@ int run_cli(int argc, char** argv) {
   cli.add_option("--stop-after", s.stop_after,
                  "stop after this many iterations, checkpointed, without changing the planned run "
                  "(continue with --resume)");
-  cli.add_flag("--quiet", quiet, "no progress bar");
+}
 
-  WindowRequest window;
+void add_window_options(CLI::App& cli, WindowRequest& window) {
   auto* screenshot = cli.add_option("--screenshot", window.screenshot,
                                     "window: write the window as PNG after --frames frames showing live data, then exit");
   cli.add_option("--frames", window.frames, "window: frames to draw with live data before the screenshot")
@@ -145,39 +137,57 @@ int run_cli(int argc, char** argv) {
   cli.add_flag("--overlap-scenario", window.overlap,
                "window: train the overlap teaching scenario (vdnn_constructed, every input offloaded, sync "
                "transfers on a throttled link)");
+}
+
+CLI::App* add_plan_command(CLI::App& cli, PlanRequest& plan) {
+  auto* cmd = cli.add_subcommand("plan", "dry-run one iteration through every offload mode, conv scheme, order and heuristic");
+  cmd->add_option("--model", plan.model, "network")->capture_default_str();
+  cmd->add_option("--dataset", plan.dataset, "cifar10, cifar100 or imagenet (input size, classes)")->capture_default_str();
+  cmd->add_option("--batch-size", plan.batch_size, "images per iteration")->capture_default_str();
+  cmd->add_option("--heuristic", plan.heuristic, "one heuristic only (default: all)");
+  add_choice(*cmd, "--transfer", plan.transfer, "transfer semantics",
+             "transfers (async parks offloaded blocks where the pool has room)");
+  add_size(*cmd, "--budget", plan.budget_bytes, "also AutoSwap's rows: as little offloaded as fits this pool");
+  cmd->add_flag("--compress", plan.compress, "compressed offloads: the pinned column is their two staging slots");
+  cmd->add_flag("--json", plan.json, "a JSON list of result objects");
+  return cmd;
+}
+
+CLI::App* add_view_command(CLI::App& cli, ViewRequest& view, std::string& folder) {
+  auto* cmd = cli.add_subcommand(
+      "view", "open a --batch run folder in the window, read only: its traced iterations in every view");
+  cmd->add_option("folder", folder, "a run folder written by --batch (it holds events.bin)")->required();
+  auto* screenshot =
+      cmd->add_option("--screenshot", view.screenshot, "write the window as PNG after --frames frames, then exit");
+  cmd->add_option("--frames", view.frames, "frames to draw before the screenshot")->capture_default_str()->needs(screenshot);
+  cmd->add_option("--window-width", view.width, "window width in pixels")->capture_default_str();
+  cmd->add_option("--window-height", view.height, "window height in pixels")->capture_default_str();
+  return cmd;
+}
+
+}  // namespace
+
+int run_cli(int argc, char** argv) {
+  CLI::App cli{"Tidepool: train CNNs under a GPU memory budget and see what the memory does."};
+  cli.footer("models: " + joined(models::model_names()) +
+             "\nrun `tidepool models` for their sizes; README.md for the details");
+  RunSettings s;
+  bool batch = false, quiet = false;
+  cli.add_flag("--batch", batch, "train headless and write a run folder (no window)");
+  add_training_options(cli, s);
+  cli.add_flag("--quiet", quiet, "no progress bar");
+  WindowRequest window;
+  add_window_options(cli, window);
 
   auto* models_cmd = cli.add_subcommand("models", "list the models with parameter counts and activation memory");
-
   PlanRequest plan;
-  auto* plan_cmd = cli.add_subcommand(
-      "plan", "dry-run one iteration through every offload mode, conv scheme, order and heuristic");
-  plan_cmd->add_option("--model", plan.model, "network")->capture_default_str();
-  plan_cmd->add_option("--dataset", plan.dataset, "cifar10, cifar100 or imagenet (input size, classes)")
-      ->capture_default_str();
-  plan_cmd->add_option("--batch-size", plan.batch_size, "images per iteration")->capture_default_str();
-  plan_cmd->add_option("--heuristic", plan.heuristic, "one heuristic only (default: all)");
-  add_choice(*plan_cmd, "--transfer", plan.transfer, "transfer semantics",
-             "transfers (async parks offloaded blocks where the pool has room)");
-  add_size(*plan_cmd, "--budget", plan.budget_bytes, "also AutoSwap's rows: as little offloaded as fits this pool");
-  plan_cmd->add_flag("--compress", plan.compress, "compressed offloads: the pinned column is their two staging slots");
-  plan_cmd->add_flag("--json", plan.json, "a JSON list of result objects");
-
+  auto* plan_cmd = add_plan_command(cli, plan);
   std::string trace_file;
   auto* replay_cmd = cli.add_subcommand("replay", "run an allocation trace (CSV) through every heuristic");
   replay_cmd->add_option("file", trace_file, "CSV of alloc/free events (format: README.md)")->required();
-
   ViewRequest view;
   std::string view_folder;
-  auto* view_cmd = cli.add_subcommand(
-      "view", "open a --batch run folder in the window, read only: its traced iterations in every view");
-  view_cmd->add_option("folder", view_folder, "a run folder written by --batch (it holds events.bin)")->required();
-  auto* view_screenshot = view_cmd->add_option("--screenshot", view.screenshot,
-                                               "write the window as PNG after --frames frames, then exit");
-  view_cmd->add_option("--frames", view.frames, "frames to draw before the screenshot")
-      ->capture_default_str()
-      ->needs(view_screenshot);
-  view_cmd->add_option("--window-width", view.width, "window width in pixels")->capture_default_str();
-  view_cmd->add_option("--window-height", view.height, "window height in pixels")->capture_default_str();
+  auto* view_cmd = add_view_command(cli, view, view_folder);
 
   try {
     try {
