@@ -10,8 +10,8 @@
 #include "engine/memory/allocator.h"
 #include "engine/device/cpu/cpu_device.h"
 #include "engine/device/cpu/cpu_kernels.h"
-#include "engine/test_networks.h"
 #include "engine/run/trainer.h"
+#include "testing/networks.h"
 
 namespace tidepool::app {
 namespace {

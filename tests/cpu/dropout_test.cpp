@@ -17,10 +17,10 @@
 namespace tidepool {
 namespace {
 
-using test_util::all_close;
-using test_util::nan_filled;
-using test_util::random_floats;
-using test_util::to_double;
+using testing::all_close;
+using testing::nan_filled;
+using testing::random_floats;
+using testing::to_double;
 
 struct Dropped {
   std::vector<float> y, mask;

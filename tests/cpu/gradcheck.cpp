@@ -34,13 +34,13 @@
 namespace tidepool {
 namespace {
 
-using test_util::all_close;
-using test_util::away_from_zero;
-using test_util::distinct_floats;
-using test_util::dot;
-using test_util::numeric_gradient;
-using test_util::random_floats;
-using test_util::to_double;
+using testing::all_close;
+using testing::away_from_zero;
+using testing::distinct_floats;
+using testing::dot;
+using testing::numeric_gradient;
+using testing::random_floats;
+using testing::to_double;
 
 constexpr double kKernelRtol = 1e-3;
 constexpr double kKernelAtol = 1e-4;

@@ -16,11 +16,11 @@
 namespace tidepool {
 namespace {
 
-using test_util::all_close;
-using test_util::distinct_floats;
-using test_util::nan_filled;
-using test_util::random_floats;
-using test_util::to_double;
+using testing::all_close;
+using testing::distinct_floats;
+using testing::nan_filled;
+using testing::random_floats;
+using testing::to_double;
 
 PoolShape pool(PoolKind kind, std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w,
                std::int64_t k, std::int64_t stride, std::int64_t pad) {

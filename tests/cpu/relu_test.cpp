@@ -15,10 +15,10 @@
 namespace tidepool {
 namespace {
 
-using test_util::all_close;
-using test_util::nan_filled;
-using test_util::random_floats;
-using test_util::to_double;
+using testing::all_close;
+using testing::nan_filled;
+using testing::random_floats;
+using testing::to_double;
 
 const std::int64_t kCounts[] = {1, 7, 8, 1000, 4099};
 

@@ -14,9 +14,9 @@
 namespace tidepool {
 namespace {
 
-using test_util::all_close;
-using test_util::random_floats;
-using test_util::to_double;
+using testing::all_close;
+using testing::random_floats;
+using testing::to_double;
 
 TEST(SgdKernel, MatchesReferenceOverSteps) {
   CpuKernels k;

@@ -16,10 +16,10 @@
 namespace tidepool {
 namespace {
 
-using test_util::all_close;
-using test_util::nan_filled;
-using test_util::random_floats;
-using test_util::to_double;
+using testing::all_close;
+using testing::nan_filled;
+using testing::random_floats;
+using testing::to_double;
 
 std::vector<std::int32_t> labels_for(std::int64_t n, std::int64_t classes, std::uint32_t seed) {
   std::vector<std::int32_t> labels(static_cast<std::size_t>(n));

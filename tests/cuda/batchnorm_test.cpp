@@ -20,7 +20,7 @@ namespace {
 
 using gpu_testing::close_to_cpu;
 using gpu_testing::GpuTest;
-using test_util::random_floats;
+using testing::random_floats;
 
 BatchNormShape bn(std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w) {
   BatchNormShape s;

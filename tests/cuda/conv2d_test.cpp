@@ -24,7 +24,7 @@ namespace {
 using gpu_testing::bit_equal;
 using gpu_testing::close_to_cpu;
 using gpu_testing::GpuTest;
-using test_util::random_floats;
+using testing::random_floats;
 
 struct Case {
   std::string name;
@@ -188,8 +188,8 @@ TEST_F(GpuConv, RepeatedPassesAreBitIdentical) {
   float* dy = upload(dyh);
   float* dx = alloc<float>(xh.size());
   float* dw = alloc<float>(wh.size());
-  const std::vector<float> nan_x = test_util::nan_filled(xh.size()),
-                           nan_w = test_util::nan_filled(wh.size());
+  const std::vector<float> nan_x = testing::nan_filled(xh.size()),
+                           nan_w = testing::nan_filled(wh.size());
   for (ConvScheme scheme : kSchemes) {
     // Backward-data and backward-weights share one workspace, as the planner arranges.
     void* ws = alloc_bytes(

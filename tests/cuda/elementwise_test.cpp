@@ -17,7 +17,7 @@ namespace {
 using gpu_testing::bit_equal;
 using gpu_testing::close_to_cpu;
 using gpu_testing::GpuTest;
-using test_util::random_floats;
+using testing::random_floats;
 
 // Not a multiple of any block size, and past one grid of 65535 blocks of
 // 256 threads, so the grid-stride loops wrap.
@@ -70,7 +70,7 @@ TEST_F(GpuElementwise, DropoutDrawsTheCpuDevicesMaskBitForBit) {
   const std::vector<float> x = random_floats(n, 65), dy = random_floats(n, 66);
   float *gx = upload(x), *gdy = upload(dy);
   float *gy = alloc<float>(n), *gmask = alloc<float>(n), *gdx = alloc<float>(n);
-  const std::vector<float> nans = test_util::nan_filled(n);
+  const std::vector<float> nans = testing::nan_filled(n);
   for (float p : {0.0f, 0.1f, 0.25f, 0.5f, 0.9f, 1.0f}) {
     for (std::uint64_t seed :
          {std::uint64_t{0}, std::uint64_t{42}, std::uint64_t{0xdeadbeefcafef00d}}) {

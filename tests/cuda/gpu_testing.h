@@ -34,8 +34,8 @@
 
 namespace tidepool::gpu_testing {
 
-using test_util::all_close;
-using test_util::to_double;
+using testing::all_close;
+using testing::to_double;
 
 // A device per test, with a bump allocator over its arena. The arena is
 // reserved on the first upload or alloc, so a test that wants the `p`
@@ -86,7 +86,7 @@ class GpuTest : public ::testing::Test {
   }
 
   // Output buffers start as NaN so a kernel that skips an element fails.
-  float* nan_buffer(std::size_t count) { return upload(test_util::nan_filled(count)); }
+  float* nan_buffer(std::size_t count) { return upload(testing::nan_filled(count)); }
 
   template <class T>
   std::vector<T> download(const T* p, std::size_t count) {

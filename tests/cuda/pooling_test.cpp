@@ -17,8 +17,8 @@ namespace {
 using gpu_testing::bit_equal;
 using gpu_testing::close_to_cpu;
 using gpu_testing::GpuTest;
-using test_util::distinct_floats;
-using test_util::random_floats;
+using testing::distinct_floats;
+using testing::random_floats;
 
 struct Case {
   std::string name;

@@ -18,7 +18,7 @@ namespace {
 
 using gpu_testing::close_to_cpu;
 using gpu_testing::GpuTest;
-using test_util::random_floats;
+using testing::random_floats;
 
 class GpuSoftmaxXent : public GpuTest {};
 

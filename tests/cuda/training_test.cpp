@@ -14,10 +14,10 @@
 #include "engine/memory/allocator.h"
 #include "engine/device/cpu/cpu_device.h"
 #include "engine/observe/sinks/ring_sink.h"
-#include "engine/test_networks.h"  // tests/engine: residual_net
 #include "engine/run/trainer.h"
 #include "gpu_testing.h"
 #include "models/registry.h"
+#include "testing/networks.h"
 
 namespace tidepool {
 namespace {

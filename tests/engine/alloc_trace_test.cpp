@@ -2,8 +2,6 @@
 // replay(), with its overlap check.
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
 #include <sstream>
 
 #include "engine/memory/alloc_trace.h"
@@ -11,7 +9,8 @@
 #include "engine/memory/allocator.h"
 #include "engine/device/cpu/cpu_kernels.h"
 #include "engine/plan/planner.h"
-#include "test_networks.h"
+#include "testing/networks.h"
+#include "testing/temp_dir.h"
 
 namespace tidepool {
 namespace {
@@ -71,10 +70,10 @@ TEST(AllocTrace, WritesWhatItReads) {
   EXPECT_EQ(out.str().substr(0, 23), "event,id,bytes,offload\n");
   EXPECT_EQ(parse(out.str()), t);
 
-  const auto path = std::filesystem::temp_directory_path() / "tidepool_alloc_trace_test.csv";
+  const testing::TempDir dir("alloc_trace");
+  const auto path = dir / "trace.csv";
   write_trace_file(path.string(), t);
   EXPECT_EQ(read_trace_file(path.string()), t);
-  std::filesystem::remove(path);
 }
 
 // On a free, the offload column marks a block whose copy to the host may

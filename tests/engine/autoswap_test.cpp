@@ -15,7 +15,7 @@
 #include "engine/plan/memory_plan.h"
 #include "engine/plan/planner.h"
 #include "engine/run/trainer.h"
-#include "test_networks.h"
+#include "testing/networks.h"
 
 namespace tidepool {
 namespace {

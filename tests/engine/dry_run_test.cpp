@@ -16,7 +16,7 @@
 #include "engine/memory/replay.h"
 #include "engine/plan/memory_plan.h"
 #include "engine/run/trainer.h"
-#include "test_networks.h"
+#include "testing/networks.h"
 
 namespace tidepool {
 namespace {

@@ -16,7 +16,7 @@
 #include "engine/plan/planner.h"
 #include "engine/run/trainer.h"
 #include "models/registry.h"
-#include "test_networks.h"
+#include "testing/networks.h"
 
 namespace tidepool {
 namespace {

@@ -4,7 +4,7 @@
 
 #include "engine/device/cpu/cpu_kernels.h"
 #include "engine/plan/planner.h"
-#include "test_networks.h"
+#include "testing/networks.h"
 
 namespace tidepool {
 namespace {

@@ -13,7 +13,7 @@
 #include "engine/memory/paper_sequences.h"
 #include "engine/plan/planner.h"
 #include "engine/memory/pool_search.h"
-#include "test_networks.h"
+#include "testing/networks.h"
 
 namespace tidepool {
 namespace {

@@ -9,7 +9,7 @@
 #include "engine/device/cpu/cpu_device.h"
 #include "engine/memory/pool_search.h"
 #include "engine/run/trainer.h"
-#include "test_networks.h"
+#include "testing/networks.h"
 
 namespace tidepool {
 namespace {

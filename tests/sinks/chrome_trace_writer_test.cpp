@@ -2,42 +2,20 @@
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <fstream>
 #include <map>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
-#include <unistd.h>
+
+#include "testing/temp_dir.h"
 
 namespace tidepool {
 namespace {
 
 using nlohmann::json;
-namespace fs = std::filesystem;
-
-// A fresh file in the temp directory, removed after the test.
-class TempFile {
- public:
-  explicit TempFile(const std::string& suffix) {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    // The pid keeps concurrent runs of the suite (ctest -j, several build
-    // trees) from sharing a file.
-    path_ = fs::temp_directory_path() /
-            (std::string("tidepool_") + std::to_string(::getpid()) + "_" +
-             info->test_suite_name() + "_" + info->name() + suffix);
-    fs::remove(path_);
-  }
-  ~TempFile() {
-    std::error_code ignored;
-    fs::remove(path_, ignored);
-  }
-  std::string path() const { return path_.string(); }
-
- private:
-  fs::path path_;
-};
+using testing::TempDir;
 
 json read_json(const std::string& path) {
   std::ifstream in(path);
@@ -69,19 +47,21 @@ SpanEvent span(Stream stream, SpanKind kind, std::string layer, std::string tens
 }
 
 TEST(ChromeTraceWriter, EmptyTraceIsValidJson) {
-  TempFile file(".json");
-  { ChromeTraceWriter writer(file.path()); }  // destructor closes the trace
-  const json trace = read_json(file.path());
+  const TempDir dir("chrome_trace");
+  const std::string file = (dir / "trace.json").string();
+  { ChromeTraceWriter writer(file); }  // destructor closes the trace
+  const json trace = read_json(file);
   ASSERT_TRUE(trace.at("traceEvents").is_array());
   EXPECT_TRUE(events_with(trace, "X").empty());
   EXPECT_TRUE(events_with(trace, "C").empty());
 }
 
 TEST(ChromeTraceWriter, NamesOneTrackPerStream) {
-  TempFile file(".json");
-  ChromeTraceWriter writer(file.path());
+  const TempDir dir("chrome_trace");
+  const std::string file = (dir / "trace.json").string();
+  ChromeTraceWriter writer(file);
   writer.flush();
-  const json trace = read_json(file.path());
+  const json trace = read_json(file);
 
   std::map<int, std::string> threads;
   for (const auto& e : events_with(trace, "M")) {
@@ -99,9 +79,10 @@ TEST(ChromeTraceWriter, NamesOneTrackPerStream) {
 }
 
 TEST(ChromeTraceWriter, WritesSpansAsCompleteEventsOnTheirStreams) {
-  TempFile file(".json");
+  const TempDir dir("chrome_trace");
+  const std::string file = (dir / "trace.json").string();
   {
-    ChromeTraceWriter writer(file.path());
+    ChromeTraceWriter writer(file);
     writer.on_span(span(Stream::compute, SpanKind::forward, "conv1", "", 100.0, 250.5));
     writer.on_span(span(Stream::offload, SpanKind::offload, "conv1", "conv1.y", 120.0, 180.0));
     writer.on_span(span(Stream::prefetch, SpanKind::prefetch, "conv1", "conv1.y", 300.0, 360.0));
@@ -110,7 +91,7 @@ TEST(ChromeTraceWriter, WritesSpansAsCompleteEventsOnTheirStreams) {
     writer.on_span(span(Stream::offload, SpanKind::compress, "", "conv1.y", 180.0, 190.0));
     writer.flush();
   }
-  const json trace = read_json(file.path());
+  const json trace = read_json(file);
   const auto spans = events_with(trace, "X");
   ASSERT_EQ(spans.size(), 6u);
 
@@ -140,8 +121,9 @@ TEST(ChromeTraceWriter, WritesSpansAsCompleteEventsOnTheirStreams) {
 }
 
 TEST(ChromeTraceWriter, WritesMemoryLoadAsACounter) {
-  TempFile file(".json");
-  ChromeTraceWriter writer(file.path());
+  const TempDir dir("chrome_trace");
+  const std::string file = (dir / "trace.json").string();
+  ChromeTraceWriter writer(file);
   LoadSample s;
   s.time_us = 42.5;
   s.load_bytes = 1 << 20;
@@ -149,7 +131,7 @@ TEST(ChromeTraceWriter, WritesMemoryLoadAsACounter) {
   writer.on_load(s);
   writer.flush();
 
-  const json trace = read_json(file.path());
+  const json trace = read_json(file);
   const auto counters = events_with(trace, "C");
   ASSERT_EQ(counters.size(), 1u);
   EXPECT_EQ(counters[0].at("name"), "memory");
@@ -159,8 +141,9 @@ TEST(ChromeTraceWriter, WritesMemoryLoadAsACounter) {
 }
 
 TEST(ChromeTraceWriter, WritesIterationsOnTheirOwnTrack) {
-  TempFile file(".json");
-  ChromeTraceWriter writer(file.path());
+  const TempDir dir("chrome_trace");
+  const std::string file = (dir / "trace.json").string();
+  ChromeTraceWriter writer(file);
   IterationSummary it;
   it.iteration = 7;
   it.start_us = 1000;
@@ -170,7 +153,7 @@ TEST(ChromeTraceWriter, WritesIterationsOnTheirOwnTrack) {
   writer.on_iteration(it);
   writer.flush();
 
-  const auto spans = events_with(read_json(file.path()), "X");
+  const auto spans = events_with(read_json(file), "X");
   ASSERT_EQ(spans.size(), 1u);
   EXPECT_EQ(spans[0].at("name"), "iteration 7");
   EXPECT_EQ(spans[0].at("tid"), ChromeTraceWriter::kIterationTrackId);
@@ -186,23 +169,24 @@ TEST(ChromeTraceWriter, AllocationsOnlyWhenAskedFor) {
   a.bytes = 1024;
   a.time_us = 10;
 
-  TempFile quiet(".quiet.json");
+  const TempDir dir("chrome_trace");
+  const std::string quiet = (dir / "quiet.json").string();
   {
-    ChromeTraceWriter writer(quiet.path());
+    ChromeTraceWriter writer(quiet);
     writer.on_alloc(a);
   }
-  EXPECT_TRUE(events_with(read_json(quiet.path()), "i").empty());
+  EXPECT_TRUE(events_with(read_json(quiet), "i").empty());
 
-  TempFile verbose(".verbose.json");
+  const std::string verbose = (dir / "verbose.json").string();
   {
-    ChromeTraceWriter writer(verbose.path(), ChromeTraceOptions{.allocations = true});
+    ChromeTraceWriter writer(verbose, ChromeTraceOptions{.allocations = true});
     writer.on_alloc(a);
     a.action = PoolAction::free;
     writer.on_alloc(a);
     a.action = PoolAction::park;
     writer.on_alloc(a);
   }
-  const auto instants = events_with(read_json(verbose.path()), "i");
+  const auto instants = events_with(read_json(verbose), "i");
   ASSERT_EQ(instants.size(), 3u);
   EXPECT_EQ(instants[0].at("name"), "alloc conv1.y");
   EXPECT_EQ(instants[0].at("args").at("offset"), 512);
@@ -213,23 +197,25 @@ TEST(ChromeTraceWriter, AllocationsOnlyWhenAskedFor) {
 }
 
 TEST(ChromeTraceWriter, EscapesNames) {
-  TempFile file(".json");
+  const TempDir dir("chrome_trace");
+  const std::string file = (dir / "trace.json").string();
   {
-    ChromeTraceWriter writer(file.path());
+    ChromeTraceWriter writer(file);
     writer.on_span(span(Stream::compute, SpanKind::forward, "block \"a\"\\b\n", "", 0, 1));
   }
-  const auto spans = events_with(read_json(file.path()), "X");
+  const auto spans = events_with(read_json(file), "X");
   ASSERT_EQ(spans.size(), 1u);
   EXPECT_EQ(spans[0].at("name"), "block \"a\"\\b\n fwd");
 }
 
 TEST(ChromeTraceWriter, IgnoresEventsAfterFlush) {
-  TempFile file(".json");
-  ChromeTraceWriter writer(file.path());
+  const TempDir dir("chrome_trace");
+  const std::string file = (dir / "trace.json").string();
+  ChromeTraceWriter writer(file);
   writer.flush();
   writer.on_span(span(Stream::compute, SpanKind::forward, "late", "", 0, 1));
   writer.flush();
-  EXPECT_TRUE(events_with(read_json(file.path()), "X").empty());
+  EXPECT_TRUE(events_with(read_json(file), "X").empty());
 }
 
 TEST(ChromeTraceWriter, UnwritablePathThrowsNamingIt) {

@@ -6,19 +6,19 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <variant>
 #include <vector>
 
-#include "app/tiny_cifar.h"
 #include "engine/observe/sinks/event_file_writer.h"
 #include "engine/observe/sinks/ring_sink.h"
+#include "testing/temp_dir.h"
 
 namespace tidepool {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::read_bytes;
 using Event = std::variant<SpanEvent, AllocEvent, LoadSample, IterationSummary>;
 
 // Every event it gets, in order.
@@ -105,14 +105,10 @@ class EventFileTest : public ::testing::Test {
     writer.flush();
     return path;
   }
-  std::vector<unsigned char> bytes(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  }
+  // A file of these bytes in the test's folder.
   fs::path with_bytes(const std::vector<unsigned char>& b, const std::string& name) {
-    const fs::path path = dir_.path() / name;
-    std::ofstream out(path, std::ios::binary);
-    out.write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+    const fs::path path = dir_ / name;
+    testing::write_bytes(path, b);
     return path;
   }
   // Why the file is refused ("" when it is read).
@@ -160,7 +156,7 @@ TEST_F(EventFileTest, RecordsHaveTheirDocumentedSizes) {
   EXPECT_EQ(fs::file_size(path), event_file::kHeaderBytes + (1 + 4 + 1) + (1 + event_file::kSpanBytes) +
                                      (1 + event_file::kAllocBytes) + (1 + event_file::kLoadBytes) +
                                      (1 + event_file::kIterationBytes) + (1 + event_file::kEndBytes));
-  const std::vector<unsigned char> b = bytes(path);
+  const std::vector<unsigned char> b = read_bytes(path);
   EXPECT_EQ(std::string(b.begin(), b.begin() + 8), "TPEVENTS");
   EXPECT_EQ(b[8], event_file::kVersion);
 }
@@ -219,7 +215,7 @@ TEST_F(EventFileTest, AnotherKindOfFileIsNotAnEventsFile) {
 }
 
 TEST_F(EventFileTest, ANewerVersionIsRefusedAsSuch) {
-  std::vector<unsigned char> b = bytes(write(run_events(1)));
+  std::vector<unsigned char> b = read_bytes(write(run_events(1)));
   b[8] = event_file::kVersion + 1;
   const fs::path path = with_bytes(b, "newer.bin");
   const std::string why = refusal(path);
@@ -228,7 +224,7 @@ TEST_F(EventFileTest, ANewerVersionIsRefusedAsSuch) {
 }
 
 TEST_F(EventFileTest, AFileCutAnywhereIsTruncated) {
-  const std::vector<unsigned char> whole = bytes(write(run_events(2)));
+  const std::vector<unsigned char> whole = read_bytes(write(run_events(2)));
   const std::size_t n = whole.size();
   // Inside the magic, inside the header, right after it, inside a string
   // record, inside an event record, on a record boundary, without the end
@@ -254,7 +250,7 @@ TEST_F(EventFileTest, AWriterDestroyedBeforeFlushLeavesATruncatedFile) {
 }
 
 TEST_F(EventFileTest, DamageIsCorrupt) {
-  const std::vector<unsigned char> whole = bytes(write(run_events(2)));
+  const std::vector<unsigned char> whole = read_bytes(write(run_events(2)));
   auto damaged = [&](std::size_t at, unsigned char value, const std::string& name) {
     std::vector<unsigned char> b = whole;
     b[at] = value;
@@ -282,7 +278,7 @@ TEST_F(EventFileTest, DamageIsCorrupt) {
 TEST_F(EventFileTest, AnEnumOutOfRangeOrAnUndefinedStringIsCorrupt) {
   // Header, the string "a" (6 bytes), then the span: its kind is byte
   // 16 + 6 + 1 + 8 + 4 + 1 = 36, its layer's string id bytes 37-40.
-  const std::vector<unsigned char> whole = bytes(write({SpanEvent{.layer = "a", .tensor = "a"}}));
+  const std::vector<unsigned char> whole = read_bytes(write({SpanEvent{.layer = "a", .tensor = "a"}}));
   std::vector<unsigned char> kind = whole;
   kind[36] = 99;
   const std::string why_kind = refusal(with_bytes(kind, "kind.bin"));

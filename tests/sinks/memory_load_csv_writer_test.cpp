@@ -2,17 +2,16 @@
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
 
-#include <unistd.h>
+#include "testing/temp_dir.h"
 
 namespace tidepool {
 namespace {
 
-namespace fs = std::filesystem;
+using testing::TempDir;
 
 std::vector<std::string> read_lines(const std::string& path) {
   std::ifstream in(path);
@@ -22,15 +21,9 @@ std::vector<std::string> read_lines(const std::string& path) {
   return lines;
 }
 
-std::string temp_path(const char* name) {
-  // The pid keeps concurrent runs of the suite from sharing a file.
-  return (fs::temp_directory_path() /
-          ("tidepool_csv_" + std::to_string(::getpid()) + "_" + name + ".csv"))
-      .string();
-}
-
 TEST(MemoryLoadCsvWriter, WritesHeaderAndOneRowPerSample) {
-  const std::string path = temp_path("rows");
+  const TempDir dir("csv");
+  const std::string path = (dir / "load.csv").string();
   {
     MemoryLoadCsvWriter writer(path);
     LoadSample s;
@@ -53,16 +46,15 @@ TEST(MemoryLoadCsvWriter, WritesHeaderAndOneRowPerSample) {
   EXPECT_EQ(lines[0], "iteration,step,time_us,load_bytes,extent_bytes");
   EXPECT_EQ(lines[1], "2,5,1234.500,1048576,2097152");
   EXPECT_EQ(lines[2], "2,6,1300.000,0,2097152");
-  fs::remove(path);
 }
 
 TEST(MemoryLoadCsvWriter, EmptyRunHasOnlyTheHeader) {
-  const std::string path = temp_path("empty");
+  const TempDir dir("csv");
+  const std::string path = (dir / "load.csv").string();
   { MemoryLoadCsvWriter writer(path); }  // the destructor closes the file
   const auto lines = read_lines(path);
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_EQ(lines[0], MemoryLoadCsvWriter::kHeader);
-  fs::remove(path);
 }
 
 TEST(MemoryLoadCsvWriter, UnwritablePathThrowsNamingIt) {

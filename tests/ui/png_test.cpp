@@ -14,8 +14,8 @@
 #include <opencv2/core.hpp>
 #include <opencv2/imgcodecs.hpp>
 
-#include "datasets/scratch_dir.h"
 #include "engine/observe/sinks/ring_sink.h"
+#include "testing/temp_dir.h"
 #include "ui/paint/address_map_picture.h"
 #include "ui/paint/chart.h"
 #include "ui/paint/memory_load_picture.h"
@@ -29,7 +29,7 @@
 namespace tidepool::ui {
 namespace {
 
-using datasets::testing::ScratchDir;
+using testing::TempDir;
 using namespace test_scenes;
 using png::address_map_image;
 using png::memory_load_image;
@@ -269,7 +269,7 @@ RingSnapshot two_iterations() {
 }
 
 TEST(Png, WriteRunPicturesWritesThreePngsTheRightSize) {
-  ScratchDir dir;
+  TempDir dir;
   const auto folder = dir / "run";  // made if missing
   write_run_pictures(two_iterations(), 256 * KiB, 32, folder);
   for (const char* name : {kTimelinePicture, kAddressMapPicture, kMemoryLoadPicture}) {
@@ -288,7 +288,7 @@ TEST(Png, WriteRunPicturesWritesThreePngsTheRightSize) {
 }
 
 TEST(Png, WriteRunPicturesNamesTheFileItCannotWrite) {
-  ScratchDir dir;
+  TempDir dir;
   std::ofstream(dir / "not_a_folder") << "x";  // a file where the folder should be
   try {
     write_run_pictures(two_iterations(), 256 * KiB, 32, dir / "not_a_folder");

@@ -8,7 +8,7 @@
 #include "engine/device/cpu/cpu_device.h"
 #include "engine/observe/sinks/ring_sink.h"
 #include "engine/run/trainer.h"
-#include "engine/test_networks.h"
+#include "testing/networks.h"
 #include "ui/scene/address_map.h"
 #include "ui/scene/memory_load.h"
 #include "ui/scene/stats.h"

@@ -1,5 +1,5 @@
-// A small CIFAR-10 folder in the real binary format, for app tests that must
-// train end to end in well under a second.
+// Datasets small enough for tests that train end to end in well under a
+// second, written in the real file formats so the real loaders read them.
 #pragma once
 
 #include <cstdint>
@@ -10,9 +10,9 @@
 
 namespace tidepool::testing {
 
-// Writes data_batch_1..5.bin with `per_file` records each and test_batch.bin
-// with `test` records: label byte + 3072 pixel bytes. The class is the
-// brightest colour plane, so the data is learnable.
+// A CIFAR-10 binary folder: data_batch_1..5.bin with `per_file` records
+// each and test_batch.bin with `test` records (label byte + 3072 pixel
+// bytes). The class is the brightest colour plane, so the data is learnable.
 inline void write_tiny_cifar10(const std::filesystem::path& dir, int per_file = 64, int test = 64) {
   std::filesystem::create_directories(dir);
   std::uint32_t state = 12345;
@@ -31,25 +31,5 @@ inline void write_tiny_cifar10(const std::filesystem::path& dir, int per_file = 
   for (int f = 1; f <= 5; ++f) write("data_batch_" + std::to_string(f) + ".bin", per_file);
   write("test_batch.bin", test);
 }
-
-// A fresh, empty folder under the system temp dir, removed on destruction.
-class TempDir {
- public:
-  explicit TempDir(const std::string& tag) {
-    static int counter = 0;
-    path_ = std::filesystem::temp_directory_path() /
-            ("tidepool_" + tag + "_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
 
 }  // namespace tidepool::testing

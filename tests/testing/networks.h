@@ -1,4 +1,4 @@
-// Small networks for engine tests: every layer kind, fan-out and residual
+// Small networks for the tests that train: every layer kind, fan-out and residual
 // joins, at sizes that train in milliseconds.
 #pragma once
 
