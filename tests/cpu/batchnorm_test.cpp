@@ -13,32 +13,18 @@
 
 #include "engine/device/cpu/cpu_kernels.h"
 #include "testing/kernel_testing.h"
+#include "testing/op_cases.h"
 
 namespace tidepool {
 namespace {
 
 using testing::all_close;
+using testing::describe;
 using testing::nan_filled;
 using testing::random_floats;
 using testing::to_double;
 
-BatchNormShape bn(std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w) {
-  BatchNormShape s;
-  s.n = n;
-  s.c = c;
-  s.h = h;
-  s.w = w;
-  return s;
-}
-
-std::vector<BatchNormShape> shapes() {
-  return {bn(4, 8, 5, 5), bn(3, 3, 7, 6), bn(8, 16, 1, 1), bn(2, 32, 4, 4)};
-}
-
-std::string describe(const BatchNormShape& s) {
-  return "n=" + std::to_string(s.n) + " c=" + std::to_string(s.c) + " h=" + std::to_string(s.h) +
-         " w=" + std::to_string(s.w);
-}
+std::vector<BatchNormShape> shapes() { return {{4, 8, 5, 5}, {3, 3, 7, 6}, {8, 16, 1, 1}, {2, 32, 4, 4}}; }
 
 // Inputs with a per-channel offset and spread, so that a mean or variance
 // computed over the wrong axis is visibly wrong.
@@ -132,7 +118,7 @@ TEST(BatchNormKernel, RunningStatistics) {
   // 3.5, unbiased 14/3. Two steps from (0, 1) with momentum 0.1:
   //   mean: 0.3, then 0.57;  var: 0.9 + 0.1*14/3, then 0.9*that + 0.1*14/3.
   CpuKernels k;
-  BatchNormShape s = bn(2, 1, 1, 2);
+  BatchNormShape s{2, 1, 1, 2};
   s.momentum = 0.1f;
   const std::vector<float> x = {1.0f, 2.0f, 3.0f, 6.0f};
   const float gamma = 1.0f, beta = 0.0f;
@@ -168,7 +154,7 @@ TEST(BatchNormKernel, RunningStatisticsConvergeToPopulation) {
   // batch mean and the running variance to the unbiased batch variance.
   // Momentum 0.5 forgets the starting point (0, 1) within 40 steps.
   CpuKernels k;
-  BatchNormShape s = bn(4, 8, 3, 3);
+  BatchNormShape s{4, 8, 3, 3};
   s.momentum = 0.5f;
   const Data d(s);
   std::vector<float> y(d.x.size()), mean(8), var(8), rm(8, 0.0f), rv(8, 1.0f);

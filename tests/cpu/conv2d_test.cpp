@@ -16,108 +16,31 @@
 
 #include "engine/device/cpu/cpu_kernels.h"
 #include "testing/kernel_testing.h"
+#include "testing/op_cases.h"
 
 namespace tidepool {
 namespace {
 
 using testing::all_close;
+using testing::conv_shape;
+using testing::ConvCase;
+using testing::kAllPasses;
+using testing::kBothSchemes;
 using testing::nan_filled;
 using testing::random_floats;
+using testing::scheme_name;
 using testing::to_double;
 
-struct Case {
-  std::string name;
-  ConvShape shape;
-};
-
-ConvShape conv(std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w, std::int64_t k,
-               std::int64_t r, std::int64_t s) {
-  ConvShape shape;
-  shape.n = n;
-  shape.c = c;
-  shape.h = h;
-  shape.w = w;
-  shape.k = k;
-  shape.r = r;
-  shape.s = s;
-  return shape;
-}
-
-// Small enough for the reference loops, wide enough (16-32 channels) that
-// oneDNN's blocked AVX2 kernels run and not only its fallbacks.
-std::vector<Case> cases() {
-  std::vector<Case> out;
-  ConvShape s = conv(2, 16, 9, 9, 32, 3, 3);
-  s.pad_h = s.pad_w = 1;
-  out.push_back({"3x3_pad1", s});
-
-  s = conv(2, 16, 10, 9, 16, 3, 3);
-  s.stride_h = s.stride_w = 2;
-  s.pad_h = s.pad_w = 1;
-  out.push_back({"3x3_stride2_pad1", s});
-
-  // 8 rows, 2x2 stride 2 unpadded: exact. 9 rows: the last input row is
-  // never read, so oneDNN sees negative end padding.
-  s = conv(2, 8, 9, 8, 16, 2, 2);
-  s.stride_h = s.stride_w = 2;
-  out.push_back({"2x2_stride2_cut_row", s});
-
-  s = conv(2, 16, 8, 8, 32, 1, 1);
-  out.push_back({"1x1", s});
-
-  s = conv(2, 16, 8, 8, 32, 1, 1);
-  s.stride_h = s.stride_w = 2;
-  out.push_back({"1x1_stride2_downsample", s});
-
-  s = conv(2, 8, 11, 10, 16, 3, 3);
-  s.pad_h = s.pad_w = 2;
-  s.dil_h = s.dil_w = 2;
-  out.push_back({"3x3_dilation2", s});
-
-  s = conv(2, 16, 8, 8, 16, 3, 3);
-  s.pad_h = s.pad_w = 1;
-  s.groups = 2;
-  out.push_back({"3x3_groups2", s});
-
-  s = conv(2, 16, 9, 9, 16, 3, 3);
-  s.pad_h = s.pad_w = 1;
-  s.groups = 16;
-  out.push_back({"depthwise_3x3", s});
-
-  s = conv(2, 16, 9, 9, 16, 3, 3);
-  s.pad_h = s.pad_w = 1;
-  s.stride_h = s.stride_w = 2;
-  s.groups = 16;
-  s.bias = true;
-  out.push_back({"depthwise_3x3_stride2_bias", s});
-
-  s = conv(2, 16, 8, 8, 32, 3, 3);
-  s.pad_h = s.pad_w = 1;
-  s.bias = true;
-  out.push_back({"3x3_bias", s});
-
-  s = conv(2, 3, 12, 12, 16, 3, 3);
-  s.pad_h = s.pad_w = 1;
-  s.bias = true;
-  out.push_back({"rgb_stem_bias", s});
-
-  // Larger batch, few channels: here the m scheme's smallest workspace is
-  // the plain-layout GEMM implementation, not the blocked JIT one.
-  s = conv(12, 8, 8, 8, 8, 3, 3);
-  s.pad_h = s.pad_w = 1;
+// The shared cases, and one only oneDNN needs: a larger batch with few
+// channels, where the m scheme's smallest workspace is the plain-layout
+// GEMM implementation, not the blocked JIT one.
+std::vector<ConvCase> cases() {
+  std::vector<ConvCase> out = testing::conv_cases();
+  ConvShape s = conv_shape(12, 8, 8, 8, 8, 3, 3, 1, 1);
   s.bias = true;
   out.push_back({"batch12_gemm_bias", s});
-
-  s = conv(1, 4, 7, 5, 6, 3, 1);
-  s.pad_h = 1;
-  s.stride_w = 2;
-  out.push_back({"3x1_asymmetric", s});
   return out;
 }
-
-const ConvScheme kSchemes[] = {ConvScheme::m, ConvScheme::p};
-
-const char* scheme_name(ConvScheme s) { return s == ConvScheme::m ? "m" : "p"; }
 
 // Operands for one case, with the double reference's results for dy = a
 // fixed random tensor.
@@ -157,9 +80,9 @@ std::vector<std::byte> workspace_for(CpuKernels& k, const ConvShape& s, ConvSche
 
 TEST(Conv2dKernel, MatchesReferenceForward) {
   CpuKernels k;
-  for (const Case& c : cases()) {
+  for (const ConvCase& c : cases()) {
     const Data d(c.shape);
-    for (ConvScheme scheme : kSchemes) {
+    for (ConvScheme scheme : kBothSchemes) {
       SCOPED_TRACE(c.name + " scheme " + scheme_name(scheme) + " (" +
                    k.conv_algorithm_name(c.shape, scheme, ConvPass::forward) + ")");
       auto ws = workspace_for(k, c.shape, scheme, ConvPass::forward);
@@ -173,9 +96,9 @@ TEST(Conv2dKernel, MatchesReferenceForward) {
 
 TEST(Conv2dKernel, MatchesReferenceBackwardData) {
   CpuKernels k;
-  for (const Case& c : cases()) {
+  for (const ConvCase& c : cases()) {
     const Data d(c.shape);
-    for (ConvScheme scheme : kSchemes) {
+    for (ConvScheme scheme : kBothSchemes) {
       SCOPED_TRACE(c.name + " scheme " + scheme_name(scheme) + " (" +
                    k.conv_algorithm_name(c.shape, scheme, ConvPass::backward_data) + ")");
       auto ws = workspace_for(k, c.shape, scheme, ConvPass::backward_data);
@@ -188,9 +111,9 @@ TEST(Conv2dKernel, MatchesReferenceBackwardData) {
 
 TEST(Conv2dKernel, MatchesReferenceBackwardWeights) {
   CpuKernels k;
-  for (const Case& c : cases()) {
+  for (const ConvCase& c : cases()) {
     const Data d(c.shape);
-    for (ConvScheme scheme : kSchemes) {
+    for (ConvScheme scheme : kBothSchemes) {
       SCOPED_TRACE(c.name + " scheme " + scheme_name(scheme) + " (" +
                    k.conv_algorithm_name(c.shape, scheme, ConvPass::backward_weights) + ")");
       auto ws = workspace_for(k, c.shape, scheme, ConvPass::backward_weights);
@@ -210,39 +133,23 @@ TEST(Conv2dKernel, MatchesReferenceBackwardWeights) {
 
 // The shapes of a CIFAR ResNet-18's convolutions at batch 32.
 std::vector<ConvShape> resnet_shapes() {
-  std::vector<ConvShape> out;
-  ConvShape s = conv(32, 64, 32, 32, 64, 3, 3);
-  s.pad_h = s.pad_w = 1;
-  out.push_back(s);
-  s = conv(32, 64, 32, 32, 128, 3, 3);
-  s.pad_h = s.pad_w = 1;
-  s.stride_h = s.stride_w = 2;
-  out.push_back(s);
-  s = conv(32, 128, 16, 16, 128, 3, 3);
-  s.pad_h = s.pad_w = 1;
-  out.push_back(s);
-  s = conv(32, 64, 32, 32, 128, 1, 1);
-  s.stride_h = s.stride_w = 2;
-  out.push_back(s);
-  s = conv(32, 3, 32, 32, 64, 3, 3);
-  s.pad_h = s.pad_w = 1;
-  out.push_back(s);
-  s = conv(32, 128, 16, 16, 128, 3, 3);
-  s.pad_h = s.pad_w = 1;
-  s.groups = 128;
-  out.push_back(s);
-  return out;
+  ConvShape depthwise = conv_shape(32, 128, 16, 16, 128, 3, 3, 1, 1);
+  depthwise.groups = 128;
+  return {conv_shape(32, 64, 32, 32, 64, 3, 3, 1, 1),    //
+          conv_shape(32, 64, 32, 32, 128, 3, 3, 2, 1),   //
+          conv_shape(32, 128, 16, 16, 128, 3, 3, 1, 1),  //
+          conv_shape(32, 64, 32, 32, 128, 1, 1, 2, 0),   //
+          conv_shape(32, 3, 32, 32, 64, 3, 3, 1, 1),     //
+          depthwise};
 }
-
-const ConvPass kPasses[] = {ConvPass::forward, ConvPass::backward_data, ConvPass::backward_weights};
 
 TEST(Conv2dKernel, MemorySchemeNeedsNoMoreWorkspaceThanPerformance) {
   CpuKernels k;
   std::vector<ConvShape> shapes = resnet_shapes();
-  for (const Case& c : cases()) shapes.push_back(c.shape);
+  for (const ConvCase& c : cases()) shapes.push_back(c.shape);
   bool some_smaller = false;
   for (const ConvShape& s : shapes) {
-    for (ConvPass pass : kPasses) {
+    for (ConvPass pass : kAllPasses) {
       const std::size_t m = k.conv_workspace_bytes(s, ConvScheme::m, pass);
       const std::size_t p = k.conv_workspace_bytes(s, ConvScheme::p, pass);
       EXPECT_LE(m, p) << "c=" << s.c << " k=" << s.k << " h=" << s.h << " pass "
@@ -258,8 +165,8 @@ TEST(Conv2dKernel, WorkspaceSizeIsDeterministic) {
   CpuKernels first;
   std::vector<std::size_t> sizes;
   for (const ConvShape& s : resnet_shapes()) {
-    for (ConvScheme scheme : kSchemes) {
-      for (ConvPass pass : kPasses) sizes.push_back(first.conv_workspace_bytes(s, scheme, pass));
+    for (ConvScheme scheme : kBothSchemes) {
+      for (ConvPass pass : kAllPasses) sizes.push_back(first.conv_workspace_bytes(s, scheme, pass));
     }
   }
   // Asked again, asked of a fresh table, and asked from another thread
@@ -267,8 +174,8 @@ TEST(Conv2dKernel, WorkspaceSizeIsDeterministic) {
   CpuKernels second;
   std::vector<std::size_t> again, fresh, threaded;
   for (const ConvShape& s : resnet_shapes()) {
-    for (ConvScheme scheme : kSchemes) {
-      for (ConvPass pass : kPasses) {
+    for (ConvScheme scheme : kBothSchemes) {
+      for (ConvPass pass : kAllPasses) {
         again.push_back(first.conv_workspace_bytes(s, scheme, pass));
         fresh.push_back(second.conv_workspace_bytes(s, scheme, pass));
       }
@@ -277,8 +184,8 @@ TEST(Conv2dKernel, WorkspaceSizeIsDeterministic) {
   CpuKernels third;
   std::thread planner([&] {
     for (const ConvShape& s : resnet_shapes()) {
-      for (ConvScheme scheme : kSchemes) {
-        for (ConvPass pass : kPasses)
+      for (ConvScheme scheme : kBothSchemes) {
+        for (ConvPass pass : kAllPasses)
           threaded.push_back(third.conv_workspace_bytes(s, scheme, pass));
       }
     }
@@ -298,11 +205,11 @@ TEST(Conv2dKernel, ExactWorkspaceIsEnough) {
   CpuKernels k;
   constexpr std::size_t kCanary = 4096;
   constexpr unsigned char kPattern = 0xA5;
-  for (const Case& c : cases()) {
+  for (const ConvCase& c : cases()) {
     const ConvShape& s = c.shape;
     const Data d(s);
-    for (ConvScheme scheme : kSchemes) {
-      for (ConvPass pass : kPasses) {
+    for (ConvScheme scheme : kBothSchemes) {
+      for (ConvPass pass : kAllPasses) {
         SCOPED_TRACE(c.name + " scheme " + scheme_name(scheme) + " pass " +
                      std::to_string(static_cast<int>(pass)));
         const std::size_t bytes = k.conv_workspace_bytes(s, scheme, pass);
@@ -339,7 +246,7 @@ TEST(Conv2dKernel, ConcurrentCallsFromTwoStreams) {
   // submitted to, so one table may be executing on two threads at once,
   // each with its own workspace.
   CpuKernels k;
-  const std::vector<Case> all = cases();
+  const std::vector<ConvCase> all = cases();
   const ConvShape& a = all[0].shape;
   const ConvShape& b = all[6].shape;
   const Data da(a), db(b);
@@ -375,12 +282,12 @@ TEST(Conv2dKernel, SchemesPickDifferentAlgorithmsForResNetLayer) {
 
 TEST(Conv2dKernel, RejectsInvalidShapes) {
   CpuKernels k;
-  ConvShape s = conv(1, 6, 8, 8, 8, 3, 3);
+  ConvShape s = conv_shape(1, 6, 8, 8, 8, 3, 3);
   s.groups = 4;  // 6 channels do not split into 4 groups
   EXPECT_THROW(k.conv_workspace_bytes(s, ConvScheme::p, ConvPass::forward), std::invalid_argument);
-  s = conv(1, 4, 2, 2, 4, 3, 3);  // kernel larger than the unpadded input
+  s = conv_shape(1, 4, 2, 2, 4, 3, 3);  // kernel larger than the unpadded input
   EXPECT_THROW(k.conv_workspace_bytes(s, ConvScheme::m, ConvPass::forward), std::invalid_argument);
-  s = conv(1, 4, 8, 8, 4, 3, 3);
+  s = conv_shape(1, 4, 8, 8, 4, 3, 3);
   s.bias = true;
   std::vector<float> x(256), w(144), y(144);
   auto ws = workspace_for(k, s, ConvScheme::p, ConvPass::forward);

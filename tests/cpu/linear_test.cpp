@@ -10,31 +10,18 @@
 
 #include "engine/device/cpu/cpu_kernels.h"
 #include "testing/kernel_testing.h"
+#include "testing/op_cases.h"
 
 namespace tidepool {
 namespace {
 
 using testing::all_close;
+using testing::describe;
 using testing::nan_filled;
 using testing::random_floats;
 using testing::to_double;
 
-LinearShape linear(std::int64_t n, std::int64_t in, std::int64_t out) {
-  LinearShape s;
-  s.n = n;
-  s.in = in;
-  s.out = out;
-  return s;
-}
-
-std::vector<LinearShape> shapes() {
-  return {linear(1, 1, 1), linear(4, 16, 10), linear(32, 512, 10), linear(5, 33, 7)};
-}
-
-std::string describe(const LinearShape& s) {
-  return "n=" + std::to_string(s.n) + " in=" + std::to_string(s.in) +
-         " out=" + std::to_string(s.out);
-}
+std::vector<LinearShape> shapes() { return {{1, 1, 1}, {4, 16, 10}, {32, 512, 10}, {5, 33, 7}}; }
 
 struct Data {
   std::vector<float> x, w, b, dy;

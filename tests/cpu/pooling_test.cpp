@@ -12,6 +12,7 @@
 
 #include "engine/device/cpu/cpu_kernels.h"
 #include "testing/kernel_testing.h"
+#include "testing/op_cases.h"
 
 namespace tidepool {
 namespace {
@@ -19,39 +20,22 @@ namespace {
 using testing::all_close;
 using testing::distinct_floats;
 using testing::nan_filled;
+using testing::pool_shape;
+using testing::PoolCase;
 using testing::random_floats;
 using testing::to_double;
 
-PoolShape pool(PoolKind kind, std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w,
-               std::int64_t k, std::int64_t stride, std::int64_t pad) {
-  PoolShape s;
-  s.kind = kind;
-  s.n = n;
-  s.c = c;
-  s.h = h;
-  s.w = w;
-  s.kh = s.kw = k;
-  s.stride_h = s.stride_w = stride;
-  s.pad_h = s.pad_w = pad;
-  return s;
-}
-
-struct Case {
-  std::string name;
-  PoolShape shape;
-};
-
-std::vector<Case> cases() {
-  std::vector<Case> out;
+std::vector<PoolCase> cases() {
+  std::vector<PoolCase> out;
   for (PoolKind kind : {PoolKind::max, PoolKind::avg}) {
     const std::string k = kind == PoolKind::max ? "max_" : "avg_";
-    out.push_back({k + "2x2_stride2", pool(kind, 2, 3, 8, 8, 2, 2, 0)});
-    out.push_back({k + "3x3_stride2_pad1", pool(kind, 2, 4, 9, 9, 3, 2, 1)});
+    out.push_back({k + "2x2_stride2", pool_shape(kind, 2, 3, 8, 8, 2, 2, 0)});
+    out.push_back({k + "3x3_stride2_pad1", pool_shape(kind, 2, 4, 9, 9, 3, 2, 1)});
     // 7 rows, 2x2 stride 2: the last row is never read.
-    out.push_back({k + "2x2_stride2_odd", pool(kind, 1, 2, 7, 7, 2, 2, 0)});
-    out.push_back({k + "3x3_stride1_pad1", pool(kind, 2, 3, 6, 5, 3, 1, 1)});
+    out.push_back({k + "2x2_stride2_odd", pool_shape(kind, 1, 2, 7, 7, 2, 2, 0)});
+    out.push_back({k + "3x3_stride1_pad1", pool_shape(kind, 2, 3, 6, 5, 3, 1, 1)});
     // Global pooling (ResNet's head): one window covers the whole plane.
-    out.push_back({k + "global", pool(kind, 4, 16, 4, 4, 4, 1, 0)});
+    out.push_back({k + "global", pool_shape(kind, 4, 16, 4, 4, 4, 1, 0)});
   }
   return out;
 }
@@ -63,7 +47,7 @@ std::size_t out_count(const PoolShape& s) {
 
 TEST(PoolKernel, SavedBytes) {
   CpuKernels k;
-  for (const Case& c : cases()) {
+  for (const PoolCase& c : cases()) {
     const std::size_t bytes = k.pool_saved_bytes(c.shape);
     if (c.shape.kind == PoolKind::avg) {
       EXPECT_EQ(bytes, 0u) << c.name;
@@ -76,7 +60,7 @@ TEST(PoolKernel, SavedBytes) {
 
 TEST(PoolKernel, MatchesReferenceForward) {
   CpuKernels k;
-  for (const Case& c : cases()) {
+  for (const PoolCase& c : cases()) {
     SCOPED_TRACE(c.name);
     const PoolShape& s = c.shape;
     const auto x = distinct_floats(in_count(s), 31);
@@ -97,7 +81,7 @@ TEST(PoolKernel, MatchesReferenceForward) {
 
 TEST(PoolKernel, MatchesReferenceBackward) {
   CpuKernels k;
-  for (const Case& c : cases()) {
+  for (const PoolCase& c : cases()) {
     SCOPED_TRACE(c.name);
     const PoolShape& s = c.shape;
     const auto x = distinct_floats(in_count(s), 32);
@@ -117,7 +101,7 @@ TEST(PoolKernel, MatchesReferenceBackward) {
 
 TEST(PoolKernel, MaxBackwardWithoutSavedThrows) {
   CpuKernels k;
-  const PoolShape s = pool(PoolKind::max, 1, 1, 4, 4, 2, 2, 0);
+  const PoolShape s = pool_shape(PoolKind::max, 1, 1, 4, 4, 2, 2);
   std::vector<float> dy(4), dx(16), x(16);
   EXPECT_THROW(k.pool_backward(s, x.data(), dy.data(), nullptr, dx.data()), std::invalid_argument);
 }

@@ -14,29 +14,23 @@
 #include <vector>
 
 #include "gpu_testing.h"
+#include "testing/op_cases.h"
 
 namespace tidepool {
 namespace {
 
-using gpu_testing::close_to_cpu;
-using gpu_testing::GpuTest;
+using testing::close_to_cpu;
+using testing::describe;
+using testing::GpuTest;
 using testing::random_floats;
 
-BatchNormShape bn(std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w) {
-  BatchNormShape s;
-  s.n = n, s.c = c, s.h = h, s.w = w;
-  return s;
-}
-
-const BatchNormShape kShapes[] = {bn(4, 8, 5, 5), bn(16, 32, 8, 8), bn(32, 16, 1, 1),
-                                  bn(8, 64, 16, 16)};
+const BatchNormShape kShapes[] = {{4, 8, 5, 5}, {16, 32, 8, 8}, {32, 16, 1, 1}, {8, 64, 16, 16}};
 
 class GpuBatchNorm : public GpuTest {};
 
 TEST_F(GpuBatchNorm, TrainingForwardMatchesTheCpuDevice) {
   for (const BatchNormShape& s : kShapes) {
-    SCOPED_TRACE("n=" + std::to_string(s.n) + " c=" + std::to_string(s.c) +
-                 " h=" + std::to_string(s.h));
+    SCOPED_TRACE(describe(s));
     const auto count = static_cast<std::size_t>(s.n * s.c * s.h * s.w);
     const auto c = static_cast<std::size_t>(s.c);
     // Offset and scaled inputs, so the mean and variance are not ~0 and ~1/3.
@@ -81,8 +75,7 @@ TEST_F(GpuBatchNorm, InferenceForwardMatchesTheCpuDevice) {
 
 TEST_F(GpuBatchNorm, BackwardMatchesTheCpuDevice) {
   for (const BatchNormShape& s : kShapes) {
-    SCOPED_TRACE("n=" + std::to_string(s.n) + " c=" + std::to_string(s.c) +
-                 " h=" + std::to_string(s.h));
+    SCOPED_TRACE(describe(s));
     const auto count = static_cast<std::size_t>(s.n * s.c * s.h * s.w);
     const auto c = static_cast<std::size_t>(s.c);
     const std::vector<float> x = random_floats(count, 31, -2.0f, 5.0f),
@@ -109,7 +102,7 @@ TEST_F(GpuBatchNorm, BackwardMatchesTheCpuDevice) {
 }
 
 TEST_F(GpuBatchNorm, ASingleValuePerChannelIsRefusedInTraining) {
-  const BatchNormShape s = bn(1, 4, 1, 1);
+  const BatchNormShape s{1, 4, 1, 1};
   float* x = nan_buffer(4);
   EXPECT_THROW(
       run([&](Kernels& k) { k.batchnorm_forward_train(s, x, x, x, x, x, x, nullptr, nullptr); }),

@@ -17,67 +17,28 @@
 #include <vector>
 
 #include "gpu_testing.h"
+#include "testing/op_cases.h"
 
 namespace tidepool {
 namespace {
 
-using gpu_testing::bit_equal;
-using gpu_testing::close_to_cpu;
-using gpu_testing::GpuTest;
+using testing::bit_equal;
+using testing::close_to_cpu;
+using testing::conv_shape;
+using testing::ConvCase;
+using testing::GpuTest;
+using testing::kAllPasses;
+using testing::kBothSchemes;
 using testing::random_floats;
+using testing::scheme_name;
 
-struct Case {
-  std::string name;
-  ConvShape shape;
-};
-
-ConvShape conv(std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w, std::int64_t k,
-               std::int64_t r, std::int64_t s, std::int64_t stride = 1, std::int64_t pad = 0) {
-  ConvShape shape;
-  shape.n = n, shape.c = c, shape.h = h, shape.w = w, shape.k = k, shape.r = r, shape.s = s;
-  shape.stride_h = shape.stride_w = stride;
-  shape.pad_h = shape.pad_w = pad;
-  return shape;
-}
-
-std::vector<Case> cases() {
-  std::vector<Case> out;
-  out.push_back({"3x3_pad1", conv(2, 16, 9, 9, 32, 3, 3, 1, 1)});
-  out.push_back({"3x3_stride2_pad1", conv(2, 16, 10, 9, 16, 3, 3, 2, 1)});
-  out.push_back({"2x2_stride2_cut_row", conv(2, 8, 9, 8, 16, 2, 2, 2, 0)});
-  out.push_back({"1x1", conv(2, 16, 8, 8, 32, 1, 1)});
-  out.push_back({"1x1_stride2_downsample", conv(2, 16, 8, 8, 32, 1, 1, 2, 0)});
-  ConvShape s = conv(2, 8, 11, 10, 16, 3, 3, 1, 2);
-  s.dil_h = s.dil_w = 2;
-  out.push_back({"3x3_dilation2", s});
-  s = conv(2, 16, 8, 8, 16, 3, 3, 1, 1);
-  s.groups = 2;
-  out.push_back({"3x3_groups2", s});
-  s = conv(2, 16, 9, 9, 16, 3, 3, 1, 1);
-  s.groups = 16;
-  out.push_back({"depthwise_3x3", s});
-  s = conv(2, 16, 9, 9, 16, 3, 3, 2, 1);
-  s.groups = 16;
-  s.bias = true;
-  out.push_back({"depthwise_3x3_stride2_bias", s});
-  s = conv(2, 16, 8, 8, 32, 3, 3, 1, 1);
-  s.bias = true;
-  out.push_back({"3x3_bias", s});
-  s = conv(2, 3, 12, 12, 16, 3, 3, 1, 1);
-  s.bias = true;
-  out.push_back({"rgb_stem_bias", s});
-  s = conv(1, 4, 7, 5, 6, 3, 1);
-  s.pad_h = 1;
-  s.stride_w = 2;
-  out.push_back({"3x1_asymmetric", s});
-  // A CIFAR ResNet layer at a real width, where cuDNN has many algorithms.
-  out.push_back({"resnet_64x32x32", conv(8, 64, 32, 32, 64, 3, 3, 1, 1)});
+// The shared cases, and a CIFAR ResNet layer at a real width, where cuDNN
+// has many algorithms.
+std::vector<ConvCase> cases() {
+  std::vector<ConvCase> out = testing::conv_cases();
+  out.push_back({"resnet_64x32x32", conv_shape(8, 64, 32, 32, 64, 3, 3, 1, 1)});
   return out;
 }
-
-const ConvScheme kSchemes[] = {ConvScheme::m, ConvScheme::p};
-const ConvPass kPasses[] = {ConvPass::forward, ConvPass::backward_data, ConvPass::backward_weights};
-const char* scheme_name(ConvScheme s) { return s == ConvScheme::m ? "m" : "p"; }
 
 constexpr double kRtol = 1e-4, kAtol = 1e-4, kGradAtol = 2e-3;
 
@@ -110,19 +71,19 @@ class GpuConv : public GpuTest {};
 TEST_F(GpuConv, EveryPassOfEverySchemeMatchesTheCpuDevice) {
   // Ask for every workspace first: the device has not reserved its arena
   // yet, so the `p` scheme times its algorithms (cudnnFind*).
-  const std::vector<Case> all = cases();
+  const std::vector<ConvCase> all = cases();
   bool some_measured = false;
-  for (const Case& c : all)
-    for (ConvScheme scheme : kSchemes)
-      for (ConvPass pass : kPasses) {
+  for (const ConvCase& c : all)
+    for (ConvScheme scheme : kBothSchemes)
+      for (ConvPass pass : kAllPasses) {
         kernels().conv_workspace_bytes(c.shape, scheme, pass);
         some_measured = some_measured || kernels().conv_algorithm_measured(c.shape, scheme, pass);
       }
   EXPECT_TRUE(some_measured) << "no `p` algorithm was chosen by measurement";
 
-  for (const Case& c : all) {
+  for (const ConvCase& c : all) {
     const ConvShape& s = c.shape;
-    for (ConvScheme scheme : kSchemes) {
+    for (ConvScheme scheme : kBothSchemes) {
       const CpuResults want(cpu, s, scheme);
       reset_arena();
       float* x = upload(want.x);
@@ -141,7 +102,7 @@ TEST_F(GpuConv, EveryPassOfEverySchemeMatchesTheCpuDevice) {
         k.conv_backward_data(s, scheme, dy, w, dx, wd);
         k.conv_backward_weights(s, scheme, x, dy, dw, s.bias ? db : nullptr, ww);
       });
-      for (ConvPass pass : kPasses) {
+      for (ConvPass pass : kAllPasses) {
         SCOPED_TRACE(c.name + " " + scheme_name(scheme) + " pass " +
                      std::to_string(static_cast<int>(pass)) + ": " +
                      kernels().conv_algorithm_name(s, scheme, pass));
@@ -164,8 +125,8 @@ TEST_F(GpuConv, EveryPassOfEverySchemeMatchesTheCpuDevice) {
 }
 
 TEST_F(GpuConv, MemorySchemeNeedsNoMoreWorkspaceThanPerformance) {
-  for (const Case& c : cases())
-    for (ConvPass pass : kPasses) {
+  for (const ConvCase& c : cases())
+    for (ConvPass pass : kAllPasses) {
       EXPECT_LE(kernels().conv_workspace_bytes(c.shape, ConvScheme::m, pass),
                 kernels().conv_workspace_bytes(c.shape, ConvScheme::p, pass))
           << c.name << " pass " << static_cast<int>(pass);
@@ -175,10 +136,10 @@ TEST_F(GpuConv, MemorySchemeNeedsNoMoreWorkspaceThanPerformance) {
 // The same inputs give the same bits, run after run: the algorithms are
 // deterministic ones, and the choice for a shape never changes in a process.
 TEST_F(GpuConv, RepeatedPassesAreBitIdentical) {
-  const ConvShape s = conv(16, 64, 16, 16, 128, 3, 3, 2, 1);
+  const ConvShape s = conv_shape(16, 64, 16, 16, 128, 3, 3, 2, 1);
   // Decide the algorithms (and, for p, time them) before the arena exists.
-  for (ConvScheme scheme : kSchemes)
-    for (ConvPass pass : kPasses) kernels().conv_workspace_bytes(s, scheme, pass);
+  for (ConvScheme scheme : kBothSchemes)
+    for (ConvPass pass : kAllPasses) kernels().conv_workspace_bytes(s, scheme, pass);
   const std::vector<float> xh = random_floats(static_cast<std::size_t>(s.n * s.c * s.h * s.w), 7);
   const std::vector<float> wh = random_floats(static_cast<std::size_t>(s.weight_numel()), 8);
   const std::vector<float> dyh =
@@ -190,7 +151,7 @@ TEST_F(GpuConv, RepeatedPassesAreBitIdentical) {
   float* dw = alloc<float>(wh.size());
   const std::vector<float> nan_x = testing::nan_filled(xh.size()),
                            nan_w = testing::nan_filled(wh.size());
-  for (ConvScheme scheme : kSchemes) {
+  for (ConvScheme scheme : kBothSchemes) {
     // Backward-data and backward-weights share one workspace, as the planner arranges.
     void* ws = alloc_bytes(
         std::max(kernels().conv_workspace_bytes(s, scheme, ConvPass::backward_data),
@@ -219,7 +180,7 @@ TEST_F(GpuConv, RepeatedPassesAreBitIdentical) {
 // still runs and still matches the cpu device.
 TEST_F(GpuConv, ShapesFirstSeenAfterTheArenaUseTheHeuristicRanking) {
   // An odd size no other test plans, so this process has not decided it yet.
-  const ConvShape s = conv(3, 24, 13, 11, 40, 3, 3, 1, 1);
+  const ConvShape s = conv_shape(3, 24, 13, 11, 40, 3, 3, 1, 1);
   const CpuResults want(cpu, s, ConvScheme::p);
   float* x = upload(want.x);  // reserves the arena
   float* w = upload(want.w);

@@ -14,9 +14,9 @@
 namespace tidepool {
 namespace {
 
-using gpu_testing::bit_equal;
-using gpu_testing::close_to_cpu;
-using gpu_testing::GpuTest;
+using testing::bit_equal;
+using testing::close_to_cpu;
+using testing::GpuTest;
 using testing::random_floats;
 
 // Not a multiple of any block size, and past one grid of 65535 blocks of

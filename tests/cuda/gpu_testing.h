@@ -32,10 +32,7 @@
       GTEST_SKIP() << "no CUDA device: " << tidepool_why_;  \
   } while (0)
 
-namespace tidepool::gpu_testing {
-
-using testing::all_close;
-using testing::to_double;
+namespace tidepool::testing {
 
 // A device per test, with a bump allocator over its arena. The arena is
 // reserved on the first upload or alloc, so a test that wants the `p`
@@ -86,7 +83,7 @@ class GpuTest : public ::testing::Test {
   }
 
   // Output buffers start as NaN so a kernel that skips an element fails.
-  float* nan_buffer(std::size_t count) { return upload(testing::nan_filled(count)); }
+  float* nan_buffer(std::size_t count) { return upload(nan_filled(count)); }
 
   template <class T>
   std::vector<T> download(const T* p, std::size_t count) {
@@ -134,4 +131,4 @@ inline ::testing::AssertionResult close_to_cpu(const std::vector<float>& gpu,
   return all_close(gpu, to_double(cpu), rtol, atol);
 }
 
-}  // namespace tidepool::gpu_testing
+}  // namespace tidepool::testing

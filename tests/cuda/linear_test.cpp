@@ -11,12 +11,14 @@
 #include <vector>
 
 #include "gpu_testing.h"
+#include "testing/op_cases.h"
 
 namespace tidepool {
 namespace {
 
-using gpu_testing::close_to_cpu;
-using gpu_testing::GpuTest;
+using testing::close_to_cpu;
+using testing::describe;
+using testing::GpuTest;
 using testing::random_floats;
 
 class GpuLinear : public GpuTest {};
@@ -25,8 +27,7 @@ TEST_F(GpuLinear, ForwardAndBackwardMatchTheCpuDevice) {
   const LinearShape shapes[] = {{8, 64, 10}, {33, 100, 47}, {128, 512, 10}, {1, 7, 3}};
   for (const LinearShape& s : shapes) {
     for (bool bias : {true, false}) {
-      SCOPED_TRACE("n=" + std::to_string(s.n) + " in=" + std::to_string(s.in) +
-                   " out=" + std::to_string(s.out) + (bias ? " bias" : ""));
+      SCOPED_TRACE(describe(s) + (bias ? " bias" : ""));
       const auto nx = static_cast<std::size_t>(s.n * s.in),
                  ny = static_cast<std::size_t>(s.n * s.out);
       const auto nw = static_cast<std::size_t>(s.out * s.in), nb = static_cast<std::size_t>(s.out);

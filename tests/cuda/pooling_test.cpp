@@ -10,47 +10,37 @@
 #include <vector>
 
 #include "gpu_testing.h"
+#include "testing/op_cases.h"
 
 namespace tidepool {
 namespace {
 
-using gpu_testing::bit_equal;
-using gpu_testing::close_to_cpu;
-using gpu_testing::GpuTest;
+using testing::bit_equal;
+using testing::close_to_cpu;
 using testing::distinct_floats;
+using testing::GpuTest;
+using testing::pool_shape;
+using testing::PoolCase;
 using testing::random_floats;
 
-struct Case {
-  std::string name;
-  PoolShape shape;
-};
-
-PoolShape pool(PoolKind kind, std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w,
-               std::int64_t k, std::int64_t stride, std::int64_t pad = 0) {
-  PoolShape s;
-  s.kind = kind, s.n = n, s.c = c, s.h = h, s.w = w;
-  s.kh = s.kw = k, s.stride_h = s.stride_w = stride, s.pad_h = s.pad_w = pad;
-  return s;
-}
-
-std::vector<Case> cases() {
+std::vector<PoolCase> cases() {
   return {
-      {"max_2x2_s2", pool(PoolKind::max, 2, 8, 16, 16, 2, 2)},
-      {"max_2x2_s2_odd", pool(PoolKind::max, 2, 8, 9, 11, 2, 2)},
-      {"max_3x3_s2_pad1", pool(PoolKind::max, 2, 8, 15, 15, 3, 2, 1)},
-      {"max_3x3_s1_pad1", pool(PoolKind::max, 2, 4, 8, 8, 3, 1, 1)},
-      {"avg_2x2_s1", pool(PoolKind::avg, 2, 8, 8, 8, 2, 1)},
-      {"avg_3x3_s1_pad1", pool(PoolKind::avg, 2, 8, 9, 9, 3, 1, 1)},
-      {"avg_2x2_s2", pool(PoolKind::avg, 4, 16, 16, 16, 2, 2)},
-      {"global_avg_4x4", pool(PoolKind::avg, 8, 64, 4, 4, 4, 4)},
-      {"global_avg_7x7", pool(PoolKind::avg, 4, 32, 7, 7, 7, 7)},
+      {"max_2x2_s2", pool_shape(PoolKind::max, 2, 8, 16, 16, 2, 2)},
+      {"max_2x2_s2_odd", pool_shape(PoolKind::max, 2, 8, 9, 11, 2, 2)},
+      {"max_3x3_s2_pad1", pool_shape(PoolKind::max, 2, 8, 15, 15, 3, 2, 1)},
+      {"max_3x3_s1_pad1", pool_shape(PoolKind::max, 2, 4, 8, 8, 3, 1, 1)},
+      {"avg_2x2_s1", pool_shape(PoolKind::avg, 2, 8, 8, 8, 2, 1)},
+      {"avg_3x3_s1_pad1", pool_shape(PoolKind::avg, 2, 8, 9, 9, 3, 1, 1)},
+      {"avg_2x2_s2", pool_shape(PoolKind::avg, 4, 16, 16, 16, 2, 2)},
+      {"global_avg_4x4", pool_shape(PoolKind::avg, 8, 64, 4, 4, 4, 4)},
+      {"global_avg_7x7", pool_shape(PoolKind::avg, 4, 32, 7, 7, 7, 7)},
   };
 }
 
 class GpuPool : public GpuTest {};
 
 TEST_F(GpuPool, ForwardAndBackwardMatchTheCpuDevice) {
-  for (const Case& c : cases()) {
+  for (const PoolCase& c : cases()) {
     SCOPED_TRACE(c.name);
     const PoolShape& s = c.shape;
     const auto nx = static_cast<std::size_t>(s.n * s.c * s.h * s.w);
@@ -84,7 +74,7 @@ TEST_F(GpuPool, ForwardAndBackwardMatchTheCpuDevice) {
 }
 
 TEST_F(GpuPool, MaxPoolingWithoutSavedIndicesStillComputesY) {
-  const PoolShape s = pool(PoolKind::max, 2, 4, 8, 8, 2, 2);
+  const PoolShape s = pool_shape(PoolKind::max, 2, 4, 8, 8, 2, 2);
   const auto nx = static_cast<std::size_t>(s.n * s.c * s.h * s.w);
   const auto ny = static_cast<std::size_t>(s.n * s.c * s.out_h() * s.out_w());
   const std::vector<float> x = distinct_floats(nx, 43);

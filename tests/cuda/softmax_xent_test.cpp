@@ -16,8 +16,8 @@
 namespace tidepool {
 namespace {
 
-using gpu_testing::close_to_cpu;
-using gpu_testing::GpuTest;
+using testing::close_to_cpu;
+using testing::GpuTest;
 using testing::random_floats;
 
 class GpuSoftmaxXent : public GpuTest {};

@@ -114,7 +114,7 @@ TEST(GpuTraining, TheSameSeedGivesTheSameBitsAndTheCpuDevicesNumbers) {
   for (std::size_t i = 0; i < first.losses.size(); ++i)
     EXPECT_NEAR(first.losses[i], reference.losses[i], 1e-3 * std::fabs(reference.losses[i]) + 1e-4)
         << "iteration " << i;
-  EXPECT_TRUE(gpu_testing::close_to_cpu(first.parameters, reference.parameters, 1e-3, 1e-4));
+  EXPECT_TRUE(testing::close_to_cpu(first.parameters, reference.parameters, 1e-3, 1e-4));
 }
 
 TEST(GpuTraining, SwitchingSettingsBetweenIterationsKeepsTheNumbers) {
