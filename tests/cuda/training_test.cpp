@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -17,52 +16,21 @@
 #include "engine/run/trainer.h"
 #include "gpu_testing.h"
 #include "models/registry.h"
+#include "testing/batches.h"
 #include "testing/networks.h"
+#include "testing/training.h"
 
 namespace tidepool {
 namespace {
 
-struct Batch {
-  std::vector<float> images;
-  std::vector<std::int32_t> labels;
-};
+using testing::Batch;
+using testing::random_batch;
+using testing::train_on;
+using testing::TrainingOutcome;
 
-Batch random_batch(std::int64_t n, std::int64_t pixels, std::int64_t classes, unsigned seed) {
-  Batch b{std::vector<float>(static_cast<std::size_t>(n * pixels)),
-          std::vector<std::int32_t>(static_cast<std::size_t>(n))};
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal;
-  for (float& v : b.images) v = normal(rng);
-  for (auto& l : b.labels) l = static_cast<std::int32_t>(rng() % static_cast<unsigned>(classes));
-  return b;
-}
-
-const char* scheme_name(ConvScheme s) { return s == ConvScheme::m ? "m" : "p"; }
-
-constexpr std::int64_t kPixels = 3 * 8 * 8;  // residual_net's input
-constexpr std::int64_t kClasses = 4;
-
-struct Outcome {
-  std::uint64_t checksum = 0;
-  std::vector<float> parameters;
-  std::vector<float> losses;
-};
-
-Outcome train(Device& device, const Network& net, const TrainerOptions& options, int iterations) {
-  Trainer trainer(device, net, options);
-  Outcome out;
-  for (int i = 0; i < iterations; ++i) {
-    const Batch b = random_batch(options.batch, kPixels, kClasses, 50 + static_cast<unsigned>(i));
-    out.losses.push_back(trainer.train_step(b.images.data(), b.labels.data()).loss);
-  }
-  out.parameters = trainer.read_parameters();
-  out.checksum = trainer.param_checksum();
-  return out;
-}
-
-Outcome train_on_gpu(const Network& net, const TrainerOptions& options, int iterations) {
+TrainingOutcome train_on_gpu(const Network& net, const TrainerOptions& options, int iterations) {
   CudaDevice device;
-  return train(device, net, options, iterations);
+  return train_on(device, net, options, iterations);
 }
 
 TEST(GpuTraining, EveryOffloadModeGivesBaseParametersBitForBit) {
@@ -77,7 +45,7 @@ TEST(GpuTraining, EveryOffloadModeGivesBaseParametersBitForBit) {
           TrainerOptions o = base_options;
           o.memory.mode = mode, o.memory.order = order, o.memory.transfer = transfer;
           EXPECT_EQ(train_on_gpu(net, o, 3).checksum, base)
-              << scheme_name(scheme) << " " << to_string(mode) << " " << to_string(order) << " "
+              << to_string(scheme) << " " << to_string(mode) << " " << to_string(order) << " "
               << to_string(transfer);
         }
     // Every heuristic places the tensors elsewhere; the numbers stay.
@@ -85,14 +53,14 @@ TEST(GpuTraining, EveryOffloadModeGivesBaseParametersBitForBit) {
       TrainerOptions o = base_options;
       o.memory.mode = OffloadMode::all;
       o.memory.heuristic = heuristic;
-      EXPECT_EQ(train_on_gpu(net, o, 3).checksum, base) << scheme_name(scheme) << " " << heuristic;
+      EXPECT_EQ(train_on_gpu(net, o, 3).checksum, base) << to_string(scheme) << " " << heuristic;
     }
     // Compressed offloads: host tasks on the transfer streams
     // (cudaLaunchHostFunc) between the copies and the staging slots.
     for (TransferMode transfer : {TransferMode::sync, TransferMode::async}) {
       TrainerOptions o = base_options;
       o.memory.mode = OffloadMode::all, o.memory.transfer = transfer, o.memory.compress = true;
-      EXPECT_EQ(train_on_gpu(net, o, 3).checksum, base) << scheme_name(scheme) << " compressed " << to_string(transfer);
+      EXPECT_EQ(train_on_gpu(net, o, 3).checksum, base) << to_string(scheme) << " compressed " << to_string(transfer);
     }
   }
 }
@@ -101,13 +69,13 @@ TEST(GpuTraining, TheSameSeedGivesTheSameBitsAndTheCpuDevicesNumbers) {
   TIDEPOOL_REQUIRE_GPU();
   const Network net = testing::residual_net();
   const TrainerOptions options{.batch = 16, .seed = 9};
-  const Outcome first = train_on_gpu(net, options, 4);
-  const Outcome second = train_on_gpu(net, options, 4);
+  const TrainingOutcome first = train_on_gpu(net, options, 4);
+  const TrainingOutcome second = train_on_gpu(net, options, 4);
   EXPECT_EQ(first.checksum, second.checksum);
   EXPECT_EQ(first.losses, second.losses);
 
   CpuDevice cpu;
-  const Outcome reference = train(cpu, net, options, 4);
+  const TrainingOutcome reference = train_on(cpu, net, options, 4);
   // Same initial parameters, same batches, same dropout masks: the devices
   // differ only in f32 rounding, which four SGD steps amplify little.
   ASSERT_EQ(first.losses.size(), reference.losses.size());
@@ -124,7 +92,7 @@ TEST(GpuTraining, SwitchingSettingsBetweenIterationsKeepsTheNumbers) {
   CudaDevice device;
   Trainer trainer(device, net, {.batch = 16, .seed = 6, .room_to_grow = true});
   auto step = [&](int i) {
-    const Batch b = random_batch(16, kPixels, kClasses, 50 + static_cast<unsigned>(i));
+    const Batch b = random_batch(16, 50 + static_cast<unsigned>(i));
     trainer.train_step(b.images.data(), b.labels.data());
   };
   step(0);
@@ -137,7 +105,7 @@ TEST(GpuTraining, SwitchingSettingsBetweenIterationsKeepsTheNumbers) {
   EXPECT_EQ(trainer.param_checksum(), base);
   // Evaluation at another batch size plans new shapes after the arena is
   // reserved; they run too.
-  const Batch b = random_batch(5, kPixels, kClasses, 99);
+  const Batch b = random_batch(5, 99);
   const IterationResult r = trainer.eval_step(b.images.data(), b.labels.data(), 5);
   EXPECT_TRUE(std::isfinite(r.loss));
 }
@@ -154,12 +122,8 @@ TEST(GpuTraining, AsyncOffloadsOverlapForwardCompute) {
       device, net,
       {.batch = 64, .memory = {.mode = OffloadMode::all, .transfer = TransferMode::async}, .seed = 3},
       &ring);
-  std::mt19937 rng(5);
-  for (int i = 0; i < 3; ++i) {
-    Batch b{std::vector<float>(64 * 3 * 32 * 32), std::vector<std::int32_t>(64)};
-    std::normal_distribution<float> normal;
-    for (float& v : b.images) v = normal(rng);
-    for (auto& l : b.labels) l = static_cast<std::int32_t>(rng() % 10);
+  for (unsigned i = 0; i < 3; ++i) {
+    const Batch b = random_batch(64, 5 + i, {.pixels = 3 * 32 * 32, .classes = 10});
     trainer.train_step(b.images.data(), b.labels.data());
   }
   const RingSnapshot snap = ring.snapshot();

@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <random>
 #include <set>
 
 #include "engine/memory/allocator.h"
@@ -16,9 +15,12 @@
 #include "engine/plan/planner.h"
 #include "engine/run/trainer.h"
 #include "testing/networks.h"
+#include "testing/training.h"
 
 namespace tidepool {
 namespace {
+
+using testing::train_on_cpu;
 
 struct Plans {
   Schedule base, all;
@@ -129,26 +131,10 @@ TEST(AutoSwap, ThePlanTakesAsFewAsBringThePeakUnderTheLimit) {
   EXPECT_EQ(plan_autoswap(net, 16, {}, k, 0).pinned_bytes, 0u) << "no limit: nothing offloaded";
 }
 
-std::uint64_t train(const Network& net, TrainerOptions o, std::size_t* pinned = nullptr) {
-  CpuDevice device;
-  Trainer trainer(device, net, o);
-  std::mt19937 rng(5);
-  std::normal_distribution<float> normal;
-  std::vector<float> images(o.batch * 3 * 8 * 8);
-  std::vector<std::int32_t> labels(o.batch);
-  for (int i = 0; i < 3; ++i) {
-    for (float& v : images) v = normal(rng);
-    for (auto& l : labels) l = static_cast<std::int32_t>(rng() % 4);
-    trainer.train_step(images.data(), labels.data());
-  }
-  if (pinned) *pinned = trainer.train_schedule().pinned_bytes;
-  return trainer.param_checksum();
-}
-
 TEST(AutoSwap, TheBudgetDecidesHowMuchIsOffloadedAndTheNumbersStay) {
   const Network net = testing::residual_net();
   const TrainerOptions base_options{.batch = 16, .seed = 2};
-  const std::uint64_t base = train(net, base_options);
+  const std::uint64_t base = train_on_cpu(net, base_options, 3).checksum;
   CpuDevice first, second;
   const std::size_t base_pool = Trainer(first, net, base_options).memory().pool_bytes;
   TrainerOptions o = base_options;
@@ -156,21 +142,22 @@ TEST(AutoSwap, TheBudgetDecidesHowMuchIsOffloadedAndTheNumbersStay) {
   const std::size_t least = Trainer(second, net, o).memory().minimum_pool_bytes;
   ASSERT_LT(least, base_pool);
 
-  std::size_t pinned = 1;
-  EXPECT_EQ(train(net, o, &pinned), base);
-  EXPECT_EQ(pinned, 0u) << "no budget: nothing offloaded";
+  const testing::TrainingOutcome unbudgeted = train_on_cpu(net, o, 3);
+  EXPECT_EQ(unbudgeted.checksum, base);
+  EXPECT_EQ(unbudgeted.pinned_bytes, 0u) << "no budget: nothing offloaded";
   std::size_t previous = 0;
   for (std::size_t budget : {base_pool, (base_pool + least) / 2, least}) {
     SCOPED_TRACE("budget " + std::to_string(budget));
     o.memory.budget_bytes = budget;
-    EXPECT_EQ(train(net, o, &pinned), base);
-    EXPECT_GE(pinned, previous) << "a smaller budget offloads no less";
-    previous = pinned;
+    const testing::TrainingOutcome budgeted = train_on_cpu(net, o, 3);
+    EXPECT_EQ(budgeted.checksum, base);
+    EXPECT_GE(budgeted.pinned_bytes, previous) << "a smaller budget offloads no less";
+    previous = budgeted.pinned_bytes;
   }
   EXPECT_GT(previous, 0u);
   o.memory.budget_bytes = least - 4096;
   try {
-    train(net, o);
+    train_on_cpu(net, o, 3);
     ADD_FAILURE() << "a budget below the least is refused";
   } catch (const DeviceError& e) {
     EXPECT_NE(std::string(e.what()).find("smallest budget that works"), std::string::npos) << e.what();

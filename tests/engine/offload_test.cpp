@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <map>
-#include <random>
 #include <set>
 
 #include "engine/memory/allocator.h"
@@ -16,52 +15,37 @@
 #include "engine/plan/planner.h"
 #include "engine/run/trainer.h"
 #include "models/registry.h"
+#include "testing/batches.h"
 #include "testing/networks.h"
+#include "testing/recorder.h"
+#include "testing/training.h"
 
 namespace tidepool {
 namespace {
 
-struct Batch {
-  std::vector<float> images;
-  std::vector<std::int32_t> labels;
-};
-Batch random_batch(std::int64_t n, unsigned seed) {
-  Batch b{std::vector<float>(n * 3 * 8 * 8), std::vector<std::int32_t>(n)};
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal;
-  for (float& v : b.images) v = normal(rng);
-  for (auto& l : b.labels) l = static_cast<std::int32_t>(rng() % 4);
-  return b;
-}
-
-std::uint64_t train(const Network& net, TrainerOptions options, int iterations, double link_gbps = 0) {
-  CpuDevice device({link_gbps});
-  Trainer trainer(device, net, options);
-  for (int i = 0; i < iterations; ++i) {
-    const Batch b = random_batch(options.batch, 50 + i);
-    trainer.train_step(b.images.data(), b.labels.data());
-  }
-  return trainer.param_checksum();
-}
+using testing::Batch;
+using testing::random_batch;
+using testing::Recorder;
+using testing::train_on_cpu;
 
 TEST(Offload, EveryModeOrderTransferAndHeuristicGivesBaseParameters) {
   const Network net = testing::residual_net();
-  const std::uint64_t base = train(net, {.batch = 8, .seed = 4}, 3);
+  const std::uint64_t base = train_on_cpu(net, {.batch = 8, .seed = 4}, 3).checksum;
   for (OffloadMode mode : {OffloadMode::all, OffloadMode::conv, OffloadMode::aconv})
     for (AllocOrder order : {AllocOrder::prefetch_first, AllocOrder::derivative_first})
       for (TransferMode transfer : {TransferMode::sync, TransferMode::async})
         for (const std::string& heuristic : allocator_names()) {
           TrainerOptions o{.batch = 8, .memory = {.mode = mode, .order = order, .transfer = transfer, .heuristic = heuristic}, .seed = 4};
-          EXPECT_EQ(train(net, o, 3), base) << to_string(mode) << " " << to_string(order) << " "
-                                            << to_string(transfer) << " " << heuristic;
+          EXPECT_EQ(train_on_cpu(net, o, 3).checksum, base)
+              << to_string(mode) << " " << to_string(order) << " " << to_string(transfer) << " " << heuristic;
         }
 }
 
 TEST(Offload, ThrottledAsyncTransfersStillGiveBaseParameters) {
   const Network net = testing::residual_net();
-  const std::uint64_t base = train(net, {.batch = 8, .seed = 4}, 2);
+  const std::uint64_t base = train_on_cpu(net, {.batch = 8, .seed = 4}, 2).checksum;
   TrainerOptions o{.batch = 8, .memory = {.mode = OffloadMode::all, .transfer = TransferMode::async}, .seed = 4};
-  EXPECT_EQ(train(net, o, 2, /*link_gbps=*/0.05), base);
+  EXPECT_EQ(train_on_cpu(net, o, 2, /*link_gbps=*/0.05).checksum, base);
 }
 
 TEST(Offload, PrefetchedTensorsAreWaitedForBeforeBackwardReadsThem) {
@@ -127,18 +111,13 @@ TEST(Offload, BudgetBelowTheMinimumNamesTheMinimumAndTheMinimumWorks) {
   EXPECT_NO_THROW(t.train_step(b.images.data(), b.labels.data()));
 }
 
-struct SpanRecorder final : EventSink {
-  std::vector<SpanEvent> spans;
-  void on_span(const SpanEvent& e) override { spans.push_back(e); }
-};
-
 // With a slow link, async offloads run while the compute stream goes on;
 // sync makes the compute stream wait at the end of each layer.
 TEST(Offload, AsyncTransfersOverlapComputeAndSyncOnesStall) {
   const Network net = testing::residual_net();
   auto spans_of = [&](TransferMode transfer) {
     CpuDevice device({/*link_gbps=*/0.02});
-    SpanRecorder rec;
+    Recorder rec;
     Trainer trainer(device, net, {.batch = 16, .memory = {.mode = OffloadMode::all, .transfer = transfer}}, &rec);
     const Batch b = random_batch(16, 3);
     trainer.train_step(b.images.data(), b.labels.data());
@@ -177,7 +156,7 @@ TEST(Offload, AsyncTransfersOverlapComputeAndSyncOnesStall) {
 // disturbing training.
 TEST(Replan, SwitchingSettingsBetweenIterationsKeepsTheNumbers) {
   const Network net = testing::residual_net();
-  const std::uint64_t base = train(net, {.batch = 8, .seed = 6}, 4);
+  const std::uint64_t base = train_on_cpu(net, {.batch = 8, .seed = 6}, 4).checksum;
   CpuDevice device;
   Trainer trainer(device, net, {.batch = 8, .seed = 6, .room_to_grow = true});
   auto step = [&](int i) {
@@ -247,7 +226,7 @@ TEST(Dyn, KeepsEverythingWhenBaseFitsAndProfilesOtherwise) {
     const Batch s = random_batch(8, 50 + i);
     trainer.train_step(s.images.data(), s.labels.data());
   }
-  EXPECT_EQ(trainer.param_checksum(), train(net, {.batch = 8, .seed = 5}, 3));
+  EXPECT_EQ(trainer.param_checksum(), train_on_cpu(net, {.batch = 8, .seed = 5}, 3).checksum);
 }
 
 }  // namespace
@@ -312,7 +291,7 @@ TEST(Offload, AsyncForwardWaitsForNoCopyWhenThePoolHasRoom) {
   const Network net = testing::residual_net();
   auto forward_waits = [&](TransferMode transfer, bool roomy) {
     CpuDevice device({/*link_gbps=*/0.05});
-    SpanRecorder rec;
+    Recorder rec;
     TrainerOptions o{.batch = 16, .memory = {.mode = OffloadMode::all, .transfer = transfer}};
     if (roomy) {
       CpuKernels k;
@@ -347,7 +326,7 @@ TEST(Offload, ParkedTensorsComeBackWithoutACopy) {
   CpuKernels k;
   auto prefetches = [&](TransferMode transfer) {
     CpuDevice device;
-    SpanRecorder rec;
+    Recorder rec;
     TrainerOptions o{.batch = 8, .memory = {.mode = OffloadMode::all, .transfer = transfer, .budget_bytes = 2 * search_pool_size(plan_schedule(net, 8, {}, k), "best-fit").pool_bytes}, .seed = 4};
     Trainer trainer(device, net, o, &rec);
     const Batch b = random_batch(8, 3);
@@ -390,7 +369,7 @@ TEST(Offload, OnlyAsyncFreesOfOffloadedTensorsAreParked) {
 // parked, the numbers are base's.
 TEST(Offload, ParkingIsDecidedByThePoolAndNeverChangesTheNumbers) {
   const Network net = testing::residual_net();
-  const std::uint64_t base = train(net, {.batch = 8, .seed = 4}, 2);
+  const std::uint64_t base = train_on_cpu(net, {.batch = 8, .seed = 4}, 2).checksum;
   CpuKernels k;
   const std::size_t roomy = 2 * search_pool_size(plan_schedule(net, 8, {}, k), "best-fit").pool_bytes;
   std::set<int> horizons;
@@ -411,7 +390,7 @@ TEST(Offload, ParkingIsDecidedByThePoolAndNeverChangesTheNumbers) {
         EXPECT_GT(Trainer(other, net, more).memory().park_horizon(), trainer.memory().park_horizon())
             << "the named pool parks more";
       }
-      EXPECT_EQ(train(net, o, 2), base);
+      EXPECT_EQ(train_on_cpu(net, o, 2).checksum, base);
     }
   EXPECT_GT(horizons.size(), 1u) << "the least pools park less than a roomy one";
 }
@@ -427,16 +406,16 @@ namespace {
 // transfer streams, and ReLU outputs take less room on the host.
 TEST(Compression, CompressedOffloadsGiveBaseParametersInEveryModeAndTransfer) {
   const Network net = testing::residual_net();
-  const std::uint64_t base = train(net, {.batch = 8, .seed = 4}, 3);
+  const std::uint64_t base = train_on_cpu(net, {.batch = 8, .seed = 4}, 3).checksum;
   for (OffloadMode mode : {OffloadMode::all, OffloadMode::conv, OffloadMode::aconv})
     for (TransferMode transfer : {TransferMode::sync, TransferMode::async}) {
       TrainerOptions o{.batch = 8, .memory = {.mode = mode, .transfer = transfer, .compress = true}, .seed = 4};
-      EXPECT_EQ(train(net, o, 3), base) << to_string(mode) << " " << to_string(transfer);
+      EXPECT_EQ(train_on_cpu(net, o, 3).checksum, base) << to_string(mode) << " " << to_string(transfer);
     }
   TrainerOptions slow{.batch = 8, .memory = {.mode = OffloadMode::all, .compress = true}, .seed = 4};
-  EXPECT_EQ(train(net, slow, 3, /*link_gbps=*/0.05), base) << "throttled copies";
+  EXPECT_EQ(train_on_cpu(net, slow, 3, /*link_gbps=*/0.05).checksum, base) << "throttled copies";
   TrainerOptions threads{.batch = 8, .memory = {.mode = OffloadMode::all, .compress = true}, .seed = 4, .compress_threads = 3};
-  EXPECT_EQ(train(net, threads, 3), base) << "three threads per tensor";
+  EXPECT_EQ(train_on_cpu(net, threads, 3).checksum, base) << "three threads per tensor";
 }
 
 TEST(Compression, PinnedMemoryIsTwoStagingSlotsOfTheLargestOffloadedTensor) {
@@ -460,7 +439,7 @@ TEST(Compression, PinnedMemoryIsTwoStagingSlotsOfTheLargestOffloadedTensor) {
 TEST(Compression, HostWorkRunsOnTheTransferStreamsAndShrinksReluOutputs) {
   const Network net = testing::residual_net();
   CpuDevice device;
-  SpanRecorder rec;
+  Recorder rec;
   Trainer trainer(device, net, {.batch = 16, .memory = {.mode = OffloadMode::conv, .compress = true}}, &rec);
   const Batch b = random_batch(16, 3);
   const IterationResult r = trainer.train_step(b.images.data(), b.labels.data());
@@ -502,7 +481,7 @@ TEST(Compression, HostWorkRunsOnTheTransferStreamsAndShrinksReluOutputs) {
 
 TEST(Compression, ARunStartedCompressedRefusesToOffloadUncompressedAndTrainsOn) {
   const Network net = testing::residual_net();
-  const std::uint64_t base = train(net, {.batch = 8, .seed = 6}, 3);
+  const std::uint64_t base = train_on_cpu(net, {.batch = 8, .seed = 6}, 3).checksum;
   CpuDevice device;
   Trainer trainer(device, net,
                   {.batch = 8, .memory = {.mode = OffloadMode::all, .compress = true}, .seed = 6, .room_to_grow = true});

@@ -9,43 +9,16 @@
 #include "engine/device/cpu/cpu_device.h"
 #include "engine/memory/pool_search.h"
 #include "engine/run/trainer.h"
+#include "testing/batches.h"
 #include "testing/networks.h"
+#include "testing/recorder.h"
 
 namespace tidepool {
 namespace {
 
-// A learnable toy problem: the label is the image quadrant that is bright.
-struct ToyBatch {
-  std::vector<float> images;
-  std::vector<std::int32_t> labels;
-};
-ToyBatch toy_batch(std::int64_t n, unsigned seed) {
-  ToyBatch b{std::vector<float>(n * 3 * 8 * 8), std::vector<std::int32_t>(n)};
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> noise(0.0f, 0.3f);
-  for (std::int64_t i = 0; i < n; ++i) {
-    const int q = static_cast<int>(rng() % 4);
-    b.labels[i] = q;
-    for (int c = 0; c < 3; ++c)
-      for (int y = 0; y < 8; ++y)
-        for (int x = 0; x < 8; ++x) {
-          const bool bright = (y / 4) * 2 + (x / 4) == q;
-          b.images[((i * 3 + c) * 8 + y) * 8 + x] = (bright ? 1.0f : -0.3f) + noise(rng);
-        }
-  }
-  return b;
-}
-
-struct Recorder final : EventSink {
-  std::vector<SpanEvent> spans;
-  std::vector<AllocEvent> allocs;
-  std::vector<LoadSample> loads;
-  std::vector<IterationSummary> iterations;
-  void on_span(const SpanEvent& e) override { spans.push_back(e); }
-  void on_alloc(const AllocEvent& e) override { allocs.push_back(e); }
-  void on_load(const LoadSample& e) override { loads.push_back(e); }
-  void on_iteration(const IterationSummary& e) override { iterations.push_back(e); }
-};
+using testing::Batch;
+using testing::quadrant_batch;
+using testing::Recorder;
 
 TEST(Executor, PredictedPeakLoadEqualsObserved) {
   const Network net = testing::residual_net();
@@ -53,7 +26,7 @@ TEST(Executor, PredictedPeakLoadEqualsObserved) {
     CpuDevice device;
     Recorder rec;
     Trainer trainer(device, net, {.batch = 8, .memory = {.scheme = scheme}, .seed = 3}, &rec);
-    const ToyBatch b = toy_batch(8, 1);
+    const Batch b = quadrant_batch(8, 1);
     const IterationResult r = trainer.train_step(b.images.data(), b.labels.data());
     std::size_t observed = 0;
     for (const LoadSample& l : rec.loads)
@@ -72,7 +45,7 @@ TEST(Executor, EmitsASpanPerComputeStepInOrder) {
   CpuDevice device;
   Recorder rec;
   Trainer trainer(device, net, {.batch = 4, .seed = 1}, &rec);
-  const ToyBatch b = toy_batch(4, 2);
+  const Batch b = quadrant_batch(4, 2);
   trainer.train_step(b.images.data(), b.labels.data());
   int forward = 0, backward = 0, prefetch = 0;
   double last_end = 0;
@@ -100,7 +73,7 @@ TEST(Trainer, SameSeedGivesBitIdenticalParameters) {
     CpuDevice device;
     Trainer trainer(device, net, {.batch = 8, .memory = {.scheme = scheme}, .seed = seed});
     for (unsigned i = 0; i < 3; ++i) {
-      const ToyBatch b = toy_batch(8, 10 + i);
+      const Batch b = quadrant_batch(8, 10 + i);
       trainer.train_step(b.images.data(), b.labels.data());
     }
     return trainer.param_checksum();
@@ -116,14 +89,14 @@ TEST(Trainer, LearnsAToyProblem) {
   Trainer trainer(device, net, {.batch = 32, .seed = 1, .sgd = {.lr = 0.05f}});
   float first = 0, last = 0;
   for (unsigned i = 0; i < 60; ++i) {
-    const ToyBatch b = toy_batch(32, 100 + i);
+    const Batch b = quadrant_batch(32, 100 + i);
     const float loss = trainer.train_step(b.images.data(), b.labels.data()).loss;
     ASSERT_TRUE(std::isfinite(loss));
     if (i < 5) first += loss / 5;
     if (i >= 55) last += loss / 5;
   }
   EXPECT_LT(last, 0.5f * first);
-  const ToyBatch test = toy_batch(20, 999);
+  const Batch test = quadrant_batch(20, 999);
   const IterationResult r = trainer.eval_step(test.images.data(), test.labels.data(), 20);
   EXPECT_GE(r.correct, 16) << "eval accuracy on the toy problem";
 }
@@ -136,7 +109,7 @@ TEST(Trainer, NetworkGradientMatchesFiniteDifferences) {
   const Network net = testing::residual_net(false, false);
   CpuDevice device;
   Trainer trainer(device, net, {.batch = 4, .seed = 5, .sgd = {.lr = 1.0f, .momentum = 0.0f, .weight_decay = 0.0f}});
-  const ToyBatch b = toy_batch(4, 42);
+  const Batch b = quadrant_batch(4, 42);
   const std::vector<float> w0 = trainer.read_parameters();
   trainer.train_step(b.images.data(), b.labels.data());
   const std::vector<float> w1 = trainer.read_parameters();

@@ -12,6 +12,7 @@
 
 #include "engine/observe/sinks/event_file_writer.h"
 #include "engine/observe/sinks/ring_sink.h"
+#include "testing/recorder.h"
 #include "testing/temp_dir.h"
 
 namespace tidepool {
@@ -19,17 +20,8 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::read_bytes;
-using Event = std::variant<SpanEvent, AllocEvent, LoadSample, IterationSummary>;
-
-// Every event it gets, in order.
-class Recorder final : public EventSink {
- public:
-  void on_span(const SpanEvent& e) override { events.emplace_back(e); }
-  void on_alloc(const AllocEvent& e) override { events.emplace_back(e); }
-  void on_load(const LoadSample& e) override { events.emplace_back(e); }
-  void on_iteration(const IterationSummary& e) override { events.emplace_back(e); }
-  std::vector<Event> events;
-};
+using testing::Recorder;
+using Event = testing::RecordedEvent;
 
 void send(EventSink& sink, const Event& e) {
   std::visit(

@@ -3,11 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <random>
 
 #include "engine/device/cpu/cpu_device.h"
 #include "engine/observe/sinks/ring_sink.h"
 #include "engine/run/trainer.h"
+#include "testing/batches.h"
 #include "testing/networks.h"
 #include "ui/scene/address_map.h"
 #include "ui/scene/memory_load.h"
@@ -16,6 +16,9 @@
 
 namespace tidepool::ui {
 namespace {
+
+using testing::Batch;
+using testing::random_batch;
 
 struct TrainedRun {
   RingSnapshot events;
@@ -32,15 +35,10 @@ TrainedRun train(MemorySettings memory, int iterations, const std::string& heuri
   memory.heuristic = heuristic;
   memory.budget_bytes = budget_bytes;
   Trainer trainer(device, net, {.batch = 8, .memory = memory, .seed = 3}, &ring);
-  std::mt19937 rng(7);
-  std::normal_distribution<float> normal;
-  std::vector<float> images(8 * 3 * 8 * 8);
-  std::vector<std::int32_t> labels(8);
   TrainedRun run;
   for (int i = 0; i < iterations; ++i) {
-    for (float& v : images) v = normal(rng);
-    for (auto& l : labels) l = static_cast<std::int32_t>(rng() % 4);
-    run.results.push_back(trainer.train_step(images.data(), labels.data()));
+    const Batch b = random_batch(8, 7 + static_cast<unsigned>(i));
+    run.results.push_back(trainer.train_step(b.images.data(), b.labels.data()));
   }
   run.events = ring.snapshot();
   run.pool_bytes = trainer.memory().pool_bytes;
@@ -141,10 +139,9 @@ TEST(AddressMapScene, SkipsAnIterationWhoseEventsWereOverwritten) {
   CpuDevice device;
   RingSink ring(RingCapacities{.spans = 1 << 12, .allocs = 40, .loads = 1 << 12, .iterations = 16});
   Trainer trainer(device, net, {.batch = 8, .seed = 3}, &ring);
-  std::vector<float> images(8 * 3 * 8 * 8, 0.5f);
-  std::vector<std::int32_t> labels(8, 1);
-  trainer.train_step(images.data(), labels.data());
-  trainer.train_step(images.data(), labels.data());
+  const Batch b = random_batch(8, 1);
+  trainer.train_step(b.images.data(), b.labels.data());
+  trainer.train_step(b.images.data(), b.labels.data());
   const RingSnapshot s = ring.snapshot();
   ASSERT_GT(s.dropped_allocs, 0u);
   EXPECT_TRUE(build_address_map(s, trainer.memory().pool_bytes).empty())
@@ -157,16 +154,15 @@ TEST(RingSink, KeepsTheCurrentPlacementAndReplacesItOnANewPool) {
   CpuDevice device;
   RingSink ring;
   Trainer trainer(device, net, {.batch = 8, .seed = 3, .room_to_grow = true}, &ring);
-  std::vector<float> images(8 * 3 * 8 * 8, 0.5f);
-  std::vector<std::int32_t> labels(8, 1);
-  trainer.train_step(images.data(), labels.data());
+  const Batch b = random_batch(8, 1);
+  trainer.train_step(b.images.data(), b.labels.data());
   const std::size_t first = ring.snapshot().placement.size();
   ASSERT_GT(first, 0u);
   const std::uint64_t version = ring.version();
   MemorySettings other = trainer.memory().settings;
   other.heuristic = "first-fit";
   trainer.apply(other);  // a new heuristic: a new pool
-  trainer.train_step(images.data(), labels.data());
+  trainer.train_step(b.images.data(), b.labels.data());
   EXPECT_GT(ring.version(), version);
   const RingSnapshot s = ring.snapshot();
   EXPECT_EQ(s.placement.size(), first) << "the old placement was replaced, not appended to";
