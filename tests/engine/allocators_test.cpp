@@ -12,16 +12,15 @@
 #include "engine/memory/replay.h"
 #include "engine/memory/allocator.h"
 #include "engine/memory/paper_sequences.h"
+#include "testing/traces.h"
 
 namespace tidepool {
 namespace {
 
-constexpr std::size_t U = kAllocGranularity;
+using testing::alloc;
+using testing::release;
 
-TraceEvent alloc(std::int64_t id, std::size_t bytes, bool offload = false) {
-  return {TraceEvent::Kind::alloc, id, bytes, offload};
-}
-TraceEvent release(std::int64_t id) { return {TraceEvent::Kind::free, id, 0, false}; }
+constexpr std::size_t U = kAllocGranularity;
 
 // Drives the replay loop (engine/memory/replay.h) through a trace, keeping
 // its blocks across calls, so a trace can be fed iteration by iteration;

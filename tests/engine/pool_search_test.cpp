@@ -14,16 +14,15 @@
 #include "engine/plan/planner.h"
 #include "engine/memory/pool_search.h"
 #include "testing/networks.h"
+#include "testing/traces.h"
 
 namespace tidepool {
 namespace {
 
-constexpr std::size_t U = kAllocGranularity;  // one unit of the papers' examples
+using testing::alloc;
+using testing::release;
 
-TraceEvent alloc(std::int64_t id, std::size_t bytes, bool offload = false) {
-  return {TraceEvent::Kind::alloc, id, bytes, offload};
-}
-TraceEvent release(std::int64_t id) { return {TraceEvent::Kind::free, id, 0, false}; }
+constexpr std::size_t U = kAllocGranularity;  // one unit of the papers' examples
 
 // The papers' sequences (engine/memory/paper_sequences.h): §IV-B's
 // A1(5), A2(2), A3(1), D2, A4(1), D1, D3, A5(8), and §III-B's
