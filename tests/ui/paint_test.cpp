@@ -17,18 +17,20 @@
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
 
+#include "testing/picture_scenes.h"
 #include "ui/paint/address_map_picture.h"
 #include "ui/paint/chart.h"
 #include "ui/paint/memory_load_picture.h"
 #include "ui/paint/opencv_painter.h"
 #include "ui/paint/timeline_picture.h"
-#include "ui/picture_scenes.h"
 #include "ui/scene/colours.h"
 
 namespace tidepool::ui {
 namespace {
 
-using namespace test_scenes;
+using testing::address_map_scene_with_parking;
+using testing::memory_load_scene;
+using testing::timeline_scene;
 using paint::Box;
 using paint::Colour;
 using paint::HAlign;

@@ -15,13 +15,13 @@
 #include <opencv2/imgcodecs.hpp>
 
 #include "engine/observe/sinks/ring_sink.h"
+#include "testing/picture_scenes.h"
 #include "testing/temp_dir.h"
 #include "ui/paint/address_map_picture.h"
 #include "ui/paint/chart.h"
 #include "ui/paint/memory_load_picture.h"
 #include "ui/paint/opencv_painter.h"
 #include "ui/paint/timeline_picture.h"
-#include "ui/picture_scenes.h"
 #include "ui/png/images.h"
 #include "ui/png/run_pictures.h"
 #include "ui/scene/colours.h"
@@ -29,8 +29,12 @@
 namespace tidepool::ui {
 namespace {
 
+using testing::address_map_scene;
+using testing::KiB;
+using testing::memory_load_scene;
+using testing::span;
 using testing::TempDir;
-using namespace test_scenes;
+using testing::timeline_scene;
 using png::address_map_image;
 using png::memory_load_image;
 using png::timeline_image;

@@ -12,12 +12,12 @@
 #include "ui/scene/memory_load.h"
 #include "ui/scene/timeline.h"
 
-namespace tidepool::ui::test_scenes {
+namespace tidepool::testing {
 
 inline constexpr std::size_t KiB = 1024;
 
-inline TimelineSpan span(Stream lane, SpanKind kind, double start_us, double end_us, std::string layer = "") {
-  TimelineSpan s;
+inline ui::TimelineSpan span(Stream lane, SpanKind kind, double start_us, double end_us, std::string layer = "") {
+  ui::TimelineSpan s;
   s.lane = lane;
   s.kind = kind;
   s.start_us = start_us;
@@ -29,8 +29,8 @@ inline TimelineSpan span(Stream lane, SpanKind kind, double start_us, double end
 
 // One iteration: conv1 forward while its input goes to the host, a stall
 // on the prefetch the backward needs, then the backward.
-inline TimelineScene timeline_scene() {
-  TimelineScene t;
+inline ui::TimelineScene timeline_scene() {
+  ui::TimelineScene t;
   t.start_us = 0;
   t.end_us = 2000;
   t.spans = {span(Stream::compute, SpanKind::forward, 0, 1000, "conv1"),
@@ -46,13 +46,13 @@ inline TimelineScene timeline_scene() {
 // activation offloaded from step 4, a prefetched gradient in flight for
 // steps 5-6, a workspace reusing the activation's space, and at the peak
 // (step 5) one hole between the activation and the gradient.
-inline AddressMapScene address_map_scene() {
-  AddressMapScene m;
+inline ui::AddressMapScene address_map_scene() {
+  ui::AddressMapScene m;
   m.iteration = 7;
   m.steps = 10;
   m.pool_bytes = 1024 * KiB;
   auto block = [](Role role, std::size_t offset, std::size_t bytes, int first, int last) {
-    MapBlock b;
+    ui::MapBlock b;
     b.role = role;
     b.name = std::string(to_string(role));
     b.offset = offset;
@@ -61,19 +61,19 @@ inline AddressMapScene address_map_scene() {
     b.last_step = last;
     return b;
   };
-  MapBlock weights = block(Role::weight, 0, 256 * KiB, 0, 9);
+  ui::MapBlock weights = block(Role::weight, 0, 256 * KiB, 0, 9);
   weights.persistent = true;
-  MapBlock activation = block(Role::activation, 256 * KiB, 256 * KiB, 1, 6);
+  ui::MapBlock activation = block(Role::activation, 256 * KiB, 256 * KiB, 1, 6);
   activation.offload_step = 4;
-  MapBlock gradient = block(Role::activation_gradient, 768 * KiB, 128 * KiB, 5, 8);
+  ui::MapBlock gradient = block(Role::activation_gradient, 768 * KiB, 128 * KiB, 5, 8);
   gradient.prefetch_done_step = 6;
-  MapBlock workspace = block(Role::workspace, 256 * KiB, 256 * KiB, 7, 8);
+  ui::MapBlock workspace = block(Role::workspace, 256 * KiB, 256 * KiB, 7, 8);
   m.blocks = {weights, activation, gradient, workspace};
   m.peak_step = 5;
   m.peak_load_bytes = 640 * KiB;
   m.footprint_bytes = 896 * KiB;
   m.holes_at_peak = {{512 * KiB, 256 * KiB}};
-  m.largest_free_at_peak = MapHole{512 * KiB, 256 * KiB};
+  m.largest_free_at_peak = ui::MapHole{512 * KiB, 256 * KiB};
   return m;
 }
 
@@ -81,9 +81,9 @@ inline AddressMapScene address_map_scene() {
 // an activation at 512-640 KiB for steps 1-2, offloaded from step 1 and
 // parked through step 3 (the largest free block at the peak, step 5, is
 // above it and untouched).
-inline AddressMapScene address_map_scene_with_parking() {
-  AddressMapScene m = address_map_scene();
-  MapBlock parked;
+inline ui::AddressMapScene address_map_scene_with_parking() {
+  ui::AddressMapScene m = address_map_scene();
+  ui::MapBlock parked;
   parked.role = Role::activation;
   parked.name = "conv2.out";
   parked.offset = 512 * KiB;
@@ -96,8 +96,8 @@ inline AddressMapScene address_map_scene_with_parking() {
   return m;
 }
 
-inline MemoryLoadScene memory_load_scene() {
-  MemoryLoadScene s;
+inline ui::MemoryLoadScene memory_load_scene() {
+  ui::MemoryLoadScene s;
   s.budget_bytes = 1024 * KiB;
   // Two iterations of ten steps: the load climbs through the forward pass
   // and falls through the backward; the second one peaks higher.
@@ -113,4 +113,4 @@ inline MemoryLoadScene memory_load_scene() {
   return s;
 }
 
-}  // namespace tidepool::ui::test_scenes
+}  // namespace tidepool::testing
