@@ -1,7 +1,7 @@
-// Scenes built by hand for the picture tests (png_test.cpp, paint_test.cpp),
-// so the checks do not depend on how the scene builders read events: small
-// enough to reason about pixel by pixel, with one of everything the
-// pictures draw.
+// Scenes built by hand for the picture tests (ui/png/png_test.cpp,
+// ui/paint/paint_test.cpp), so the checks do not depend on how the scene
+// builders read events: small enough to reason about pixel by pixel, with
+// one of everything the pictures draw.
 #pragma once
 
 #include <cstddef>

@@ -1,5 +1,5 @@
 // Training end to end on the cuda device: every offload mode reproduces
-// `base` bit for bit (as tests/engine/offload_test.cpp checks for the cpu
+// `base` bit for bit (as tests/engine/run/offload_test.cpp checks for the cpu
 // device), the same seed gives the same bits, the numbers stay close to the
 // cpu device's, and with async transfers the offload stream really runs
 // while the compute stream works.

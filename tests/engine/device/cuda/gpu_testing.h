@@ -2,7 +2,7 @@
 // carved from one arena, uploads and downloads, and running a kernel call
 // to completion.
 //
-// Every test in tests/cuda either derives from GpuTest (whose SetUp skips)
+// Every test in this folder either derives from GpuTest (whose SetUp skips)
 // or starts with TIDEPOOL_REQUIRE_GPU(), so on a machine without a GPU the
 // whole binary reports skipped tests, never failures.
 #pragma once

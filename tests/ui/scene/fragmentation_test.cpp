@@ -1,6 +1,6 @@
 // The teaching scenario's data: the papers' sequences played event by event
 // through every heuristic. The figures must agree with the engine's own
-// replay and pool-search tests (tests/engine/pool_search_test.cpp,
+// replay and pool-search tests (tests/engine/memory/pool_search_test.cpp,
 // allocators_test.cpp), and every frame must be a drawable pool: blocks
 // inside it, none over another.
 #include "ui/scene/fragmentation.h"
