@@ -9,7 +9,8 @@
 #include "app/batch_run.h"
 #include "app/checkpoint.h"
 #include "engine/run/lr_schedule.h"
-#include "tiny_cifar.h"
+#include "testing/temp_dir.h"
+#include "testing/tiny_datasets.h"
 
 namespace tidepool::app {
 namespace {

@@ -5,15 +5,16 @@
 #include <cstdio>
 #include <string>
 
-#include "tiny_cifar.h"
 #include "testing/run_command.h"
+#include "testing/temp_dir.h"
+#include "testing/tiny_datasets.h"
 
 namespace tidepool {
 namespace {
 
-using Result = test_util::CommandResult;
+using Result = testing::CommandResult;
 
-Result run(const std::string& args) { return test_util::run_command(std::string(TIDEPOOL_BINARY) + " " + args); }
+Result run(const std::string& args) { return testing::run_command(std::string(TIDEPOOL_BINARY) + " " + args); }
 
 void expect_error(const Result& r, const std::string& needle) {
   EXPECT_EQ(r.status, 1) << r.output;

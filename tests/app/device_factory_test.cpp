@@ -10,8 +10,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "tiny_cifar.h"
 #include "testing/run_command.h"
+#include "testing/temp_dir.h"
+#include "testing/tiny_datasets.h"
 #ifdef TIDEPOOL_HAVE_CUDA
 #include "engine/device/cuda/cuda_device.h"
 #endif
@@ -19,9 +20,9 @@
 namespace tidepool {
 namespace {
 
-using Result = test_util::CommandResult;
+using Result = testing::CommandResult;
 
-Result run(const std::string& args) { return test_util::run_command(std::string(TIDEPOOL_BINARY) + " " + args); }
+Result run(const std::string& args) { return testing::run_command(std::string(TIDEPOOL_BINARY) + " " + args); }
 
 // What `--device cuda` must say here, or "" where a GPU is usable.
 std::string expected_cuda_refusal() {

@@ -13,7 +13,8 @@
 #include "app/session.h"
 #include "engine/device/cpu/cpu_kernels.h"
 #include "models/registry.h"
-#include "tiny_cifar.h"
+#include "testing/temp_dir.h"
+#include "testing/tiny_datasets.h"
 
 namespace tidepool::app {
 namespace {

@@ -3,15 +3,15 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
-#include <random>
 #include <sstream>
 
 #include "app/plan_command.h"
 #include "engine/memory/allocator.h"
 #include "engine/device/cpu/cpu_device.h"
 #include "engine/device/cpu/cpu_kernels.h"
-#include "engine/test_networks.h"
 #include "engine/run/trainer.h"
+#include "testing/batches.h"
+#include "testing/networks.h"
 
 namespace tidepool::app {
 namespace {
@@ -20,13 +20,9 @@ namespace {
 // moves placement: the table is made per transfer semantics, and each row
 // checked against a real run in the row's pool.
 TEST(Plan, FiguresEqualWhatARealRunObserves) {
-  const Network net = tidepool::testing::residual_net();
+  const Network net = testing::residual_net();
   CpuKernels kernels;
-  std::vector<float> images(8 * 3 * 8 * 8);
-  std::vector<std::int32_t> labels(8, 1);
-  std::mt19937 rng(3);
-  std::normal_distribution<float> normal;
-  for (float& v : images) v = normal(rng);
+  const testing::Batch b = testing::random_batch(8, 3);
   for (TransferMode transfer : {TransferMode::sync, TransferMode::async}) {
     const auto rows = plan_table(net, 8, kernels, allocator_names(), transfer);
     ASSERT_EQ(rows.size(), 4u * 2 * 2 * allocator_names().size());
@@ -45,8 +41,8 @@ TEST(Plan, FiguresEqualWhatARealRunObserves) {
       MemorySettings in_pool = m;
       in_pool.budget_bytes = row.memory.pool_bytes;
       Trainer trainer(device, net, {.batch = 8, .memory = in_pool});
-      const IterationResult first = trainer.train_step(images.data(), labels.data());
-      const IterationResult steady = trainer.train_step(images.data(), labels.data());
+      const IterationResult first = trainer.train_step(b.images.data(), b.labels.data());
+      const IterationResult steady = trainer.train_step(b.images.data(), b.labels.data());
       EXPECT_EQ(steady.memory.peak_load_bytes, row.memory.peak_load_bytes);
       EXPECT_EQ(steady.memory.footprint_bytes, row.memory.footprint_bytes);
       EXPECT_EQ(steady.memory.largest_free_at_peak.bytes, row.memory.largest_free_at_peak_bytes);
@@ -60,7 +56,7 @@ TEST(Plan, FiguresEqualWhatARealRunObserves) {
 // AutoSwap's rows: as little offloaded as fits the budget, and a run with
 // that budget observes the row.
 TEST(Plan, AutoSwapRowsAreWhatARunWithTheBudgetDoes) {
-  const Network net = tidepool::testing::residual_net();
+  const Network net = testing::residual_net();
   CpuKernels kernels;
   const auto fixed = plan_table(net, 16, kernels, {"best-fit"});
   auto find = [&](OffloadMode mode) {
@@ -76,8 +72,7 @@ TEST(Plan, AutoSwapRowsAreWhatARunWithTheBudgetDoes) {
   const std::size_t budget = (least + base.memory.pool_bytes) / 2;
   const auto rows = plan_table(net, 16, kernels, {"best-fit"}, TransferMode::async, false, budget);
   ASSERT_EQ(rows.size(), fixed.size() + 4);
-  std::vector<float> images(16 * 3 * 8 * 8, 0.5f);
-  std::vector<std::int32_t> labels(16, 1);
+  const testing::Batch b = testing::random_batch(16, 1);
   int checked = 0;
   for (const PlanRow& row : rows) {
     if (row.settings.mode != OffloadMode::autoswap || row.settings.scheme != ConvScheme::p) continue;
@@ -90,7 +85,7 @@ TEST(Plan, AutoSwapRowsAreWhatARunWithTheBudgetDoes) {
     EXPECT_LT(row.memory.offloaded_bytes, all.memory.offloaded_bytes);
     CpuDevice device;
     Trainer trainer(device, net, {.batch = 16, .memory = row.settings});
-    const IterationResult r = trainer.train_step(images.data(), labels.data());
+    const IterationResult r = trainer.train_step(b.images.data(), b.labels.data());
     EXPECT_EQ(trainer.train_schedule().offloaded_bytes(), row.memory.offloaded_bytes);
     EXPECT_EQ(trainer.memory().load_limit_bytes, row.memory.load_limit_bytes);
     EXPECT_EQ(r.memory.peak_load_bytes, row.memory.peak_load_bytes);
@@ -108,7 +103,7 @@ TEST(Plan, AutoSwapRowsAreWhatARunWithTheBudgetDoes) {
 // Compressed offloads change only the pinned column: two staging slots,
 // which a run with --compress reports too.
 TEST(Plan, CompressedOffloadsNeedOnlyTheStagingSlotsPinned) {
-  const Network net = tidepool::testing::residual_net();
+  const Network net = testing::residual_net();
   CpuKernels kernels;
   const auto plain = plan_table(net, 8, kernels, {"best-fit"});
   const auto packed = plan_table(net, 8, kernels, {"best-fit"}, TransferMode::async, /*compress=*/true);

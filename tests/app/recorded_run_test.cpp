@@ -12,7 +12,8 @@
 #include "app/memory_report.h"
 #include "engine/memory/parking.h"
 #include "engine/observe/sinks/event_file_writer.h"
-#include "tiny_cifar.h"
+#include "testing/temp_dir.h"
+#include "testing/tiny_datasets.h"
 
 namespace tidepool::app {
 namespace {

@@ -4,27 +4,22 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
 #include "engine/memory/allocator.h"
+#include "testing/temp_dir.h"
 
 namespace tidepool::app {
 namespace {
 
-// A temporary trace file, removed when the test ends.
-class TraceFile {
- public:
-  TraceFile(const std::string& name, const std::string& text)
-      : path_(std::filesystem::temp_directory_path() / ("tidepool_replay_" + name + ".csv")) {
-    std::ofstream(path_) << text;
-  }
-  ~TraceFile() { std::filesystem::remove(path_); }
-  std::string path() const { return path_.string(); }
+using testing::TempDir;
 
- private:
-  std::filesystem::path path_;
-};
+// `text` as a trace file in `dir`; its path.
+std::string trace_file(const TempDir& dir, const std::string& text) {
+  const std::filesystem::path path = dir / "trace.csv";
+  testing::write_text(path, text);
+  return path.string();
+}
 
 // Two iterations of a small forward/backward sequence with an offloaded
 // block, ids reused per iteration (so smartpool can learn it).
@@ -38,9 +33,10 @@ std::string two_iterations() {
 }
 
 TEST(ReplayCommand, PrintsOneRowPerHeuristic) {
-  const TraceFile f("ok", two_iterations());
+  const TempDir dir("replay");
+  const std::string trace = trace_file(dir, two_iterations());
   std::ostringstream out;
-  EXPECT_EQ(replay_command(f.path(), out), 0);
+  EXPECT_EQ(replay_command(trace, out), 0);
   const std::string text = out.str();
   EXPECT_NE(text.find("25 events (13 allocs, 12 frees)"), std::string::npos) << text;
   std::istringstream lines(text);
@@ -65,23 +61,25 @@ TEST(ReplayCommand, PrintsOneRowPerHeuristic) {
 }
 
 TEST(ReplayCommand, ABadFileIsAnInvalidArgumentNamingFileAndLine) {
-  const TraceFile f("bad", "event,id,bytes,offload\nalloc,0,256,0\nfree,3,,\n");
+  const TempDir dir("replay");
+  const std::string trace = trace_file(dir, "event,id,bytes,offload\nalloc,0,256,0\nfree,3,,\n");
   std::ostringstream out;
   try {
-    replay_command(f.path(), out);
+    replay_command(trace, out);
     FAIL() << "no error";
   } catch (const std::invalid_argument& e) {
     const std::string message = e.what();
-    EXPECT_NE(message.find(f.path() + ":3:"), std::string::npos) << message;
+    EXPECT_NE(message.find(trace + ":3:"), std::string::npos) << message;
     EXPECT_NE(message.find("free of id 3, which is not live"), std::string::npos) << message;
   }
   EXPECT_THROW(replay_command("/nonexistent/trace.csv", out), std::invalid_argument);
 }
 
 TEST(ReplayCommand, AnEmptyTraceNeedsNothing) {
-  const TraceFile f("empty", "event,id,bytes\n");
+  const TempDir dir("replay");
+  const std::string trace = trace_file(dir, "event,id,bytes\n");
   std::ostringstream out;
-  EXPECT_EQ(replay_command(f.path(), out), 0);
+  EXPECT_EQ(replay_command(trace, out), 0);
   EXPECT_NE(out.str().find("0 events"), std::string::npos) << out.str();
 }
 

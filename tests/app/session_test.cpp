@@ -12,7 +12,8 @@
 #include "app/session.h"
 #include "app/session_runner.h"
 #include "engine/core/bytes_text.h"
-#include "tiny_cifar.h"
+#include "testing/temp_dir.h"
+#include "testing/tiny_datasets.h"
 
 namespace tidepool::app {
 namespace {

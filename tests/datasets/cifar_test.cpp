@@ -11,12 +11,12 @@
 #include <vector>
 
 #include "datasets/dataset.h"
-#include "datasets/scratch_dir.h"
+#include "testing/temp_dir.h"
 
 namespace tidepool::datasets {
 namespace {
 
-using testing::ScratchDir;
+using testing::TempDir;
 using testing::write_bytes;
 
 constexpr int kPlane = 32 * 32;
@@ -42,7 +42,7 @@ std::vector<std::uint8_t> records(int first, int count, int label_bytes,
 }
 
 // Five train files of 3 records each (records 0..14) and a test file of 4.
-void write_cifar10(const ScratchDir& dir) {
+void write_cifar10(const TempDir& dir) {
   auto label = [](int r) { return std::vector<int>{r % 10}; };
   for (int f = 0; f < 5; ++f) {
     write_bytes(dir / ("data_batch_" + std::to_string(f + 1) + ".bin"), records(f * 3, 3, 1, label));
@@ -55,7 +55,7 @@ float normalised(std::uint8_t p, const Normalization& n, int c) {
 }
 
 TEST(Cifar, Cifar10RoundTripIsExact) {
-  ScratchDir dir;
+  TempDir dir;
   write_cifar10(dir);
   const CifarDataset train(CifarKind::cifar10, dir.path(), Split::train);
   EXPECT_EQ(train.size(), 15);
@@ -106,7 +106,7 @@ bool matches_crop(const std::vector<float>& out, const CifarDataset& d, int inde
 }
 
 TEST(Cifar, TrainAugmentationIsPaddedCropAndFlipDeterministicPerSeed) {
-  ScratchDir dir;
+  TempDir dir;
   write_cifar10(dir);
   const CifarDataset train(CifarKind::cifar10, dir.path(), Split::train);
   std::vector<float> a(3 * kPlane), b(3 * kPlane);
@@ -135,7 +135,7 @@ TEST(Cifar, TrainAugmentationIsPaddedCropAndFlipDeterministicPerSeed) {
 }
 
 TEST(Cifar, Cifar100FineByDefaultCoarseOnRequest) {
-  ScratchDir dir;
+  TempDir dir;
   auto labels = [](int r) { return std::vector<int>{r % 20, (r * 7) % 100}; };
   write_bytes(dir / "train.bin", records(0, 30, 2, labels));
   write_bytes(dir / "test.bin", records(50, 5, 2, labels));
@@ -172,14 +172,14 @@ void expect_error(F&& f, std::initializer_list<std::string> parts) {
 }
 
 TEST(Cifar, MissingFolderNamesThePath) {
-  ScratchDir dir;
+  TempDir dir;
   const auto missing = dir / "no_such_folder";
   expect_error([&] { CifarDataset(CifarKind::cifar10, missing, Split::train); }, {missing.string(), "not found"});
   expect_error([&] { make_dataset("cifar100", missing, Split::test); }, {missing.string()});
 }
 
 TEST(Cifar, MissingFileNamesWhichOne) {
-  ScratchDir dir;
+  TempDir dir;
   write_cifar10(dir);
   std::filesystem::remove(dir / "data_batch_3.bin");
   expect_error([&] { CifarDataset(CifarKind::cifar10, dir.path(), Split::train); },
@@ -190,7 +190,7 @@ TEST(Cifar, MissingFileNamesWhichOne) {
 }
 
 TEST(Cifar, TruncatedFileIsMalformed) {
-  ScratchDir dir;
+  TempDir dir;
   write_cifar10(dir);
   auto bytes = testing::read_bytes(dir / "test_batch.bin");
   bytes.resize(bytes.size() - 100);
@@ -202,7 +202,7 @@ TEST(Cifar, TruncatedFileIsMalformed) {
 }
 
 TEST(Cifar, LabelOutOfRangeNamesFileAndRecord) {
-  ScratchDir dir;
+  TempDir dir;
   write_cifar10(dir);
   auto bytes = testing::read_bytes(dir / "data_batch_2.bin");
   bytes[2 * 3073] = 10;  // record 2's label byte
@@ -210,14 +210,14 @@ TEST(Cifar, LabelOutOfRangeNamesFileAndRecord) {
   expect_error([&] { CifarDataset(CifarKind::cifar10, dir.path(), Split::train); },
                {(dir / "data_batch_2.bin").string(), "record 2", "label 10"});
 
-  ScratchDir dir100;
+  TempDir dir100;
   write_bytes(dir100 / "test.bin", records(0, 3, 2, [](int r) { return std::vector<int>{1, r == 1 ? 100 : 5}; }));
   expect_error([&] { CifarDataset(CifarKind::cifar100, dir100.path(), Split::test); },
                {(dir100 / "test.bin").string(), "record 1", "fine label 100"});
 }
 
 TEST(Cifar, FactoryBuildsCifarAndRejectsUnknownNames) {
-  ScratchDir dir;
+  TempDir dir;
   write_cifar10(dir);
   const auto d = make_dataset("cifar10", dir.path(), Split::test);
   EXPECT_EQ(d->size(), 4);

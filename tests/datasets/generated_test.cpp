@@ -12,12 +12,12 @@
 #include "datasets/cifar.h"
 #include "datasets/dataset.h"
 #include "datasets/loader.h"
-#include "datasets/scratch_dir.h"
+#include "testing/temp_dir.h"
 
 namespace tidepool::datasets {
 namespace {
 
-using testing::ScratchDir;
+using testing::TempDir;
 
 constexpr std::uintmax_t kFileBytes = 2000 * 3073;
 const char* const kFiles[] = {"data_batch_1.bin", "data_batch_2.bin", "data_batch_3.bin",
@@ -27,17 +27,17 @@ const char* const kFiles[] = {"data_batch_1.bin", "data_batch_2.bin", "data_batc
 class Generated : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new ScratchDir;
+    dir_ = new TempDir;
     first_written_ = ensure_generated_cifar10(dir_->path());
   }
   static void TearDownTestSuite() {
     delete dir_;
     dir_ = nullptr;
   }
-  static ScratchDir* dir_;
+  static TempDir* dir_;
   static int first_written_;
 };
-ScratchDir* Generated::dir_ = nullptr;
+TempDir* Generated::dir_ = nullptr;
 int Generated::first_written_ = 0;
 
 TEST_F(Generated, WritesSixCifar10FilesOnceAndLeavesNoTemporaries) {
@@ -73,7 +73,7 @@ TEST_F(Generated, LoadsAsCifar10WithBalancedClasses) {
 }
 
 TEST_F(Generated, IsDeterministicAndRepairsABadFile) {
-  ScratchDir other;
+  TempDir other;
   std::filesystem::create_directories(other.path());
   // A truncated file is rewritten; the others (right size) are kept.
   for (const char* f : kFiles) std::filesystem::copy_file(dir_->path() / f, other / f);

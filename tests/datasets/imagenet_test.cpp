@@ -13,12 +13,12 @@
 
 #include "datasets/dataset.h"
 #include "datasets/loader.h"
-#include "datasets/scratch_dir.h"
+#include "testing/temp_dir.h"
 
 namespace tidepool::datasets {
 namespace {
 
-using testing::ScratchDir;
+using testing::TempDir;
 using testing::write_text;
 
 // A w x h BGR image whose colour changes along both axes, so different crops
@@ -40,7 +40,7 @@ void write_image(const std::filesystem::path& path, const cv::Mat& image) {
 }
 
 // train/ with three classes (written out of order; their index is sorted order).
-void write_train(const ScratchDir& dir) {
+void write_train(const TempDir& dir) {
   write_image(dir / "train/n02/a.JPEG", pattern(40, 30, 1));
   write_image(dir / "train/n02/b.JPEG", pattern(30, 50, 2));
   write_image(dir / "train/n01/c.JPEG", pattern(36, 36, 3));
@@ -71,7 +71,7 @@ void expect_error(F&& f, std::initializer_list<std::string> parts) {
 }
 
 TEST(ImageNet, TrainClassesAreSortedWnids) {
-  ScratchDir dir;
+  TempDir dir;
   write_train(dir);
   const ImageNetDataset train(dir.path(), Split::train, sized(16));
   EXPECT_EQ(train.wnids(), (std::vector<std::string>{"n01", "n02", "n03"}));
@@ -85,7 +85,7 @@ TEST(ImageNet, TrainClassesAreSortedWnids) {
 }
 
 TEST(ImageNet, ValidationInClassFolders) {
-  ScratchDir dir;
+  TempDir dir;
   write_train(dir);
   write_image(dir / "val/n03/v1.JPEG", pattern(20, 20, 7));
   write_image(dir / "val/n01/v2.JPEG", pattern(21, 25, 8));
@@ -101,7 +101,7 @@ TEST(ImageNet, ValidationInClassFolders) {
 }
 
 TEST(ImageNet, FlatValidationWithLocSolutionCsv) {
-  ScratchDir dir;
+  TempDir dir;
   write_train(dir);
   for (int i = 1; i <= 3; ++i) {
     write_image(dir / ("val/ILSVRC2012_val_0000000" + std::to_string(i) + ".JPEG"), pattern(24, 24, i));
@@ -127,7 +127,7 @@ TEST(ImageNet, FlatValidationWithLocSolutionCsv) {
 }
 
 TEST(ImageNet, FlatValidationWithLabelsTxtByIndexOrWnid) {
-  ScratchDir dir;
+  TempDir dir;
   write_train(dir);
   write_image(dir / "val/b.JPEG", pattern(24, 24, 1));
   write_image(dir / "val/a.JPEG", pattern(24, 24, 2));
@@ -149,7 +149,7 @@ TEST(ImageNet, FlatValidationWithLabelsTxtByIndexOrWnid) {
 }
 
 TEST(ImageNet, EvalResizesShorterSideThenCropsTheCentre) {
-  ScratchDir dir;
+  TempDir dir;
   // 40x20, left half black, right half white, lossless: resized to 20x10 and
   // centre-cropped to 10x10 it shows columns 5..14 - five black, five white.
   cv::Mat halves(20, 40, CV_8UC3, cv::Scalar(0, 0, 0));
@@ -186,7 +186,7 @@ TEST(ImageNet, EvalResizesShorterSideThenCropsTheCentre) {
 }
 
 TEST(ImageNet, TrainCropsAreDeterministicPerSeed) {
-  ScratchDir dir;
+  TempDir dir;
   write_train(dir);
   const ImageNetDataset train(dir.path(), Split::train, sized(16));
   std::vector<float> a(3 * 256), b(3 * 256), c(3 * 256);
@@ -228,7 +228,7 @@ TEST(ImageNet, RandomResizedCropFollowsTorchvision) {
 }
 
 TEST(ImageNet, CorruptImageIsSkippedAndCounted) {
-  ScratchDir dir;
+  TempDir dir;
   write_train(dir);
   testing::write_bytes(dir / "train/n02/broken.JPEG", {0xFF, 0xD8, 0xFF, 0x00, 'n', 'o', 't', ' ', 'a', ' ', 'j', 'p', 'g'});
   const ImageNetDataset train(dir.path(), Split::train, sized(16));
@@ -268,7 +268,7 @@ TEST(ImageNet, CorruptImageIsSkippedAndCounted) {
 }
 
 TEST(ImageNet, BadFoldersNameThePath) {
-  ScratchDir dir;
+  TempDir dir;
   expect_error([&] { ImageNetDataset(dir / "missing", Split::train); }, {(dir / "missing").string(), "not found"});
   expect_error([&] { ImageNetDataset(dir.path(), Split::train); }, {(dir / "train").string(), "not found"});
   std::filesystem::create_directories(dir / "train/n01");

@@ -14,16 +14,17 @@
 
 #include <opencv2/imgcodecs.hpp>
 
-#include "app/tiny_cifar.h"
+#include "testing/run_command.h"
+#include "testing/temp_dir.h"
+#include "testing/tiny_datasets.h"
 #include "ui/layout.h"
 #include "ui/scene/colours.h"
-#include "testing/run_command.h"
 
 namespace tidepool::ui {
 namespace {
 
-using Result = test_util::CommandResult;
-using test_util::run_command;
+using Result = testing::CommandResult;
+using testing::run_command;
 
 bool have_xvfb() { return std::system("command -v xvfb-run > /dev/null 2>&1") == 0; }
 

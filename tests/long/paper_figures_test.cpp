@@ -2,12 +2,11 @@
 // run with `ctest --test-dir build -L long`.
 #include <gtest/gtest.h>
 
-#include <filesystem>
-
 #include "app/batch_run.h"
 #include "app/plan_command.h"
 #include "engine/device/cpu/cpu_kernels.h"
 #include "models/registry.h"
+#include "testing/temp_dir.h"
 
 namespace tidepool::app {
 namespace {
@@ -34,10 +33,10 @@ TEST(PaperFigures, Resnet20LearnsTheGeneratedDatasetInThreeEpochs) {
   o.epochs = 3;
   o.seed = 1;
   o.progress = false;
-  o.out = (std::filesystem::temp_directory_path() / "tidepool_long_resnet20").string();
+  const testing::TempDir dir("long_resnet20");
+  o.out = (dir / "run").string();
   const auto summary = run_batch(o, std::nullopt);
   EXPECT_GE(summary["final_test_accuracy"].get<double>(), 0.90);
-  std::filesystem::remove_all(o.out);
 }
 
 }  // namespace

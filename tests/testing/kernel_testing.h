@@ -16,7 +16,7 @@
 #include <sstream>
 #include <vector>
 
-namespace tidepool::test_util {
+namespace tidepool::testing {
 
 inline std::vector<float> random_floats(std::size_t n, std::uint32_t seed, float lo = -1.0f,
                                         float hi = 1.0f) {
@@ -141,4 +141,4 @@ inline std::vector<double> numeric_gradient(std::vector<double>& v,
   return g;
 }
 
-}  // namespace tidepool::test_util
+}  // namespace tidepool::testing

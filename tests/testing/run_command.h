@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <string>
 
-namespace tidepool::test_util {
+namespace tidepool::testing {
 
 struct CommandResult {
   int status = -1;     // the exit status; -1 when killed by a signal
@@ -26,4 +26,4 @@ inline CommandResult run_command(const std::string& command) {
   return r;
 }
 
-}  // namespace tidepool::test_util
+}  // namespace tidepool::testing

@@ -1,0 +1,84 @@
+// Residual add, copy (flatten's kernel) and gradient accumulation against
+// the reference, at lengths around the vector width and in place.
+#include "reference/elementwise.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/device/cpu/cpu_kernels.h"
+#include "testing/kernel_testing.h"
+
+namespace tidepool {
+namespace {
+
+using testing::all_close;
+using testing::nan_filled;
+using testing::random_floats;
+using testing::to_double;
+
+const std::int64_t kCounts[] = {1, 7, 8, 9, 1000, 4097};
+
+TEST(ElementwiseKernel, AddMatchesReference) {
+  CpuKernels k;
+  for (std::int64_t n : kCounts) {
+    SCOPED_TRACE("count " + std::to_string(n));
+    const auto a = random_floats(static_cast<std::size_t>(n), 61);
+    const auto b = random_floats(a.size(), 62);
+    std::vector<float> y = nan_filled(a.size());
+    k.add_forward(n, a.data(), b.data(), y.data());
+    std::vector<double> y_ref(a.size());
+    const auto ad = to_double(a), bd = to_double(b);
+    reference::add_forward(n, ad.data(), bd.data(), y_ref.data());
+    // Float addition of two floats is correctly rounded: one ulp at most.
+    EXPECT_TRUE(all_close(y, y_ref, 1.2e-7, 0.0));
+  }
+}
+
+TEST(ElementwiseKernel, AddInPlace) {
+  CpuKernels k;
+  const auto a = random_floats(1000, 63);
+  const auto b = random_floats(1000, 64);
+  std::vector<float> expected(1000);
+  k.add_forward(1000, a.data(), b.data(), expected.data());
+  std::vector<float> inout = a;
+  k.add_forward(1000, inout.data(), b.data(), inout.data());
+  EXPECT_EQ(inout, expected);
+}
+
+TEST(ElementwiseKernel, CopyIsExact) {
+  CpuKernels k;
+  for (std::int64_t n : kCounts) {
+    const auto x = random_floats(static_cast<std::size_t>(n), 65);
+    std::vector<float> y = nan_filled(x.size());
+    k.copy(n, x.data(), y.data());
+    EXPECT_EQ(y, x) << "count " << n;
+  }
+  // In place (a flatten that reuses its input's buffer) leaves it as is.
+  auto x = random_floats(100, 66);
+  const auto before = x;
+  k.copy(100, x.data(), x.data());
+  EXPECT_EQ(x, before);
+}
+
+TEST(ElementwiseKernel, AccumulateMatchesReference) {
+  CpuKernels k;
+  for (std::int64_t n : kCounts) {
+    SCOPED_TRACE("count " + std::to_string(n));
+    const auto x = random_floats(static_cast<std::size_t>(n), 67);
+    auto acc = random_floats(x.size(), 68);
+    std::vector<double> acc_ref = to_double(acc);
+    const auto xd = to_double(x);
+    // Three fan-out branches adding into one gradient.
+    for (int branch = 0; branch < 3; ++branch) {
+      k.accumulate(n, x.data(), acc.data());
+      reference::accumulate(n, xd.data(), acc_ref.data());
+    }
+    EXPECT_TRUE(all_close(acc, acc_ref, 1e-6, 1e-6));
+  }
+}
+
+}  // namespace
+}  // namespace tidepool

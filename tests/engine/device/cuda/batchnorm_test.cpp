@@ -1,0 +1,113 @@
+// cuDNN batch normalisation against the cpu device (oneDNN): training and
+// inference forward, backward, the saved batch statistics (the variance,
+// which the cuda device converts from cuDNN's inverse deviation) and the
+// running statistics.
+//
+// Tolerances: the statistics are means over n*h*w values in f32; y and the
+// running statistics get 1e-4 relative and 1e-5 absolute. Backward combines
+// two per-channel sums with a subtraction, so dx gets 1e-3 relative and
+// 1e-4 absolute, and dgamma/dbeta (sums over n*h*w) 1e-4 relative and 1e-4
+// absolute.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "gpu_testing.h"
+#include "testing/op_cases.h"
+
+namespace tidepool {
+namespace {
+
+using testing::close_to_cpu;
+using testing::describe;
+using testing::GpuTest;
+using testing::random_floats;
+
+const BatchNormShape kShapes[] = {{4, 8, 5, 5}, {16, 32, 8, 8}, {32, 16, 1, 1}, {8, 64, 16, 16}};
+
+class GpuBatchNorm : public GpuTest {};
+
+TEST_F(GpuBatchNorm, TrainingForwardMatchesTheCpuDevice) {
+  for (const BatchNormShape& s : kShapes) {
+    SCOPED_TRACE(describe(s));
+    const auto count = static_cast<std::size_t>(s.n * s.c * s.h * s.w);
+    const auto c = static_cast<std::size_t>(s.c);
+    // Offset and scaled inputs, so the mean and variance are not ~0 and ~1/3.
+    std::vector<float> x = random_floats(count, 11, -2.0f, 5.0f);
+    const std::vector<float> gamma = random_floats(c, 12, 0.5f, 1.5f), beta = random_floats(c, 13);
+    std::vector<float> rm = random_floats(c, 14), rv = random_floats(c, 15, 0.5f, 2.0f);
+
+    std::vector<float> y(count), mean(c), var(c), cpu_rm = rm, cpu_rv = rv;
+    cpu.batchnorm_forward_train(s, x.data(), gamma.data(), beta.data(), y.data(), mean.data(),
+                                var.data(), cpu_rm.data(), cpu_rv.data());
+
+    float *gx = upload(x), *gg = upload(gamma), *gb = upload(beta), *grm = upload(rm),
+          *grv = upload(rv);
+    float *gy = nan_buffer(count), *gmean = nan_buffer(c), *gvar = nan_buffer(c);
+    run([&](Kernels& k) { k.batchnorm_forward_train(s, gx, gg, gb, gy, gmean, gvar, grm, grv); });
+    EXPECT_TRUE(close_to_cpu(download(gy, count), y, 1e-4, 1e-5));
+    EXPECT_TRUE(close_to_cpu(download(gmean, c), mean, 1e-4, 1e-5));
+    EXPECT_TRUE(close_to_cpu(download(gvar, c), var, 1e-4, 1e-5))
+        << "saved_var is the biased variance";
+    EXPECT_TRUE(close_to_cpu(download(grm, c), cpu_rm, 1e-4, 1e-5));
+    EXPECT_TRUE(close_to_cpu(download(grv, c), cpu_rv, 1e-4, 1e-5)) << "running_var is unbiased";
+  }
+}
+
+TEST_F(GpuBatchNorm, InferenceForwardMatchesTheCpuDevice) {
+  for (const BatchNormShape& s : kShapes) {
+    const auto count = static_cast<std::size_t>(s.n * s.c * s.h * s.w);
+    const auto c = static_cast<std::size_t>(s.c);
+    const std::vector<float> x = random_floats(count, 21, -2.0f, 5.0f);
+    const std::vector<float> gamma = random_floats(c, 22, 0.5f, 1.5f), beta = random_floats(c, 23);
+    const std::vector<float> rm = random_floats(c, 24), rv = random_floats(c, 25, 0.5f, 2.0f);
+    std::vector<float> y(count);
+    cpu.batchnorm_forward_infer(s, x.data(), gamma.data(), beta.data(), rm.data(), rv.data(),
+                                y.data());
+    float *gx = upload(x), *gg = upload(gamma), *gb = upload(beta), *grm = upload(rm),
+          *grv = upload(rv);
+    float* gy = nan_buffer(count);
+    run([&](Kernels& k) { k.batchnorm_forward_infer(s, gx, gg, gb, grm, grv, gy); });
+    EXPECT_TRUE(close_to_cpu(download(gy, count), y, 1e-5, 1e-5)) << "c=" << s.c;
+  }
+}
+
+TEST_F(GpuBatchNorm, BackwardMatchesTheCpuDevice) {
+  for (const BatchNormShape& s : kShapes) {
+    SCOPED_TRACE(describe(s));
+    const auto count = static_cast<std::size_t>(s.n * s.c * s.h * s.w);
+    const auto c = static_cast<std::size_t>(s.c);
+    const std::vector<float> x = random_floats(count, 31, -2.0f, 5.0f),
+                             dy = random_floats(count, 32);
+    const std::vector<float> gamma = random_floats(c, 33, 0.5f, 1.5f), beta = random_floats(c, 34);
+    // Each device's own forward provides its saved statistics, as in training.
+    std::vector<float> y(count), mean(c), var(c), dx(count), dgamma(c), dbeta(c);
+    cpu.batchnorm_forward_train(s, x.data(), gamma.data(), beta.data(), y.data(), mean.data(),
+                                var.data(), nullptr, nullptr);
+    cpu.batchnorm_backward(s, x.data(), dy.data(), gamma.data(), mean.data(), var.data(), dx.data(),
+                           dgamma.data(), dbeta.data());
+
+    float *gx = upload(x), *gdy = upload(dy), *gg = upload(gamma), *gb = upload(beta);
+    float *gy = nan_buffer(count), *gmean = nan_buffer(c), *gvar = nan_buffer(c);
+    float *gdx = nan_buffer(count), *gdg = nan_buffer(c), *gdb = nan_buffer(c);
+    run([&](Kernels& k) {
+      k.batchnorm_forward_train(s, gx, gg, gb, gy, gmean, gvar, nullptr, nullptr);
+      k.batchnorm_backward(s, gx, gdy, gg, gmean, gvar, gdx, gdg, gdb);
+    });
+    EXPECT_TRUE(close_to_cpu(download(gdx, count), dx, 1e-3, 1e-4));
+    EXPECT_TRUE(close_to_cpu(download(gdg, c), dgamma, 1e-4, 1e-4));
+    EXPECT_TRUE(close_to_cpu(download(gdb, c), dbeta, 1e-4, 1e-4));
+  }
+}
+
+TEST_F(GpuBatchNorm, ASingleValuePerChannelIsRefusedInTraining) {
+  const BatchNormShape s{1, 4, 1, 1};
+  float* x = nan_buffer(4);
+  EXPECT_THROW(
+      run([&](Kernels& k) { k.batchnorm_forward_train(s, x, x, x, x, x, x, nullptr, nullptr); }),
+      std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace tidepool

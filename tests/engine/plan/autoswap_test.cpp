@@ -1,0 +1,168 @@
+// AutoSwap: the priority scores are what the paper defines, the MemoryPlan
+// takes as few tensors as bring the peak under the limit and offloads as
+// little as the budget allows, without changing the numbers.
+#include "engine/plan/autoswap.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "engine/memory/allocator.h"
+#include "engine/device/cpu/cpu_device.h"
+#include "engine/device/cpu/cpu_kernels.h"
+#include "engine/plan/memory_plan.h"
+#include "engine/plan/planner.h"
+#include "engine/run/trainer.h"
+#include "testing/networks.h"
+#include "testing/training.h"
+
+namespace tidepool {
+namespace {
+
+using testing::train_on_cpu;
+
+struct Plans {
+  Schedule base, all;
+};
+Plans plans(const Network& net, std::int64_t batch) {
+  CpuKernels k;
+  return {plan_schedule(net, batch, {}, k), plan_schedule(net, batch, {.memory = {.mode = OffloadMode::all}}, k)};
+}
+
+bool compute(StepKind k) {
+  return k == StepKind::forward || k == StepKind::backward || k == StepKind::accumulate || k == StepKind::update;
+}
+
+TEST(AutoSwap, CandidatesAreAllsOffloadsThatSpanThePeak) {
+  const Network net = testing::residual_net();
+  const Plans p = plans(net, 16);
+  const auto load = p.base.load_after_steps();
+  const int peak = static_cast<int>(std::max_element(load.begin(), load.end()) - load.begin());
+  const auto order = autoswap_order(p.base, p.all, SwapScore::doa);
+  ASSERT_FALSE(order.empty());
+  std::set<int> seen;
+  for (const SwapCandidate& c : order) {
+    EXPECT_TRUE(p.all.tensors[c.tensor].offloaded) << p.base.tensors[c.tensor].info.name;
+    EXPECT_LT(c.out_step, peak);
+    EXPECT_GT(c.in_step, peak);
+    EXPECT_EQ(p.base.steps[c.out_step].kind, StepKind::forward);
+    EXPECT_EQ(p.base.steps[c.in_step].kind, StepKind::backward);
+    EXPECT_TRUE(seen.insert(c.tensor).second) << "each candidate once";
+  }
+}
+
+TEST(AutoSwap, ScoresFollowTheirDefinitions) {
+  const Network net = testing::residual_net();
+  const Plans p = plans(net, 16);
+  const auto load = p.base.load_after_steps();
+  auto doa = [&](const SwapCandidate& c) {
+    double n = 0;
+    for (int i = c.out_step + 1; i < c.in_step; ++i) n += compute(p.base.steps[i].kind);
+    return n;
+  };
+  auto wdoa = [&](const SwapCandidate& c) {
+    double area = 0;
+    for (int i = c.out_step + 1; i < c.in_step; ++i)
+      if (compute(p.base.steps[i].kind)) area += static_cast<double>(load[i]);
+    return area;
+  };
+  for (SwapScore score : {SwapScore::doa, SwapScore::aoa, SwapScore::wdoa}) {
+    SCOPED_TRACE(to_string(score));
+    const auto order = autoswap_order(p.base, p.all, score);
+    ASSERT_GE(order.size(), 3u);
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      const SwapCandidate& c = order[i];
+      const double expected = score == SwapScore::doa   ? doa(c)
+                              : score == SwapScore::aoa ? doa(c) * static_cast<double>(c.bytes)
+                                                        : wdoa(c);
+      EXPECT_DOUBLE_EQ(c.score, expected);
+      if (i > 0) EXPECT_GE(order[i - 1].score, c.score) << "descending";
+    }
+  }
+  // SWDOA: the first choice is WDOA's; each later one is the best on the
+  // load that the choices before it leave.
+  const auto sw = autoswap_order(p.base, p.all, SwapScore::swdoa);
+  const auto w = autoswap_order(p.base, p.all, SwapScore::wdoa);
+  ASSERT_EQ(sw.size(), w.size());
+  EXPECT_EQ(sw.front().tensor, w.front().tensor);
+  std::vector<double> curve(load.begin(), load.end());
+  for (std::size_t i = 0; i < sw.size(); ++i) {
+    double area = 0;
+    for (int s = sw[i].out_step + 1; s < sw[i].in_step; ++s)
+      if (compute(p.base.steps[s].kind)) area += curve[s];
+    EXPECT_DOUBLE_EQ(sw[i].score, area) << "choice " << i;
+    for (int s = sw[i].out_step + 1; s < sw[i].in_step; ++s)
+      if (compute(p.base.steps[s].kind)) curve[s] -= static_cast<double>(sw[i].bytes);
+  }
+}
+
+TEST(AutoSwap, ThePlanTakesAsFewAsBringThePeakUnderTheLimit) {
+  const Network net = testing::residual_net();
+  const Plans p = plans(net, 16);
+  CpuKernels k;
+  const Schedule lowest = plan_autoswap(net, 16, {}, k, 1);
+  ASSERT_LT(lowest.peak_load_bytes, p.base.peak_load_bytes);
+  const auto order = autoswap_order(p.base, p.all, SwapScore::swdoa);
+  std::size_t previous = 0;
+  for (int step = 0; step <= 8; ++step) {
+    const std::size_t limit =
+        lowest.peak_load_bytes + (p.base.peak_load_bytes - lowest.peak_load_bytes) * (8 - step) / 8;
+    SCOPED_TRACE("limit " + std::to_string(limit));
+    const Schedule s = plan_autoswap(net, 16, {}, k, limit);
+    EXPECT_LE(s.peak_load_bytes, limit);
+    // The model's choice, and more only where the real peak needed them.
+    const std::vector<std::size_t> chosen = autoswap_choose(p.base, order, limit);
+    for (std::size_t i : chosen) EXPECT_TRUE(s.tensors[order[i].tensor].offloaded) << order[i].tensor;
+    std::size_t n = 0;
+    for (const SwapCandidate& c : order) n += s.tensors[c.tensor].offloaded;
+    EXPECT_GE(n, chosen.size());
+    // None of the model's choice is redundant in the model.
+    for (std::size_t drop : chosen) {
+      std::vector<SwapCandidate> without;
+      for (std::size_t i : chosen)
+        if (i != drop) without.push_back(order[i]);
+      EXPECT_EQ(autoswap_choose(p.base, without, limit).size(), without.size()) << "without " << drop;
+    }
+    const std::size_t bytes = s.offloaded_bytes();
+    EXPECT_GE(bytes, previous) << "a lower limit offloads no less";
+    previous = bytes;
+  }
+  EXPECT_EQ(plan_autoswap(net, 16, {}, k, 0).pinned_bytes, 0u) << "no limit: nothing offloaded";
+}
+
+TEST(AutoSwap, TheBudgetDecidesHowMuchIsOffloadedAndTheNumbersStay) {
+  const Network net = testing::residual_net();
+  const TrainerOptions base_options{.batch = 16, .seed = 2};
+  const std::uint64_t base = train_on_cpu(net, base_options, 3).checksum;
+  CpuDevice first, second;
+  const std::size_t base_pool = Trainer(first, net, base_options).memory().pool_bytes;
+  TrainerOptions o = base_options;
+  o.memory.mode = OffloadMode::autoswap;
+  const std::size_t least = Trainer(second, net, o).memory().minimum_pool_bytes;
+  ASSERT_LT(least, base_pool);
+
+  const testing::TrainingOutcome unbudgeted = train_on_cpu(net, o, 3);
+  EXPECT_EQ(unbudgeted.checksum, base);
+  EXPECT_EQ(unbudgeted.pinned_bytes, 0u) << "no budget: nothing offloaded";
+  std::size_t previous = 0;
+  for (std::size_t budget : {base_pool, (base_pool + least) / 2, least}) {
+    SCOPED_TRACE("budget " + std::to_string(budget));
+    o.memory.budget_bytes = budget;
+    const testing::TrainingOutcome budgeted = train_on_cpu(net, o, 3);
+    EXPECT_EQ(budgeted.checksum, base);
+    EXPECT_GE(budgeted.pinned_bytes, previous) << "a smaller budget offloads no less";
+    previous = budgeted.pinned_bytes;
+  }
+  EXPECT_GT(previous, 0u);
+  o.memory.budget_bytes = least - 4096;
+  try {
+    train_on_cpu(net, o, 3);
+    ADD_FAILURE() << "a budget below the least is refused";
+  } catch (const DeviceError& e) {
+    EXPECT_NE(std::string(e.what()).find("smallest budget that works"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace tidepool

@@ -1,0 +1,364 @@
+// One drawing function per picture, two back ends: the window's ImGui
+// painter and the PNGs' OpenCV painter get their calls from the same
+// function. These tests record those calls: a PNG is exactly its call list
+// replayed; measured with the window's font instead of OpenCV's, a picture
+// makes the same shapes in the same places of its plot (only text moves);
+// and what the window test looks for in a screenshot (the roles' colours,
+// parked blocks, transfers in flight, the largest free block) is in the
+// OpenCV picture too. Then the OpenCV painter's own promises.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <opencv2/core.hpp>
+#include <opencv2/imgproc.hpp>
+
+#include "testing/picture_scenes.h"
+#include "ui/paint/address_map_picture.h"
+#include "ui/paint/chart.h"
+#include "ui/paint/memory_load_picture.h"
+#include "ui/paint/opencv_painter.h"
+#include "ui/paint/timeline_picture.h"
+#include "ui/scene/colours.h"
+
+namespace tidepool::ui {
+namespace {
+
+using testing::address_map_scene_with_parking;
+using testing::memory_load_scene;
+using testing::timeline_scene;
+using paint::Box;
+using paint::Colour;
+using paint::HAlign;
+using paint::Point;
+using paint::TextSize;
+using paint::VAlign;
+
+// ---- recording --------------------------------------------------------------
+
+struct Call {
+  enum class Kind { fill, line, polyline, convex, text, push_clip, pop_clip };
+  Kind kind = Kind::fill;
+  Box box;                    // fill, push_clip
+  std::vector<Point> points;  // line (its two ends), polyline, convex; text: its anchor
+  Colour colour;
+  float thickness = 1;
+  std::string text;
+  TextSize size = TextSize::small;
+  HAlign h = HAlign::left;
+  VAlign v = VAlign::top;
+};
+
+using Measure = std::function<Point(std::string_view, TextSize)>;
+
+// ImGui's default font (ProggyClean), which the window draws every size
+// of text in: 7 pixels a character, 13 a line.
+Point window_font(std::string_view text, TextSize) { return {7.0f * static_cast<float>(text.size()), 13.0f}; }
+
+// Records every call, measures text with `measure`, and passes each call
+// on to `also` where there is one.
+class RecordingPainter final : public paint::Painter {
+ public:
+  explicit RecordingPainter(Measure measure, paint::Painter* also = nullptr)
+      : measure_(std::move(measure)), also_(also) {}
+
+  void fill_rect(const Box& box, Colour colour) override {
+    calls.push_back({.kind = Call::Kind::fill, .box = box, .colour = colour});
+    if (also_) also_->fill_rect(box, colour);
+  }
+  void line(Point a, Point b, Colour colour, float thickness) override {
+    calls.push_back({.kind = Call::Kind::line, .points = {a, b}, .colour = colour, .thickness = thickness});
+    if (also_) also_->line(a, b, colour, thickness);
+  }
+  void polyline(std::span<const Point> points, Colour colour, float thickness) override {
+    calls.push_back({.kind = Call::Kind::polyline, .points = {points.begin(), points.end()}, .colour = colour,
+                     .thickness = thickness});
+    if (also_) also_->polyline(points, colour, thickness);
+  }
+  void fill_convex(std::span<const Point> points, Colour colour) override {
+    calls.push_back({.kind = Call::Kind::convex, .points = {points.begin(), points.end()}, .colour = colour});
+    if (also_) also_->fill_convex(points, colour);
+  }
+  Point text_size(std::string_view text, TextSize size) const override { return measure_(text, size); }
+  void text(Point at, std::string_view text, Colour colour, TextSize size, HAlign h, VAlign v) override {
+    calls.push_back({.kind = Call::Kind::text, .points = {at}, .colour = colour, .text = std::string(text),
+                     .size = size, .h = h, .v = v});
+    if (also_) also_->text(at, text, colour, size, h, v);
+  }
+  void push_clip(const Box& box) override {
+    calls.push_back({.kind = Call::Kind::push_clip, .box = box});
+    if (also_) also_->push_clip(box);
+  }
+  void pop_clip() override {
+    calls.push_back({.kind = Call::Kind::pop_clip});
+    if (also_) also_->pop_clip();
+  }
+
+  std::vector<Call> calls;
+
+ private:
+  Measure measure_;
+  paint::Painter* also_;
+};
+
+void replay(const std::vector<Call>& calls, paint::Painter& onto) {
+  for (const Call& c : calls) {
+    switch (c.kind) {
+      case Call::Kind::fill: onto.fill_rect(c.box, c.colour); break;
+      case Call::Kind::line: onto.line(c.points[0], c.points[1], c.colour, c.thickness); break;
+      case Call::Kind::polyline: onto.polyline(c.points, c.colour, c.thickness); break;
+      case Call::Kind::convex: onto.fill_convex(c.points, c.colour); break;
+      case Call::Kind::text: onto.text(c.points[0], c.text, c.colour, c.size, c.h, c.v); break;
+      case Call::Kind::push_clip: onto.push_clip(c.box); break;
+      case Call::Kind::pop_clip: onto.pop_clip(); break;
+    }
+  }
+}
+
+// OpenCV's text measures, as the PNGs are laid out with.
+Measure opencv_font() {
+  static cv::Mat unused(1, 1, CV_8UC3);
+  static const paint::OpenCvPainter measures(unused);
+  return [](std::string_view text, TextSize size) { return measures.text_size(text, size); };
+}
+
+// ---- pixels -----------------------------------------------------------------
+
+constexpr int kWidth = 1400, kHeight = 800;
+const Box kArea{0, 0, kWidth, kHeight};
+
+cv::Mat blank() { return cv::Mat(kHeight, kWidth, CV_8UC3, paint::bgr(kBackground)); }
+
+cv::Rect rect(const Box& b) {
+  return cv::Rect(cv::Point(static_cast<int>(std::lround(b.x0)), static_cast<int>(std::lround(b.y0))),
+                  cv::Point(static_cast<int>(std::lround(b.x1)), static_cast<int>(std::lround(b.y1))));
+}
+
+// How many pixels of `area` are exactly `rgb`.
+int count(const cv::Mat& image, cv::Rect area, std::uint32_t rgb) {
+  area &= cv::Rect(0, 0, image.cols, image.rows);
+  const cv::Scalar s = paint::bgr(rgb);
+  const cv::Vec3b want(static_cast<uchar>(s[0]), static_cast<uchar>(s[1]), static_cast<uchar>(s[2]));
+  int n = 0;
+  for (int y = area.y; y < area.y + area.height; ++y)
+    for (int x = area.x; x < area.x + area.width; ++x) n += image.at<cv::Vec3b>(y, x) == want;
+  return n;
+}
+
+// ---- the same calls for both outputs ---------------------------------------
+
+// The three pictures as functions of a painter, with the plot whose shapes
+// are data (the rest is furniture: axes, titles, legends).
+struct Picture {
+  std::string name;
+  std::function<void(paint::Painter&)> draw;
+  std::function<Box(const paint::Painter&)> plot;
+};
+
+std::vector<Picture> pictures() {
+  static const TimelineScene timeline = timeline_scene();
+  static const AddressMapScene map = address_map_scene_with_parking();
+  static const MemoryLoadScene load = memory_load_scene();
+  return {
+      {"timeline", [](paint::Painter& p) { paint::draw_timeline(p, timeline, kArea); },
+       [](const paint::Painter& p) { return paint::timeline_layout(p, timeline, kArea).plot; }},
+      {"address map", [](paint::Painter& p) { paint::draw_address_map(p, map, kArea); },
+       [](const paint::Painter& p) { return paint::address_map_layout(p, map, kArea).plot; }},
+      {"memory load", [](paint::Painter& p) { paint::draw_memory_load(p, load, kArea); },
+       [](const paint::Painter& p) { return paint::memory_load_layout(p, load, kArea).curves; }},
+  };
+}
+
+TEST(Paint, APngIsItsCallListReplayed) {
+  for (const Picture& picture : pictures()) {
+    SCOPED_TRACE(picture.name);
+    cv::Mat drawn = blank();
+    paint::OpenCvPainter direct(drawn);
+    RecordingPainter recorder(opencv_font(), &direct);
+    picture.draw(recorder);
+    ASSERT_GT(recorder.calls.size(), 50u);
+
+    cv::Mat replayed = blank();
+    paint::OpenCvPainter onto(replayed);
+    replay(recorder.calls, onto);
+    EXPECT_EQ(cv::norm(drawn, replayed, cv::NORM_INF), 0) << "the picture is nothing but its calls";
+  }
+}
+
+// A shape of the data: a fill, a curve or a marker inside the plot, in the
+// plot's own coordinates (0 to 1 across and down).
+struct Shape {
+  Call::Kind kind;
+  std::uint32_t rgb;
+  std::vector<Point> at;
+};
+
+std::vector<Shape> data_shapes(const std::vector<Call>& calls, const Box& plot) {
+  auto relative = [&](Point p) {
+    return Point{(p.x - plot.x0) / plot.width(), (p.y - plot.y0) / plot.height()};
+  };
+  auto inside = [&](Point p) {
+    return p.x >= plot.x0 - 1 && p.x <= plot.x1 + 1 && p.y >= plot.y0 - 1 && p.y <= plot.y1 + 1;
+  };
+  std::vector<Shape> shapes;
+  for (const Call& c : calls) {
+    // Plates under labels are there because a label fit; labels are text,
+    // and text is what another font moves.
+    if (c.colour.rgb == paint::kPlotBackground) continue;
+    std::vector<Point> points = c.points;
+    if (c.kind == Call::Kind::fill) points = {{c.box.x0, c.box.y0}, {c.box.x1, c.box.y1}};
+    else if (c.kind != Call::Kind::polyline && c.kind != Call::Kind::convex) continue;
+    if (!std::all_of(points.begin(), points.end(), inside)) continue;
+    Shape s{c.kind, c.colour.rgb, {}};
+    for (Point p : points) s.at.push_back(relative(p));
+    shapes.push_back(std::move(s));
+  }
+  return shapes;
+}
+
+std::set<std::uint32_t> colours_of(const std::vector<Call>& calls) {
+  std::set<std::uint32_t> colours;
+  for (const Call& c : calls)
+    if (c.kind != Call::Kind::push_clip && c.kind != Call::Kind::pop_clip) colours.insert(c.colour.rgb);
+  return colours;
+}
+
+TEST(Paint, TheWindowsFontMovesTextNotShapes) {
+  for (const Picture& picture : pictures()) {
+    SCOPED_TRACE(picture.name);
+    RecordingPainter png(opencv_font()), window(window_font);
+    picture.draw(png);
+    picture.draw(window);
+    const Box png_plot = picture.plot(png), window_plot = picture.plot(window);
+    EXPECT_NE(png_plot.y0, window_plot.y0) << "the fonts differ, so the layouts do";
+    // The same colours anywhere in the picture, and in the plot the same
+    // shapes, in the same order, in the same places up to a pixel or so of
+    // rounding.
+    EXPECT_EQ(colours_of(png.calls), colours_of(window.calls));
+    const std::vector<Shape> a = data_shapes(png.calls, png_plot), b = data_shapes(window.calls, window_plot);
+    ASSERT_GT(a.size(), 4u);
+    ASSERT_EQ(a.size(), b.size());
+    const float tolerance_x = 1.5f / std::min(png_plot.width(), window_plot.width());
+    const float tolerance_y = 1.5f / std::min(png_plot.height(), window_plot.height());
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      SCOPED_TRACE("shape " + std::to_string(i));
+      EXPECT_EQ(a[i].kind, b[i].kind);
+      EXPECT_EQ(a[i].rgb, b[i].rgb);
+      ASSERT_EQ(a[i].at.size(), b[i].at.size());
+      for (std::size_t k = 0; k < a[i].at.size(); ++k) {
+        EXPECT_NEAR(a[i].at[k].x, b[i].at[k].x, tolerance_x);
+        EXPECT_NEAR(a[i].at[k].y, b[i].at[k].y, tolerance_y);
+      }
+    }
+  }
+}
+
+// ---- what the window test looks for, in the PNG -----------------------------
+
+TEST(Paint, AddressMapShowsParkedBlocksTransfersAndTheLargestFreeBlock) {
+  const AddressMapScene scene = address_map_scene_with_parking();
+  cv::Mat image = blank();
+  paint::OpenCvPainter painter(image);
+  paint::draw_address_map(painter, scene, kArea);
+  const paint::AddressMapLayout l = paint::address_map_layout(painter, scene, kArea);
+  const cv::Rect plot = rect(l.plot);
+
+  for (Role r : {Role::weight, Role::activation, Role::activation_gradient, Role::workspace})
+    EXPECT_GT(count(image, plot, role_colour(r)), 500) << to_string(r);
+  EXPECT_GT(count(image, plot, kInFlightToHost), 500);
+  EXPECT_GT(count(image, plot, kInFlightFromHost), 500);
+  // The parked block (step 3): its role's colour darkened inside, outlined.
+  const MapBlock& parked = scene.blocks.back();
+  const cv::Rect parked_box = rect(l.parked_box(parked));
+  ASSERT_GT(parked_box.width, 10);
+  const cv::Rect inner(parked_box.x + 2, parked_box.y + 2, parked_box.width - 4, parked_box.height - 4);
+  EXPECT_EQ(count(image, inner, paint::shade(role_colour(Role::activation), 0.4)), inner.area());
+  EXPECT_GE(count(image, parked_box, kParked), 2 * (parked_box.width + parked_box.height) - 4) << "its outline";
+  // The largest free block at the peak, in the peak's column and the strip.
+  const MapHole& largest = *scene.largest_free_at_peak;
+  const int y = l.y.px(static_cast<double>(largest.offset + largest.bytes / 2));
+  const int column = static_cast<int>(l.x(scene.peak_step + 0.5));
+  EXPECT_EQ(count(image, cv::Rect(column, y, 1, 1), kLargestHole), 1);
+  EXPECT_EQ(count(image, cv::Rect(static_cast<int>((l.strip.x0 + l.strip.x1) / 2), y, 1, 1), kLargestHole), 1);
+
+  // The window's pointer on step 3: the strip shows the pool then, the
+  // parked block in it, and no largest free block (that is the peak's).
+  cv::Mat focused = blank();
+  paint::OpenCvPainter focused_painter(focused);
+  paint::draw_address_map(focused_painter, scene, kArea, {.step = 3});
+  const cv::Rect strip = rect(l.strip);
+  EXPECT_GT(count(focused, strip, paint::shade(role_colour(Role::activation), 0.4)), 0);
+  EXPECT_EQ(count(focused, strip, kLargestHole), 0);
+  EXPECT_EQ(count(image, strip, paint::shade(role_colour(Role::activation), 0.4)), 0) << "not parked at the peak";
+}
+
+TEST(Paint, TimelineZoomedInKeepsSpansInThePlotAndOutlinesTheHoveredOne) {
+  const TimelineScene scene = timeline_scene();
+  cv::Mat image = blank();
+  paint::OpenCvPainter painter(image);
+  // The window zoomed on the stall and the pointer on the backward span.
+  const paint::TimelineFocus focus{.start_us = 1200, .end_us = 1700, .hovered = &scene.spans[4]};
+  paint::draw_timeline(painter, scene, kArea, focus);
+  const paint::TimelineLayout l = paint::timeline_layout(painter, scene, kArea, focus);
+  const cv::Rect compute = rect(l.lane(Stream::compute));
+  const cv::Rect left_of_plot(0, compute.y, compute.x, compute.height);
+  // The forward span ended before the window opens: nowhere, not even left
+  // of the plot where the lane names are.
+  EXPECT_EQ(count(image, left_of_plot, span_colour(SpanKind::forward)), 0);
+  EXPECT_EQ(count(image, compute, span_colour(SpanKind::forward)), 0);
+  // The stall fills the first 200 us of 500, the backward the rest.
+  EXPECT_GT(count(image, cv::Rect(compute.x, compute.y, compute.width * 2 / 5, compute.height), span_colour(SpanKind::wait)),
+            0);
+  const cv::Rect backward = rect(l.span_box(scene.spans[4])) & rect(l.plot);
+  EXPECT_GT(count(image, backward, span_colour(SpanKind::backward)), backward.area() / 2);
+  EXPECT_GT(count(image, compute, paint::kHighlight), backward.width) << "the hovered span's outline";
+}
+
+// ---- the OpenCV painter's promises ------------------------------------------
+
+TEST(Paint, OpenCvPainterSnapsBlendsClipsAndAligns) {
+  cv::Mat image(40, 60, CV_8UC3, cv::Scalar(0, 0, 0));
+  paint::OpenCvPainter p(image);
+  // Edges to the nearest pixel boundary; a sliver is one pixel.
+  p.fill_rect({2.4f, 2.6f, 5.6f, 4.4f}, 0xFF0000);
+  EXPECT_EQ(count(image, cv::Rect(0, 0, 60, 40), 0xFF0000), 4 * 1);
+  EXPECT_EQ(count(image, cv::Rect(2, 3, 4, 1), 0xFF0000), 4);
+  p.fill_rect({10.2f, 0, 10.3f, 10}, 0x00FF00);
+  EXPECT_EQ(count(image, cv::Rect(0, 0, 60, 40), 0x00FF00), 10);
+  // Half opaque over black: half the colour.
+  p.fill_rect({20, 0, 30, 10}, {0x0000FF, 0.5f});
+  EXPECT_NEAR(image.at<cv::Vec3b>(5, 25)[0], 128, 1);
+  // An outline stays inside its box.
+  p.outline_rect({40, 10, 50, 20}, 0xFFFFFF, 2);
+  EXPECT_EQ(count(image, cv::Rect(40, 10, 10, 10), 0xFFFFFF), 10 * 10 - 6 * 6);
+  EXPECT_EQ(count(image, cv::Rect(0, 0, 60, 40), 0xFFFFFF), 10 * 10 - 6 * 6);
+  // A clip cuts what is drawn, until popped.
+  p.push_clip({0, 30, 10, 40});
+  p.fill_rect({0, 20, 60, 40}, 0xFFFF00);
+  p.pop_clip();
+  EXPECT_EQ(count(image, cv::Rect(0, 0, 60, 40), 0xFFFF00), 10 * 10);
+  p.line({0, 25}, {59, 25}, 0xFF00FF);
+  EXPECT_EQ(count(image, cv::Rect(0, 25, 60, 1), 0xFF00FF), 60) << "not anti-aliased";
+
+  // Right- and bottom-aligned text ends at its anchor.
+  cv::Mat page(60, 200, CV_8UC3, cv::Scalar(0, 0, 0));
+  paint::OpenCvPainter writer(page);
+  const Point size = writer.text_size("Ag", TextSize::label);
+  EXPECT_GT(size.x, 10);
+  EXPECT_GT(size.y, 10);
+  writer.text({100, 40}, "Ag", 0xFFFFFF, TextSize::label, HAlign::right, VAlign::bottom);
+  cv::Mat lit;
+  cv::extractChannel(page, lit, 0);
+  const cv::Rect drawn = cv::boundingRect(lit);
+  EXPECT_LE(drawn.x + drawn.width, 101);
+  EXPECT_GE(drawn.x, 100 - static_cast<int>(size.x) - 1);
+  EXPECT_LE(drawn.y + drawn.height, 41);
+  EXPECT_GE(drawn.y, 40 - static_cast<int>(size.y) - 1);
+}
+
+}  // namespace
+}  // namespace tidepool::ui
