@@ -1,6 +1,7 @@
 #include "engine/plan/memory_plan.h"
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 
 #include "engine/core/bytes_text.h"
@@ -106,39 +107,48 @@ AutoSwapChoice choose_autoswap(const AutoSwapSchedules& schedules, const std::st
 }
 
 // The first of kParkHorizons with which two iterations of `train` run in
-// `pool` (0 when none does or nothing can be parked), and that replay.
-// Parking holds memory at the peak and can fragment a tight pool that
-// serves the unparked schedule, which is why it is decided per pool.
+// `pool`, and that replay; 0 and none when none does or nothing can be
+// parked. Parking holds memory at the peak and can fragment a tight pool
+// that serves the unparked schedule, which is why it is decided per pool.
 struct ParkChoice {
   int horizon = 0;
-  ScheduleReplay replay;
+  std::optional<ScheduleReplay> replay;
 };
-ParkChoice park_in(const Schedule& train, const std::string& heuristic, std::size_t pool, const ScheduleReplay& unparked) {
+ParkChoice park_in(const Schedule& train, const std::string& heuristic, std::size_t pool) {
   if (train.can_park())
     for (int horizon : kParkHorizons)
       if (ScheduleReplay r = replay_schedule(train, heuristic, pool, horizon); r.fits()) return {horizon, std::move(r)};
-  return {0, unparked};
+  return {};
 }
 
 // A larger pool that parks more, for the user who wants the waits gone:
-// where one block at a time fits when none does now, else where every
-// block can stay until needed. Rounded up to whole MiB, which is what
-// people type and what the window's slider sets, where that parks as much.
-// The search gives a sufficient pool, not the least one, and parking is
-// not monotone in the pool size, so the figure is checked, and only one
-// larger than the pool in effect (and inside a reserved arena) is a useful
-// hint.
+// where one block at a time stays parked when none does now, else where
+// every block can stay until needed. In whole MiB, which is what people
+// type and what the window's slider sets: found by doubling the room above
+// the pool in effect until a pool parks that much, then halving back
+// between the last that did not and the first that did. Parking is not
+// monotone in the pool size, so a smaller pool may park as much too; the
+// one named is checked to. Inside a reserved arena, or under the pool in
+// which every block of the iteration fits end to end; 0 where there is
+// none.
 std::size_t parking_hint(const Schedule& train, const std::string& heuristic, std::size_t pool,
                          std::size_t arena_bytes) {
   if (train.park_horizon == kParkUntilNeeded || !train.can_park()) return 0;
   const int wanted = train.park_horizon == 0 ? 1 : kParkUntilNeeded;
-  const std::size_t found = needed_pool(train, heuristic, wanted);
-  for (std::size_t larger : {(found + kMiB - 1) / kMiB * kMiB, found}) {
-    if (larger <= pool || (arena_bytes && larger > arena_bytes)) continue;
-    const ScheduleReplay unparked = replay_schedule(train, heuristic, larger, 0);
-    if (park_in(train, heuristic, larger, unparked).horizon >= wanted) return larger;
+  const std::size_t most = (arena_bytes ? arena_bytes : total_alloc_bytes(trace_of(train, 2))) / kMiB;
+  auto parks_more = [&](std::size_t mib) { return park_in(train, heuristic, mib * kMiB).horizon >= wanted; };
+  std::size_t no = pool / kMiB, step = 1;  // in MiB; `no` parks less (or is below the pool)
+  while (no + step <= most && !parks_more(no + step)) {
+    no += step;
+    step *= 2;
   }
-  return 0;
+  if (no + step > most) return 0;
+  std::size_t yes = no + step;
+  while (yes - no > 1) {
+    const std::size_t mid = no + (yes - no) / 2;
+    (parks_more(mid) ? yes : no) = mid;
+  }
+  return yes * kMiB;
 }
 
 // Room for keeping everything on the device (the fastest conv scheme, the
@@ -206,9 +216,9 @@ MemoryPlan plan_memory(const Network& net, std::int64_t batch, const MemorySetti
   // Async transfers park as many offloaded blocks as fit. Every outcome is
   // deterministic, so the run places every block where the dry run did,
   // and the numbers are the same either way.
-  ParkChoice parked = park_in(p.train, heuristic, p.pool_bytes, unparked);
+  const ParkChoice parked = park_in(p.train, heuristic, p.pool_bytes);
   p.train.park_horizon = parked.horizon;
-  p.figures = parked.replay.steady.figures;
+  p.figures = (parked.replay ? *parked.replay : unparked).steady.figures;
   p.parking_pool_bytes = parking_hint(p.train, heuristic, p.pool_bytes, limits.arena_bytes);
 
   if (settings.compress) {
