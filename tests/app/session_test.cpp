@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <thread>
 
 #include "app/session.h"
@@ -252,8 +253,9 @@ TEST(SessionRunner, RestartsWithOtherSettingsAndReportsFailures) {
   // runner itself goes on waiting for the next instruction.
   other.model = "no-such-net";
   runner.restart(other);
-  for (int i = 0; i < 200 && runner.status().state != ui::RunState::failed; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  // No iteration can be trained, so this waits for the failure (however
+  // slowly a loaded machine tears the alexnet session down), not a count.
+  runner.wait_for_iterations(std::numeric_limits<std::int64_t>::max(), 120);
   EXPECT_EQ(runner.status().state, ui::RunState::failed);
   EXPECT_NE(runner.status().error.find("no-such-net"), std::string::npos) << runner.status().error;
 }
