@@ -32,23 +32,27 @@ void print_memory(TrainingSession& session) {
   std::fflush(stdout);
 }
 
-// What the iterations of one epoch (or slice) added up to.
+// What the iterations of the current epoch added up to; a run resumed
+// mid-epoch starts from what the checkpoint says its first part added up to.
 struct EpochTally {
+  EpochSoFar sum;
   Clock::time_point start = Clock::now();
-  std::int64_t images = 0, correct = 0;
-  double loss = 0, seconds = 0;
-  std::size_t peak_load = 0, footprint = 0;
   void add(const StepReport& r) {
-    seconds += r.seconds;
-    images += r.images;
-    correct += r.result.correct;
-    loss += static_cast<double>(r.result.loss) * r.images;
-    peak_load = std::max(peak_load, r.result.memory.peak_load_bytes);
-    footprint = std::max(footprint, r.result.memory.footprint_bytes);
+    sum.train_seconds += r.seconds;
+    sum.images += r.images;
+    sum.correct += r.result.correct;
+    sum.loss_sum += static_cast<double>(r.result.loss) * r.images;
+    sum.peak_load_bytes = std::max<std::uint64_t>(sum.peak_load_bytes, r.result.memory.peak_load_bytes);
+    sum.footprint_bytes = std::max<std::uint64_t>(sum.footprint_bytes, r.result.memory.footprint_bytes);
   }
-  double rate() const { return seconds > 0 ? images / seconds : 0.0; }
-  double mean_loss() const { return images ? loss / images : 0.0; }
-  double accuracy() const { return images ? static_cast<double>(correct) / images : 0.0; }
+  double rate() const { return sum.train_seconds > 0 ? sum.images / sum.train_seconds : 0.0; }
+  double mean_loss() const { return sum.images ? sum.loss_sum / sum.images : 0.0; }
+  double accuracy() const { return sum.images ? static_cast<double>(sum.correct) / sum.images : 0.0; }
+  EpochSoFar so_far() const {
+    EpochSoFar e = sum;
+    e.wall_seconds += seconds_since(start);
+    return e;
+  }
 };
 
 }  // namespace
@@ -76,6 +80,7 @@ RunSettings resume_settings(const RunSettings& cli, const std::set<std::string>&
   s.resume = folder;
   s.progress = cli.progress;
   s.stop_after = cli.stop_after;
+  s.checkpoint_every = cli.checkpoint_every;
   return s;
 }
 
@@ -83,10 +88,10 @@ nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& 
   const auto wall_start = Clock::now();
   TrainingSession session(s);  // data and model first: a wrong path fails before anything slow
   const Network& net = session.network();
-  RunFolder folder(s.out.empty() ? RunFolder::default_path(s) : fs::path(s.out), resume.has_value(),
+  RunFolder folder(s.out.empty() ? RunFolder::default_path(s) : fs::path(s.out), resume ? &*resume : nullptr,
                    s.trace_iterations);
 
-  session.start(&folder.sink());
+  session.start(folder.sink());
   Trainer& trainer = session.trainer();
   if (resume) {
     session.restore(resume->state, resume->epoch, resume->batch_in_epoch, resume->iteration);
@@ -104,11 +109,14 @@ nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& 
   double train_seconds = 0;
   std::int64_t train_images = 0;
   Evaluation last_eval;
+  bool evaluated = false;  // last_eval is of the parameters as they are now
   double last_train_loss = 0;
   IterationResult last_compressed;  // the last iteration that compressed offloads
   const std::int64_t start_iteration = session.iteration();
   const std::int64_t stop_at = s.stop_after ? std::min(total, start_iteration + s.stop_after) : total;
   EpochTally tally;
+  if (resume && resume->batch_in_epoch > 0) tally.sum = resume->epoch_so_far;
+  auto last_checkpoint = Clock::now();
   float lr = s.lr;
   while (session.iteration() < stop_at) {
     const std::int64_t epoch = session.epoch();
@@ -122,31 +130,45 @@ nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& 
     }
     lr = r.lr;
     tally.add(r);
+    train_seconds += r.seconds;
+    train_images += r.images;
+    evaluated = false;
     if (r.result.compressed_from_bytes) last_compressed = r.result;
     const double eta = (total - session.iteration()) * static_cast<double>(s.batch_size) / tally.rate();
     progress.update(epoch, epochs, session.iteration(), total, r.result.loss, tally.rate(), eta);
-    if (!r.epoch_end && session.iteration() < stop_at) continue;
+    if (session.iteration() == s.trace_iterations) folder.close_traced(trainer.memory().summary(), s.batch_size);
 
-    // The end of an epoch, or of this invocation's slice: evaluate, log,
-    // checkpoint.
-    train_seconds += tally.seconds;
-    train_images += tally.images;
+    // A metrics row when an epoch (or the run) ends; a checkpoint then, at
+    // a stop, and between as --checkpoint-every says.
+    const bool row = r.epoch_end || session.finished();
+    const bool every = s.checkpoint_every > 0 ? session.iteration() % s.checkpoint_every == 0
+                       : s.checkpoint_every == kCheckpointByTime &&
+                             seconds_since(last_checkpoint) >= kCheckpointSeconds;
+    if (!row && !every && session.iteration() < stop_at) continue;
     last_train_loss = tally.mean_loss();
-    last_eval = session.evaluate();
-    char text[200];
-    std::snprintf(text, sizeof text, "epoch %lld: train loss %.4f, accuracy %.2f%% | test loss %.4f, accuracy %.2f%%%s",
-                  static_cast<long long>(epoch + 1), last_train_loss, 100.0 * tally.accuracy(), last_eval.loss,
-                  100.0 * last_eval.accuracy,
-                  imagenet ? (", top-5 " + std::to_string(100.0 * last_eval.top5).substr(0, 5) + "%").c_str() : "");
-    progress.line(text);
-    folder.append_metrics({epoch + 1, session.iteration(), lr, last_train_loss, tally.accuracy(), last_eval.loss,
-                           last_eval.accuracy, last_eval.top5, tally.rate(), tally.peak_load, tally.footprint,
-                           seconds_since(tally.start)});
+    if (row) {
+      last_eval = session.evaluate();
+      evaluated = true;
+      char text[200];
+      std::snprintf(text, sizeof text,
+                    "epoch %lld: train loss %.4f, accuracy %.2f%% | test loss %.4f, accuracy %.2f%%%s",
+                    static_cast<long long>(epoch + 1), last_train_loss, 100.0 * tally.accuracy(), last_eval.loss,
+                    100.0 * last_eval.accuracy,
+                    imagenet ? (", top-5 " + std::to_string(100.0 * last_eval.top5).substr(0, 5) + "%").c_str() : "");
+      progress.line(text);
+      const EpochSoFar e = tally.so_far();
+      // Before the checkpoint: a kill between the two rewinds metrics.csv
+      // to the last checkpoint, which writes the row again (app/run_folder.h).
+      folder.append_metrics({epoch + 1, session.iteration(), lr, last_train_loss, tally.accuracy(), last_eval.loss,
+                             last_eval.accuracy, last_eval.top5, tally.rate(), e.peak_load_bytes, e.footprint_bytes,
+                             e.wall_seconds});
+    }
+    if (r.epoch_end) tally = EpochTally{};
     folder.save_checkpoint({session.settings(), session.epoch(), session.batch_in_epoch(), session.iteration(),
-                            trainer.read_state()});
-    tally = EpochTally{};
+                            tally.so_far(), trainer.read_state()});
+    last_checkpoint = Clock::now();
   }
-  if (start_iteration == stop_at) last_eval = session.evaluate();  // nothing left to train
+  if (!evaluated) last_eval = session.evaluate();  // nothing trained, or stopped mid-epoch
   if (session.iteration() < total)
     std::printf("stopped after %lld of %lld iterations; continue with --resume %s\n",
                 static_cast<long long>(session.iteration()), static_cast<long long>(total),

@@ -1,7 +1,14 @@
 // `tidepool --batch`: the epoch loop. Trains headless through a
 // TrainingSession and reports to the run folder (app/run_folder.h): a
-// progress line per iteration; per epoch (or slice) an evaluation, a
-// metrics row and a checkpoint; at the end the pictures and summary.json.
+// progress line per iteration; per epoch an evaluation, a metrics row and a
+// checkpoint; checkpoints also at a stop (--stop-after) and within epochs
+// (--checkpoint-every); the pictures when the traced iterations are done;
+// at the end summary.json.
+//
+// Checkpoints within an epoch, by default one every 5 minutes of wall time:
+// a kill loses at most that (and the iteration in flight), while a
+// checkpoint costs one read of the state and one synced write of it
+// (resnet50: 200 MB, about a second), under 1% of the time between two.
 #pragma once
 
 #include <optional>
@@ -14,6 +21,9 @@
 #include "engine/run/run_settings.h"
 
 namespace tidepool::app {
+
+// RunSettings::checkpoint_every == kCheckpointByTime: the time between checkpoints.
+inline constexpr double kCheckpointSeconds = 300;
 
 // The settings of a resumed run: the checkpoint's, except what the command
 // line gave explicitly (`given` holds option names such as "epochs") and

@@ -1,8 +1,17 @@
 #include "app/checkpoint.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "engine/core/fnv1a.h"
 
@@ -16,13 +25,64 @@ void append(std::vector<char>& out, const void* data, std::size_t bytes) {
   out.insert(out.end(), p, p + bytes);
 }
 
+// A file descriptor closed however the write ends.
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+  // close() can report a write error that write() did not.
+  bool close() {
+    const int fd = fd_;
+    fd_ = -1;
+    return ::close(fd) == 0;
+  }
+
+ private:
+  int fd_;
+};
+
+std::string error_text() { return std::strerror(errno); }
+
+void write_all(int fd, const char* data, std::size_t bytes, const std::filesystem::path& file) {
+  while (bytes > 0) {
+    const ssize_t n = ::write(fd, data, bytes);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw CheckpointError("writing checkpoint " + file.string() + " failed: " + error_text());
+    data += n;
+    bytes -= static_cast<std::size_t>(n);
+  }
+}
+
+// TIDEPOOL_TEST_CHECKPOINT_STALL (see checkpoint.h): whether this save is
+// the one to stall in.
+bool stall_this_save() {
+  static std::atomic<long> saves{0};
+  const long n = ++saves;
+  const char* want = std::getenv("TIDEPOOL_TEST_CHECKPOINT_STALL");
+  return want && std::atol(want) == n;
+}
+
 }  // namespace
 
 void save_checkpoint(const std::filesystem::path& file, const Checkpoint& c) {
+  const EpochSoFar& e = c.epoch_so_far;
   nlohmann::json header = {{"options", to_json(c.settings)},
                            {"epoch", c.epoch},
                            {"batch_in_epoch", c.batch_in_epoch},
                            {"iteration", c.iteration},
+                           {"epoch_so_far",
+                            {{"images", e.images},
+                             {"correct", e.correct},
+                             {"loss_sum", e.loss_sum},
+                             {"train_seconds", e.train_seconds},
+                             {"wall_seconds", e.wall_seconds},
+                             {"peak_load_bytes", e.peak_load_bytes},
+                             {"footprint_bytes", e.footprint_bytes}}},
                            {"values", c.state.size()}};
   const std::string text = header.dump();
   const std::uint64_t length = text.size();
@@ -38,15 +98,32 @@ void save_checkpoint(const std::filesystem::path& file, const Checkpoint& c) {
   std::filesystem::path tmp = file;
   tmp += ".tmp";
   {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw CheckpointError("cannot write checkpoint " + tmp.string());
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    out.flush();
-    if (!out) throw CheckpointError("writing checkpoint " + tmp.string() + " failed (disk full?)");
+    Fd out(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    if (out.get() < 0) throw CheckpointError("cannot write checkpoint " + tmp.string() + ": " + error_text());
+    std::size_t written = 0;
+    if (stall_this_save()) {  // a test's chance to kill us with a torn temporary file
+      written = bytes.size() / 2;
+      write_all(out.get(), bytes.data(), written, tmp);
+      std::fprintf(stderr, "tidepool: test hook: checkpoint save stalls half written\n");
+      std::fflush(stderr);
+      std::this_thread::sleep_for(std::chrono::seconds(60));
+    }
+    write_all(out.get(), bytes.data() + written, bytes.size() - written, tmp);
+    // On the disk before the rename makes it the checkpoint: otherwise a
+    // power cut could leave the new name on blocks never written.
+    if (::fsync(out.get()) != 0 || !out.close())
+      throw CheckpointError("writing checkpoint " + tmp.string() + " failed (disk full?): " + error_text());
   }
   std::error_code ec;
   std::filesystem::rename(tmp, file, ec);
   if (ec) throw CheckpointError("cannot move checkpoint into place at " + file.string() + ": " + ec.message());
+  // The rename itself is durable once the folder is synced. Some file
+  // systems cannot sync a folder (EINVAL); there the rename is as durable
+  // as they make it.
+  const std::filesystem::path folder = file.has_parent_path() ? file.parent_path() : ".";
+  Fd dir(::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dir.get() < 0 || (::fsync(dir.get()) != 0 && errno != EINVAL && errno != ENOTSUP))
+    throw CheckpointError("cannot sync the folder of checkpoint " + file.string() + ": " + error_text());
 }
 
 Checkpoint load_checkpoint(const std::filesystem::path& file) {
@@ -71,6 +148,17 @@ Checkpoint load_checkpoint(const std::filesystem::path& file) {
     c.epoch = header.at("epoch").get<std::int64_t>();
     c.batch_in_epoch = header.at("batch_in_epoch").get<std::int64_t>();
     c.iteration = header.at("iteration").get<std::int64_t>();
+    // Checkpoints from before mid-epoch checkpoints were written at epoch ends only.
+    const auto so_far = header.value("epoch_so_far", nlohmann::json::object());
+    if (!so_far.is_object()) throw corrupt("bad header: epoch_so_far is not an object");
+    EpochSoFar& e = c.epoch_so_far;
+    e.images = so_far.value("images", std::int64_t{0});
+    e.correct = so_far.value("correct", std::int64_t{0});
+    e.loss_sum = so_far.value("loss_sum", 0.0);
+    e.train_seconds = so_far.value("train_seconds", 0.0);
+    e.wall_seconds = so_far.value("wall_seconds", 0.0);
+    e.peak_load_bytes = so_far.value("peak_load_bytes", std::uint64_t{0});
+    e.footprint_bytes = so_far.value("footprint_bytes", std::uint64_t{0});
     const auto values = header.at("values").get<std::size_t>();
     if (16 + length + values * sizeof(float) + sizeof stored_hash != bytes.size())
       throw corrupt("the state size does not match the header");

@@ -4,11 +4,24 @@
 // File layout (little-endian):
 //   8 bytes   magic "TIDEPCK1"
 //   8 bytes   header length H
-//   H bytes   JSON header: run settings, epoch, iteration, batch_in_epoch, values
+//   H bytes   JSON header: run settings, epoch, iteration, batch_in_epoch,
+//             epoch_so_far, values
 //   4*V bytes the state, V = header.values floats
 //   8 bytes   FNV-1a of everything before it
-// Written to a temporary file and renamed over the old one, so a crash
-// mid-write never leaves a broken checkpoint behind.
+//
+// Durability: the bytes go to `<file>.tmp`, which is fsynced, renamed over
+// `<file>`, and the folder fsynced, so a kill or a power cut at any moment
+// leaves either the old checkpoint or the new one, never a torn one. Only
+// `<file>` is ever read; a `.tmp` left by a kill is overwritten by the next
+// save (and the run folder removes it when it opens). The checksum catches
+// what the file system still gets wrong.
+//
+// Test hook: with TIDEPOOL_TEST_CHECKPOINT_STALL=N in the environment, the
+// N-th save of this process writes half of its temporary file, says so on
+// stderr ("checkpoint save stalls half written") and sleeps (60 s at most)
+// before going on, so that a test can kill the process in the middle of a
+// checkpoint write without depending on timing (tests/app/
+// kill_resume_test.cpp). Nothing else reads the variable.
 #pragma once
 
 #include <cstdint>
@@ -25,14 +38,28 @@ class CheckpointError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// What the batches of the current epoch trained before the checkpoint added
+// up to, so that a run resumed mid-epoch writes the epoch's metrics row as
+// an uninterrupted run does. All zero at an epoch boundary.
+struct EpochSoFar {
+  std::int64_t images = 0, correct = 0;
+  double loss_sum = 0;       // batch loss x batch images, summed
+  double train_seconds = 0;  // in training steps
+  double wall_seconds = 0;   // since the epoch began, evaluation and checkpoints included
+  std::uint64_t peak_load_bytes = 0, footprint_bytes = 0;
+};
+
 struct Checkpoint {
   RunSettings settings;
   std::int64_t epoch = 0;           // the epoch to continue in
   std::int64_t batch_in_epoch = 0;  // batches of that epoch already trained
   std::int64_t iteration = 0;       // training iterations done
+  EpochSoFar epoch_so_far;          // of those batch_in_epoch batches
   std::vector<float> state;
 };
 
+// Throws CheckpointError naming the file when it cannot be written; the
+// previous checkpoint is then still in place.
 void save_checkpoint(const std::filesystem::path& file, const Checkpoint& c);
 // Throws CheckpointError naming the file for a missing, truncated or corrupt checkpoint.
 Checkpoint load_checkpoint(const std::filesystem::path& file);

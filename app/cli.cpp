@@ -123,6 +123,15 @@ void add_training_options(CLI::App& cli, RunSettings& s) {
   cli.add_option("--stop-after", s.stop_after,
                  "stop after this many iterations, checkpointed, without changing the planned run "
                  "(continue with --resume)");
+  cli.add_option_function<std::int64_t>(
+         "--checkpoint-every",
+         [&s](std::int64_t n) {
+           if (n < 0) throw std::invalid_argument("--checkpoint-every must be 0 (off) or a number of iterations");
+           s.checkpoint_every = n;
+         },
+         "also checkpoint every N iterations within an epoch, so that a kill loses at most N "
+         "(0: only at epoch ends and stops; default: every 5 minutes)")
+      ->type_name("N");
 }
 
 void add_window_options(CLI::App& cli, WindowRequest& window) {

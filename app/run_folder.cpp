@@ -1,8 +1,16 @@
 #include "app/run_folder.h"
 
+#include <algorithm>
 #include <ctime>
+#include <sstream>
 #include <stdexcept>
+#include <string>
 
+#include "engine/observe/sinks/chrome_trace_writer.h"
+#include "engine/observe/sinks/event_file_writer.h"
+#include "engine/observe/sinks/iteration_filter.h"
+#include "engine/observe/sinks/memory_load_csv_writer.h"
+#include "engine/observe/sinks/ring_sink.h"
 #include "ui/png/run_pictures.h"
 
 namespace fs = std::filesystem;
@@ -27,26 +35,77 @@ void write_json_atomically(const fs::path& file, const nlohmann::json& j) {
   fs::rename(tmp, file);
 }
 
+constexpr const char* kMetricsHeader =
+    "epoch,iteration,lr,train_loss,train_accuracy,test_loss,test_accuracy,test_top5,"
+    "images_per_second,peak_load_bytes,footprint_bytes,seconds";
+
+// metrics.csv back to the rows of the first `epochs` epochs, written to a
+// temporary file and renamed so that a kill now loses nothing.
+void rewind_metrics(const fs::path& file, std::int64_t epochs) {
+  std::ifstream in(file);
+  std::string text, line;
+  std::getline(in, line);  // the header
+  text = std::string(kMetricsHeader) + '\n';
+  while (std::getline(in, line)) {
+    std::int64_t epoch = 0;
+    char comma = 0;
+    std::istringstream row(line);
+    // Rows are written before their epoch's checkpoint, so only rows past
+    // it can be cut short by a kill; one whose epoch number was cut has no
+    // comma left.
+    if (!(row >> epoch >> comma) || comma != ',' || epoch > epochs || std::count(line.begin(), line.end(), ',') != 11)
+      break;
+    text += line + '\n';
+  }
+  in.close();
+  fs::path tmp = file;
+  tmp += ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << text;
+    if (!out) throw std::runtime_error("cannot write " + tmp.string());
+  }
+  fs::rename(tmp, file);
+}
+
 }  // namespace
 
-RunFolder::RunFolder(fs::path path, bool resumed, std::int64_t trace_iterations)
-    : path_(created(std::move(path))),
-      trace_((path_ / "trace.json").string()),
-      load_csv_((path_ / "memory_load.csv").string()),
-      events_((path_ / "events.bin").string()),
-      filter_(files_, trace_iterations) {
-  files_.add(trace_);
-  files_.add(load_csv_);
-  files_.add(events_);
-  files_.add(pictures_);
+struct RunFolder::Traced {
+  Traced(const fs::path& folder, std::int64_t iterations)
+      : trace((folder / "trace.json").string()),
+        load_csv((folder / "memory_load.csv").string()),
+        events((folder / "events.bin").string()),
+        filter(files, iterations) {
+    files.add(trace);
+    files.add(load_csv);
+    files.add(events);
+    files.add(pictures);
+  }
+  ChromeTraceWriter trace;
+  MemoryLoadCsvWriter load_csv;
+  EventFileWriter events;
+  RingSink pictures;  // the same iterations, drawn as PNG when they are done
+  FanOutSink files;
+  IterationFilter filter;
+  bool closed = false;
+};
+
+RunFolder::RunFolder(fs::path path, const Checkpoint* resumed, std::int64_t trace_iterations)
+    : path_(created(std::move(path))) {
+  for (const char* leftover : {"checkpoint.bin.tmp", "summary.json.tmp", "metrics.csv.tmp"})
+    fs::remove(path_ / leftover);  // a kill's; never read
+  if (!resumed || resumed->iteration < trace_iterations) traced_ = std::make_unique<Traced>(path_, trace_iterations);
   const fs::path metrics = path_ / "metrics.csv";
   const bool fresh = !resumed || !fs::exists(metrics);
+  if (!fresh) rewind_metrics(metrics, resumed->epoch);
   metrics_.open(metrics, fresh ? std::ios::trunc : std::ios::app);
   if (!metrics_) throw std::runtime_error("cannot write " + metrics.string());
-  if (fresh)
-    metrics_ << "epoch,iteration,lr,train_loss,train_accuracy,test_loss,test_accuracy,test_top5,"
-                "images_per_second,peak_load_bytes,footprint_bytes,seconds\n";
+  if (fresh) metrics_ << kMetricsHeader << '\n';
 }
+
+RunFolder::~RunFolder() = default;
+
+EventSink* RunFolder::sink() { return traced_ ? &traced_->filter : nullptr; }
 
 fs::path RunFolder::default_path(const RunSettings& s) {
   const std::time_t now = std::time(nullptr);
@@ -64,9 +123,15 @@ void RunFolder::append_metrics(const EpochRow& r) {
 
 void RunFolder::save_checkpoint(const Checkpoint& checkpoint) { app::save_checkpoint(path_ / "checkpoint.bin", checkpoint); }
 
+void RunFolder::close_traced(const MemorySummary& memory, std::int64_t batch) {
+  if (!traced_ || traced_->closed) return;
+  traced_->closed = true;
+  traced_->filter.flush();
+  ui::write_run_pictures(traced_->pictures.snapshot(), memory.pool_bytes, batch, path_, memory.load_limit_bytes);
+}
+
 void RunFolder::finish(const MemorySummary& memory, std::int64_t batch, const nlohmann::json& summary) {
-  filter_.flush();
-  ui::write_run_pictures(pictures_.snapshot(), memory.pool_bytes, batch, path_, memory.load_limit_bytes);
+  close_traced(memory, batch);
   write_json_atomically(path_ / "summary.json", summary);
 }
 

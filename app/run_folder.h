@@ -1,12 +1,24 @@
 // The folder a `--batch` run leaves behind, and everything that writes it:
 //
-//   metrics.csv        one row per epoch (appended to when a run resumes)
+//   metrics.csv        one row per epoch, written when the epoch ends (and at the run's end)
 //   trace.json         Chrome trace of the first traced iterations
 //   memory_load.csv    their memory load after every allocation and free
 //   events.bin         their every event, for `tidepool view` (engine/observe/event_file.h)
-//   checkpoint.bin     the state, written atomically (app/checkpoint.h)
+//   checkpoint.bin     the state, written atomically and durably (app/checkpoint.h)
 //   summary.json       the run's figures, written atomically at the end
-//   timeline.png, address_map.png, memory_load.png   the window's pictures
+//   timeline.png, address_map.png, memory_load.png   the window's pictures of the traced iterations
+//
+// Resuming reopens the folder as the checkpoint left it:
+//  - metrics.csv keeps the rows of the epochs the checkpoint completed and
+//    loses any written after it (a kill between an epoch's row and its
+//    checkpoint), so the resumed run writes each later row exactly once;
+//  - the traced files belong to the invocation that trains the traced
+//    iterations: a checkpoint at or past them leaves the files alone, one
+//    before them (a kill or --stop-after inside them) writes them anew from
+//    the checkpoint's iteration on. They are closed, and the pictures drawn,
+//    as soon as the traced iterations are done, so a later kill leaves them
+//    whole;
+//  - a checkpoint.bin.tmp or summary.json.tmp a kill left behind is removed.
 //
 // The epoch loop (app/batch_run.cpp) reports to it; it decides nothing
 // about training.
@@ -15,16 +27,12 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 
 #include <nlohmann/json.hpp>
 
 #include "app/checkpoint.h"
 #include "engine/observe/events.h"
-#include "engine/observe/sinks/chrome_trace_writer.h"
-#include "engine/observe/sinks/event_file_writer.h"
-#include "engine/observe/sinks/iteration_filter.h"
-#include "engine/observe/sinks/memory_load_csv_writer.h"
-#include "engine/observe/sinks/ring_sink.h"
 #include "engine/plan/memory_summary.h"
 #include "engine/run/run_settings.h"
 
@@ -40,30 +48,31 @@ struct EpochRow {
 
 class RunFolder {
  public:
-  // Creates the folder, or reopens a resumed run's (its metrics go on).
-  RunFolder(std::filesystem::path path, bool resumed, std::int64_t trace_iterations);
+  // Creates the folder, or reopens a resumed run's at `resumed` (see above).
+  RunFolder(std::filesystem::path path, const Checkpoint* resumed, std::int64_t trace_iterations);
+  ~RunFolder();
   // runs/<model>-<dataset>-<time>
   static std::filesystem::path default_path(const RunSettings& settings);
 
   const std::filesystem::path& path() const { return path_; }
   // Where the run's events go: those of the traced iterations reach
-  // trace.json, memory_load.csv, events.bin and the pictures.
-  EventSink& sink() { return filter_; }
+  // trace.json, memory_load.csv, events.bin and the pictures. Null when
+  // this invocation traces nothing (resumed past the traced iterations).
+  EventSink* sink();
 
   void append_metrics(const EpochRow& row);
   void save_checkpoint(const Checkpoint& checkpoint);
-  // The end of the run: the files of events closed, the pictures drawn
-  // against the plan's pool (and AutoSwap's load limit), summary.json.
+  // The traced iterations are done: their files closed, the pictures drawn
+  // against the plan's pool (and AutoSwap's load limit). Once; later calls
+  // do nothing.
+  void close_traced(const MemorySummary& memory, std::int64_t batch);
+  // The end of the run: close_traced() if not done yet, summary.json.
   void finish(const MemorySummary& memory, std::int64_t batch, const nlohmann::json& summary);
 
  private:
+  struct Traced;  // the traced iterations' writers
   std::filesystem::path path_;
-  ChromeTraceWriter trace_;
-  MemoryLoadCsvWriter load_csv_;
-  EventFileWriter events_;
-  RingSink pictures_;  // the same iterations, drawn as PNG at the end
-  FanOutSink files_;
-  IterationFilter filter_;
+  std::unique_ptr<Traced> traced_;
   std::ofstream metrics_;
 };
 

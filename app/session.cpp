@@ -95,6 +95,11 @@ void TrainingSession::start(EventSink* sink) {
 
 void TrainingSession::restore(const std::vector<float>& state, std::int64_t epoch, std::int64_t batch_in_epoch,
                               std::int64_t iteration) {
+  // A checkpoint read with other data (--data) may not fit this epoch.
+  if (epoch < 0 || iteration < 0 || batch_in_epoch < 0 || batch_in_epoch >= per_epoch_)
+    throw std::invalid_argument("the checkpoint is at batch " + std::to_string(batch_in_epoch) + " of epoch " +
+                                std::to_string(epoch + 1) + ", but an epoch of this training set has " +
+                                std::to_string(per_epoch_) + " batches");
   trainer_->write_state(state);
   epoch_ = epoch;
   batch_in_epoch_ = batch_in_epoch;
@@ -126,9 +131,9 @@ StepReport TrainingSession::train_iteration() {
   if (finished()) throw std::logic_error("train_iteration after the last planned iteration");
   StepReport report;
   if (!epoch_open_) {
-    train_loader_->start_epoch(epoch_);
-    for (std::int64_t b = 0; b < batch_in_epoch_; ++b)  // trained before a checkpoint
-      if (!train_loader_->next()) throw std::logic_error("the epoch ended while skipping restored batches");
+    // Mid-epoch after a restore: the batches trained before the checkpoint
+    // are skipped without being decoded.
+    train_loader_->start_epoch(epoch_, batch_in_epoch_);
     epoch_open_ = true;
   }
   auto batch = train_loader_->next();

@@ -97,7 +97,10 @@ int BatchLoader::chunks_of(std::int64_t batch) const {
   return static_cast<int>((batch_samples(batch) + chunk_ - 1) / chunk_);
 }
 
-void BatchLoader::start_epoch(std::int64_t epoch) {
+void BatchLoader::start_epoch(std::int64_t epoch, std::int64_t first_batch) {
+  if (first_batch < 0 || first_batch > batches_)
+    throw std::out_of_range("BatchLoader: epoch of " + std::to_string(batches_) + " batches has no batch " +
+                            std::to_string(first_batch));
   std::unique_lock lock(mutex_);
   ++generation_;
   held_ = -1;
@@ -117,11 +120,13 @@ void BatchLoader::start_epoch(std::int64_t epoch) {
     Rng rng(mix_seed(options_.seed, static_cast<std::uint64_t>(epoch), ~std::uint64_t{0}));
     for (std::size_t i = order_.size(); i > 1; --i) std::swap(order_[i - 1], order_[rng.below(i)]);
   }
+  // The order is the whole epoch's; work starts at the first batch wanted
+  // (its slot is first_batch % depth, as in an uninterrupted epoch).
   epoch_ = epoch;
-  next_batch_ = 0;
+  next_batch_ = first_batch;
   next_chunk_ = 0;
-  consumed_ = 0;
-  released_ = 0;
+  consumed_ = first_batch;
+  released_ = first_batch;
   error_ = nullptr;
   work_cv_.notify_all();
 }

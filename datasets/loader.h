@@ -98,8 +98,11 @@ class BatchLoader {
   BatchLoader(const BatchLoader&) = delete;
   BatchLoader& operator=(const BatchLoader&) = delete;
 
-  // Abandons whatever epoch was running and starts loading `epoch`.
-  void start_epoch(std::int64_t epoch);
+  // Abandons whatever epoch was running and starts loading `epoch` at batch
+  // `first_batch` (a run resumed mid-epoch): the batches are those an
+  // uninterrupted epoch delivers from there on, and the ones before are
+  // never decoded. An out-of-range first batch throws std::out_of_range.
+  void start_epoch(std::int64_t epoch, std::int64_t first_batch = 0);
   // The next batch of the epoch, waiting for it if needed; nullopt at the
   // end of the epoch. Releases the previously returned batch.
   std::optional<Batch> next();

@@ -23,6 +23,8 @@ inline constexpr Choice<DeviceKind> kDeviceKinds[] = {
 };
 constexpr std::span<const Choice<DeviceKind>> choices(DeviceKind) { return kDeviceKinds; }
 
+inline constexpr std::int64_t kCheckpointByTime = -1;  // RunSettings::checkpoint_every
+
 struct RunSettings {
   // What is trained, and how.
   std::string model = "resnet20";
@@ -47,6 +49,13 @@ struct RunSettings {
   // Stop this invocation after so many iterations (checkpointed; continue
   // with --resume) without changing the planned run or its schedule. 0 = off.
   std::int64_t stop_after = 0;
+  // Checkpoints within an epoch, besides those at its end and at a stop:
+  // every N iterations of the run (counted from its start, so a resumed run
+  // checkpoints where an uninterrupted one would); 0 = none; the default,
+  // kCheckpointByTime, the first iteration that ends 5 minutes or more after
+  // the last checkpoint (app/batch_run.h). Like stop_after, it belongs to
+  // one invocation: checkpoints do not keep it.
+  std::int64_t checkpoint_every = kCheckpointByTime;
   bool progress = true;
 };
 

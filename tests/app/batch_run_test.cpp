@@ -8,7 +8,9 @@
 
 #include "app/batch_run.h"
 #include "app/checkpoint.h"
+#include "app/recorded_run.h"
 #include "engine/run/lr_schedule.h"
+#include "testing/metrics_csv.h"
 #include "testing/temp_dir.h"
 #include "testing/tiny_datasets.h"
 
@@ -86,6 +88,55 @@ TEST(BatchRun, ResumeGivesTheSameParametersAsAnUninterruptedRun) {
   const auto resumed = run_batch(second, c);
   EXPECT_EQ(resumed["iterations"], 14);
   EXPECT_EQ(resumed["param_checksum"], expected["param_checksum"]);
+}
+
+int trace_spans(const std::filesystem::path& run) {
+  int spans = 0;
+  for (const auto& e : read_json(run / "trace.json")["traceEvents"]) spans += e["ph"] == "X";
+  return spans;
+}
+
+// A run done in three slices, stopped mid-epoch twice (once with periodic
+// checkpoints on): each epoch's metrics row is written once, with the whole
+// epoch's figures; the traced iterations, done in the first slice, keep
+// their files; the parameters are the uninterrupted run's.
+TEST(BatchRun, ASlicedRunWritesTheUninterruptedRunsFolder) {
+  testing::TempDir dir("slices");
+  testing::write_tiny_cifar10(dir.path() / "data", 16, 16);
+  RunSettings whole = tiny_run(dir.path() / "data", dir.path() / "whole");
+  whole.batch_size = 8;   // 80 training images: 10 iterations per epoch
+  whole.iterations = 24;  // epochs of 10, 10 and 4 batches
+  whole.trace_iterations = 3;
+  const auto expected = run_batch(whole, std::nullopt);
+
+  const auto sliced = dir.path() / "sliced";
+  RunSettings first = whole;
+  first.out = sliced.string();
+  first.stop_after = 7;
+  run_batch(first, std::nullopt);
+  EXPECT_TRUE(testing::metrics_rows_without_times(sliced).empty()) << "epoch 1 has not ended";
+  const int spans = trace_spans(sliced);
+  EXPECT_EQ(spans, trace_spans(dir.path() / "whole"));
+
+  RunSettings cli;
+  cli.progress = false;
+  for (std::int64_t stop_after : {8, 0}) {
+    const Checkpoint c = load_checkpoint(sliced / "checkpoint.bin");
+    EXPECT_GT(c.epoch_so_far.images, 0) << "stopped mid-epoch";
+    cli.stop_after = stop_after;
+    cli.checkpoint_every = 2;
+    const auto summary = run_batch(resume_settings(cli, {}, c, sliced.string()), c);
+    if (stop_after) {
+      EXPECT_EQ(summary["iterations"], 15);
+      EXPECT_EQ(load_checkpoint(sliced / "checkpoint.bin").iteration, 15);
+    } else {
+      EXPECT_EQ(summary["param_checksum"], expected["param_checksum"]);
+    }
+  }
+  EXPECT_EQ(testing::metrics_rows_without_times(sliced), testing::metrics_rows_without_times(dir.path() / "whole"));
+  EXPECT_EQ(testing::metrics_rows_without_times(sliced).size(), 3u);
+  EXPECT_EQ(trace_spans(sliced), spans) << "the resumed slices left the first slice's trace alone";
+  EXPECT_NO_THROW(RecordedRun{sliced});
 }
 
 // --compress: the summary says what compression saved, the run resumes
@@ -171,6 +222,8 @@ TEST(Checkpoint, RoundTripsAndRejectsDamage) {
   c.epoch = 3;
   c.batch_in_epoch = 5;
   c.iteration = 77;
+  c.epoch_so_far = {.images = 160, .correct = 41, .loss_sum = 351.0000000000001, .train_seconds = 2.5,
+                    .wall_seconds = 3.75, .peak_load_bytes = 1u << 30, .footprint_bytes = (1u << 30) + 5};
   c.state = {1.0f, -2.5f, 3.25f};
   const auto file = dir.path() / "checkpoint.bin";
   save_checkpoint(file, c);
@@ -180,6 +233,17 @@ TEST(Checkpoint, RoundTripsAndRejectsDamage) {
   EXPECT_EQ(back.iteration, 77);
   EXPECT_EQ(back.batch_in_epoch, 5);
   EXPECT_EQ(back.state, c.state);
+  EXPECT_EQ(back.epoch_so_far.images, 160);
+  EXPECT_EQ(back.epoch_so_far.correct, 41);
+  EXPECT_EQ(back.epoch_so_far.loss_sum, c.epoch_so_far.loss_sum) << "bit for bit: the resumed epoch's row adds to it";
+  EXPECT_EQ(back.epoch_so_far.wall_seconds, 3.75);
+  EXPECT_EQ(back.epoch_so_far.footprint_bytes, (1u << 30) + 5);
+
+  // A torn temporary file a kill left beside it is never read in its place.
+  testing::write_text(dir.path() / "checkpoint.bin.tmp", "TIDEPCK1 torn");
+  EXPECT_EQ(load_checkpoint(file).iteration, 77);
+  save_checkpoint(file, c);
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "checkpoint.bin.tmp")) << "the next save replaced it";
 
   {  // one flipped bit in the state
     std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);

@@ -62,6 +62,10 @@ TEST(Cli, ZeroBatchSizeIsRefused) {
   expect_error(run("--batch --quiet --batch-size 0 --dataset cifar10 --data " + dir.path().string()), "batch");
 }
 
+TEST(Cli, NegativeCheckpointIntervalIsRefused) {
+  expect_error(run("--batch --quiet --checkpoint-every -3 --iterations 1"), "--checkpoint-every");
+}
+
 TEST(Cli, TruncatedCifarFileIsNamed) {
   testing::TempDir dir("cli_trunc");
   testing::write_tiny_cifar10(dir.path());

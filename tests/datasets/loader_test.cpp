@@ -201,6 +201,31 @@ TEST(BatchLoader, RestartingAnEpochMidwayStartsClean) {
   EXPECT_EQ(run_epoch(h.loader, 2).images, full.images);
 }
 
+// A run resumed mid-epoch starts the loader at the checkpoint's batch: it
+// must get what the uninterrupted epoch delivered from there, in the same
+// slots, whatever the depth.
+TEST(BatchLoader, StartingAtABatchDeliversTheRestOfTheUninterruptedEpoch) {
+  IndexDataset data(130);
+  data.delay_us = 10;
+  Harness h(data, options(10, true, 4, 3, 3));
+  const Delivered full = run_epoch(h.loader, 5);
+  for (std::int64_t first : {1, 7, 12, 13}) {
+    h.loader.start_epoch(5, first);
+    std::vector<float> images;
+    std::int64_t index = first;
+    while (auto b = h.loader.next()) {
+      EXPECT_EQ(b->index, index);
+      EXPECT_EQ(b->slot, index % 3);
+      images.insert(images.end(), b->images, b->images + b->size * 4);
+      ++index;
+    }
+    EXPECT_EQ(index, 13);
+    EXPECT_EQ(images, std::vector<float>(full.images.begin() + first * 10 * 4, full.images.end())) << first;
+  }
+  EXPECT_THROW(h.loader.start_epoch(5, 14), std::out_of_range);
+  EXPECT_THROW(h.loader.start_epoch(5, -1), std::out_of_range);
+}
+
 TEST(BatchLoader, UnreadableSamplesAreReplacedInTrainingAndDroppedInEvaluation) {
   IndexDataset data(40);
   data.bad = {5, 6, 17};
