@@ -362,14 +362,17 @@ constexpr float kOne = 1.0f, kZero = 0.0f;
 
 std::size_t CudaKernels::conv_workspace_bytes(const ConvShape& s, ConvScheme scheme,
                                               ConvPass pass) {
+  bind_device(ctx_->shared->ordinal);  // may come from any thread
   return plan_for(*ctx_, s, scheme, pass).workspace;
 }
 
 std::string CudaKernels::conv_algorithm_name(const ConvShape& s, ConvScheme scheme, ConvPass pass) {
+  bind_device(ctx_->shared->ordinal);  // may come from any thread
   return plan_for(*ctx_, s, scheme, pass).name;
 }
 
 bool CudaKernels::conv_algorithm_measured(const ConvShape& s, ConvScheme scheme, ConvPass pass) {
+  bind_device(ctx_->shared->ordinal);  // may come from any thread
   return plan_for(*ctx_, s, scheme, pass).measured;
 }
 

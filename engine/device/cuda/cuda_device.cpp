@@ -162,11 +162,10 @@ struct CudaDevice::Impl {
     return streams[static_cast<std::size_t>(i)].get();
   }
 
-  // Several host threads may drive several devices; CUDA's current device
-  // is per thread, so calls that create or enqueue make sure it is ours.
-  void bind() const {
-    if (ordinal != 0) TP_CALL(cudaSetDevice, ordinal);
-  }
+  // Several host threads may drive several devices, and CUDA's current
+  // device is per thread: every entry point that calls CUDA starts here
+  // (see bind_device), device 0 included.
+  void bind() const { bind_device(ordinal); }
 
   double host_us() const {
     return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - epoch)
@@ -184,7 +183,7 @@ CudaDevice::CudaDevice(CudaDeviceOptions options) : impl_(std::make_unique<Impl>
                       std::to_string(count) + " GPU" + (count == 1 ? "" : "s") + " visible)");
   }
   d.ordinal = options.ordinal;
-  TP_CALL(cudaSetDevice, d.ordinal);
+  d.bind();
   cudaDeviceProp props{};
   TP_CALL(cudaGetDeviceProperties, &props, d.ordinal);
   d.name = "cuda:" + std::to_string(d.ordinal) + " (" + props.name + ")";
@@ -226,7 +225,9 @@ CudaDevice::CudaDevice(CudaDeviceOptions options) : impl_(std::make_unique<Impl>
 
 CudaDevice::~CudaDevice() {
   // Queued work may still read the arena or the pinned region; let it
-  // finish before they are freed. Errors no longer matter here.
+  // finish before they are freed. Errors no longer matter here. The
+  // handles and buffers are freed on our GPU's context.
+  (void)cudaSetDevice(impl_->ordinal);
   for (auto& s : impl_->streams) {
     if (s) (void)cudaStreamSynchronize(s.get());
   }
@@ -287,6 +288,9 @@ std::size_t CudaDevice::pinned_bytes() const { return impl_->pinned_bytes; }
 Kernels& CudaDevice::kernels() { return cuda_kernels(); }
 
 CudaKernels& CudaDevice::cuda_kernels() {
+  // The table's own queries bind too (they may come from another thread);
+  // this leaves a caller that goes on to enqueue through it on our GPU.
+  impl_->bind();
   return *impl_->tables[static_cast<std::size_t>(Stream::compute)];
 }
 
@@ -364,15 +368,18 @@ void CudaDevice::wait(Stream waiter, const DeviceEvent& e) {
   const CudaEvent& ev = own_event(this, e);
   // A stream already runs its own work in order.
   if (ev.stream() == waiter) return;
+  impl_->bind();
   TP_CALL(cudaStreamWaitEvent, impl_->stream(waiter), ev.get(), 0);
 }
 
 void CudaDevice::synchronize(const DeviceEvent& e) {
+  impl_->bind();
   TP_CALL(cudaEventSynchronize, own_event(this, e).get());
   impl_->rethrow_host_error();
 }
 
 bool CudaDevice::done(const DeviceEvent& e) {
+  impl_->bind();
   const cudaError_t status = cudaEventQuery(own_event(this, e).get());
   if (status == cudaSuccess) return true;
   if (status == cudaErrorNotReady) {
@@ -387,6 +394,7 @@ bool CudaDevice::done(const DeviceEvent& e) {
 
 void CudaDevice::synchronize() {
   Impl& d = *impl_;
+  d.bind();
   for (auto& s : d.streams) TP_CALL(cudaStreamSynchronize, s.get());
   d.rethrow_host_error();
   // Everything is idle: a good moment to move the clock's reference to now
@@ -421,6 +429,7 @@ float elapsed_ms(cudaEvent_t from, cudaEvent_t to) {
 double CudaDevice::time_us(const DeviceEvent& e) {
   const CudaEvent& ev = own_event(this, e);
   Impl& d = *impl_;
+  d.bind();
   std::lock_guard<std::mutex> lock(d.clock_mutex);
   // Negative when the event precedes the reference, which is the usual
   // case: events are read after the synchronize() that moved it.
@@ -430,6 +439,7 @@ double CudaDevice::time_us(const DeviceEvent& e) {
 double CudaDevice::elapsed_us(const DeviceEvent& from, const DeviceEvent& to) {
   const CudaEvent& a = own_event(this, from);
   const CudaEvent& b = own_event(this, to);
+  impl_->bind();
   return 1000.0 * static_cast<double>(elapsed_ms(a.get(), b.get()));
 }
 

@@ -39,7 +39,10 @@
 //    and tensor names the executor passes; the streams are named too.
 //
 // Host-side calls are meant to come from one thread (the executor), as for
-// the cpu device.
+// the cpu device. Every call that reaches CUDA first makes this device's GPU
+// the calling thread's current one (CUDA keeps it per thread), so a thread
+// another device or library left on another GPU still works here; the
+// current device is left on ours afterwards.
 #pragma once
 
 #include <cstddef>

@@ -6,7 +6,9 @@
 // A table is bound to one stream for its whole life: every call only
 // enqueues work there and returns (the device makes one table per stream).
 // Pointers are device pointers into the arena; the exceptions are the
-// workspace queries, which touch no data and may come from any thread.
+// workspace queries, which touch no data and may come from any thread
+// (they make the table's GPU the thread's current device first; the
+// enqueueing calls rely on CudaDevice::submit having done so).
 //
 // Numbers: everything is plain f32. Convolutions run with CUDNN_FMA_MATH,
 // so an Ampere or Hopper GPU does not quietly switch to TF32 tensor cores

@@ -1,11 +1,19 @@
-// The helpers of cuda_util.h that are more than one line: device buffers
-// with an out-of-memory message a user can act on, and cuDNN descriptors.
+// The helpers of cuda_util.h that are more than one line: binding the
+// current device, device buffers with an out-of-memory message a user can
+// act on, and cuDNN descriptors.
 #include "engine/device/cuda/cuda_util.h"
 
 #include <cstdio>
 #include <string>
 
 namespace tidepool::cuda {
+
+void bind_device(int ordinal) {
+  // cudaGetDevice is a thread-local read; cudaSetDevice only when needed.
+  int current = -1;
+  TP_CALL(cudaGetDevice, &current);
+  if (current != ordinal) TP_CALL(cudaSetDevice, ordinal);
+}
 
 void throw_out_of_memory(std::size_t requested, const char* what) {
   // The failed cudaMalloc left a (non-sticky) error behind; take it now so

@@ -5,6 +5,7 @@
 // defines:
 //   TP_CALL(fn, args...)        call a CUDA/cuDNN/cuBLAS function, throw CudaError naming it
 //   check_launch(kernel)        after a <<<...>>> launch: throw if it failed
+//   bind_device(ordinal)        make the calling thread's current device ours
 //   Unique<Ptr, Destroy>        RAII for every handle kind (descriptors, handles, streams, events)
 //   DeviceBuffer                RAII cudaMalloc, for the few buffers outside the arena
 //   tensor_desc / filter_desc   cuDNN descriptors for our NCHW f32 tensors
@@ -50,6 +51,17 @@ void check(cublasStatus_t status, const char* call);
 // for this GPU) through cudaGetLastError; faults inside a kernel surface
 // later, at the next synchronising call, as that call's CudaError.
 void check_launch(const char* kernel);
+
+// CUDA's current device is per host thread, and events, handles, pinned
+// allocations and launches belong to whichever device is current when they
+// are made. So every public entry point of the device and of its kernel
+// tables calls this first: a thread left on another GPU (by another device
+// object, or by other code) would otherwise make our events on that GPU and
+// launch there. It does not restore the previous device on return: since
+// CUDA 12, cudaSetDevice creates the target's primary context, so putting
+// back a thread's untouched default (device 0) would allocate a context on
+// a GPU this process may not otherwise use.
+void bind_device(int ordinal);
 
 // cuDNN's legacy API takes int dimensions; larger tensors are refused with
 // the figures rather than silently truncated.
@@ -156,8 +168,9 @@ PlanCache& plan_cache(int ordinal);
 
 // What the three kernel tables of one device share.
 struct Shared {
-  explicit Shared(int ordinal) : plans(plan_cache(ordinal)) {}
+  explicit Shared(int gpu) : ordinal(gpu), plans(plan_cache(gpu)) {}
 
+  const int ordinal;  // the GPU, for bind_device()
   PlanCache& plans;
   // Measuring algorithms (cudnnFind*Ex) needs device buffers of its own.
   // That is allowed while the device is starting up; once its arena is

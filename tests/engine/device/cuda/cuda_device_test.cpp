@@ -167,6 +167,46 @@ TEST(CudaDevice, ShapesBeyondCudnnsIntegersAreRefusedWithTheFigures) {
   }
 }
 
+// CUDA's current device is per host thread. Making a device for GPU 1
+// leaves the thread there; a device for GPU 0 must still make its events,
+// launches and cuDNN searches on GPU 0 (it used to bind only when its
+// ordinal was not 0).
+TEST(CudaDevice, WorksWhicheverGpuTheThreadWasLeftOn) {
+  TIDEPOOL_REQUIRE_GPU();
+  if (cuda_device_count() < 2) GTEST_SKIP() << "needs two GPUs";
+  CudaDevice first({.ordinal = 0});
+  CudaKernels& table = first.cuda_kernels();
+  CudaDevice second({.ordinal = 1});  // the thread is on GPU 1 now
+  // A workspace query straight on the table, from a thread on GPU 1: `p`
+  // times algorithms with buffers of its own, which must be GPU 0's. (A
+  // shape no other test uses, so this one really measures.)
+  ConvShape s;
+  s.n = 3, s.c = 5, s.h = s.w = 23, s.k = 7, s.r = s.s = 3, s.pad_h = s.pad_w = 1;
+  (void)table.conv_workspace_bytes(s, ConvScheme::p, ConvPass::forward);
+  EXPECT_TRUE(table.conv_algorithm_measured(s, ConvScheme::p, ConvPass::forward));
+
+  (void)second.reserve_arena(1 << 20);  // back on GPU 1
+  auto* x = reinterpret_cast<float*>(first.reserve_arena(1 << 20));
+  (void)second.record(Stream::compute);  // and again
+  std::vector<float> v(1000, 1.5f), out(1000);
+  first.copy_async(Stream::prefetch, x, v.data(), v.size() * sizeof(float));
+  auto loaded = first.record(Stream::prefetch);
+  first.wait(Stream::compute, *loaded);
+  (void)second.record(Stream::compute);
+  first.submit(Stream::compute, [&](Kernels& k) { k.accumulate(1000, x, x); });
+  auto computed = first.record(Stream::compute);
+  (void)second.record(Stream::compute);
+  first.synchronize(*computed);
+  EXPECT_TRUE(first.done(*computed));
+  first.copy_async(Stream::compute, out.data(), x, out.size() * sizeof(float));
+  (void)second.record(Stream::compute);
+  first.synchronize();
+  EXPECT_EQ(out, std::vector<float>(1000, 3.0f));
+  (void)second.record(Stream::compute);
+  EXPECT_GE(first.elapsed_us(*loaded, *computed), 0.0);
+  EXPECT_LE(first.time_us(*loaded), first.time_us(*computed));
+}
+
 // No GPU needed: the message format every CUDA, cuDNN and cuBLAS failure has.
 TEST(CudaError, NamesTheCallAndTheStatusAndIsADeviceError) {
   const CudaError e(CudaError::Library::cudnn, "cudnnConvolutionForward", 3,
