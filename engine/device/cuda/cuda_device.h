@@ -5,7 +5,8 @@
 //    reserve_pinned() one cudaHostAlloc; both may be called once and are
 //    freed with the device. Apart from them the device only holds each
 //    kernel table's small scratch (a fixed cuBLAS workspace and a few
-//    per-channel floats, about 4 MiB per table, made when the table is)
+//    per-channel floats: about 4 MiB per table, 32 MiB from Hopper on,
+//    made when the table is)
 //    and, while starting up, the temporary buffers with which the `p`
 //    conv scheme times algorithms. Out of memory is a DeviceError that says
 //    how much was asked for and how much the GPU has free and in total.

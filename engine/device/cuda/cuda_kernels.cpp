@@ -56,10 +56,13 @@ Context::Context(std::shared_ptr<Shared> shared_state, cudaStream_t bound)
   // cublasSetStream resets the workspace to the library's pool, so the
   // stream is set first and the fixed workspace after it.
   TP_CALL(cublasSetStream, cublas.get(), stream);
-  scratch = DeviceBuffer(kCublasWorkspaceBytes + kChannelScratchFloats * sizeof(float),
+  int major = 0;
+  TP_CALL(cudaDeviceGetAttribute, &major, cudaDevAttrComputeCapabilityMajor, shared->ordinal);
+  cublas_workspace_bytes = cublas_workspace_for(major);
+  scratch = DeviceBuffer(cublas_workspace_bytes + kChannelScratchFloats * sizeof(float),
                          "a kernel table's scratch (cuBLAS workspace and per-channel values)");
-  TP_CALL(cublasSetWorkspace, cublas.get(), scratch.get(), kCublasWorkspaceBytes);
-  channel_scratch = reinterpret_cast<float*>(scratch.bytes() + kCublasWorkspaceBytes);
+  TP_CALL(cublasSetWorkspace, cublas.get(), scratch.get(), cublas_workspace_bytes);
+  channel_scratch = reinterpret_cast<float*>(scratch.bytes() + cublas_workspace_bytes);
   // Plain f32 GEMMs: no TF32 tensor cores, like the convolutions.
   TP_CALL(cublasSetMathMode, cublas.get(), CUBLAS_DEFAULT_MATH);
   TP_CALL(cublasSetPointerMode, cublas.get(), CUBLAS_POINTER_MODE_HOST);

@@ -196,9 +196,15 @@ struct Context {
   // time. The per-channel floats hold batchnorm's inverse deviations for
   // backward (see batchnorm.cu).
   DeviceBuffer scratch;
+  std::size_t cublas_workspace_bytes = 0;
   float* channel_scratch = nullptr;
 
-  static constexpr std::size_t kCublasWorkspaceBytes = std::size_t{4} << 20;
+  // cublasSetWorkspace's documented recommendation: 32 MiB on Hopper
+  // (compute capability 9) and later, whose GEMM kernels want more; 4 MiB
+  // before.
+  static std::size_t cublas_workspace_for(int compute_major) {
+    return (compute_major >= 9 ? std::size_t{32} : std::size_t{4}) << 20;
+  }
   static constexpr std::int64_t kChannelScratchFloats = 16384;
 };
 
