@@ -43,15 +43,42 @@ PlanCache& plan_cache(int ordinal) {
   return *cache;
 }
 
+namespace {
+
+// Creating a handle allocates device memory, and on a full GPU the
+// libraries report that as a status of their own rather than as
+// cudaErrorMemoryAllocation. By the time a table is made the runtime and
+// the device's context are up (the device made its streams on it), so
+// "not initialized" here is the libraries' way of saying that too: both
+// get the arena's out-of-memory message, with the status kept in it.
+void create(cudnnHandle_t* h) {
+  const cudnnStatus_t st = cudnnCreate(h);
+  if (st == CUDNN_STATUS_NOT_INITIALIZED || st == CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED ||
+      st == CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED) {
+    throw_out_of_memory("a kernel table's cuDNN handle", "cudnnCreate", cudnnGetErrorString(st));
+  }
+  check(st, "cudnnCreate");
+}
+
+void create(cublasHandle_t* h) {
+  const cublasStatus_t st = cublasCreate(h);
+  if (st == CUBLAS_STATUS_NOT_INITIALIZED || st == CUBLAS_STATUS_ALLOC_FAILED) {
+    throw_out_of_memory("a kernel table's cuBLAS handle", "cublasCreate", cublasGetStatusName(st));
+  }
+  check(st, "cublasCreate");
+}
+
+}  // namespace
+
 Context::Context(std::shared_ptr<Shared> shared_state, cudaStream_t bound)
     : shared(std::move(shared_state)), stream(bound) {
   cudnnHandle_t dnn = nullptr;
-  TP_CALL(cudnnCreate, &dnn);
+  create(&dnn);
   cudnn.reset(dnn);
   TP_CALL(cudnnSetStream, cudnn.get(), stream);
 
   cublasHandle_t blas = nullptr;
-  TP_CALL(cublasCreate, &blas);
+  create(&blas);
   cublas.reset(blas);
   // cublasSetStream resets the workspace to the library's pool, so the
   // stream is set first and the fixed workspace after it.

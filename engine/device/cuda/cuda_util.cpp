@@ -15,9 +15,12 @@ void bind_device(int ordinal) {
   if (current != ordinal) TP_CALL(cudaSetDevice, ordinal);
 }
 
-void throw_out_of_memory(std::size_t requested, const char* what) {
-  // The failed cudaMalloc left a (non-sticky) error behind; take it now so
-  // that the next unrelated launch check does not report it again.
+namespace {
+
+// The failed allocation left a (non-sticky) error behind; take it now so
+// that the next unrelated launch check does not report it again. Then the
+// GPU's figures and what the user can do about it.
+[[noreturn]] void throw_out_of_memory_doing(const std::string& doing) {
   (void)cudaGetLastError();
   std::size_t free_bytes = 0, total_bytes = 0;
   std::string figures;
@@ -26,9 +29,19 @@ void throw_out_of_memory(std::size_t requested, const char* what) {
   } else {
     (void)cudaGetLastError();
   }
-  throw DeviceError("cuda device: out of device memory reserving " + format_bytes(requested) + " (" +
-                    std::to_string(requested) + " bytes) for " + what + figures +
+  throw DeviceError("cuda device: out of device memory " + doing + figures +
                     "; try a smaller --batch-size or --budget, or an offload --mode");
+}
+
+}  // namespace
+
+void throw_out_of_memory(std::size_t requested, const char* what) {
+  throw_out_of_memory_doing("reserving " + format_bytes(requested) + " (" + std::to_string(requested) +
+                            " bytes) for " + what);
+}
+
+void throw_out_of_memory(const char* what, const char* call, const char* status) {
+  throw_out_of_memory_doing(std::string("creating ") + what + " (" + call + ": " + status + ")");
 }
 
 DeviceBuffer::DeviceBuffer(std::size_t bytes, const char* what) : size_(bytes) {

@@ -122,6 +122,10 @@ class DeviceBuffer {
 // 79.1 GiB on this GPU". Also clears the (non-sticky) allocation error so
 // that it does not resurface from an unrelated later call.
 [[noreturn]] void throw_out_of_memory(std::size_t requested, const char* what);
+// The same for a library call that ran out without saying how much it
+// wanted: "out of device memory creating the cuDNN handle (cudnnCreate:
+// CUDNN_STATUS_...): 3.0 MiB free of 79.1 GiB on this GPU; try ...".
+[[noreturn]] void throw_out_of_memory(const char* what, const char* call, const char* status);
 
 // --- descriptors -----------------------------------------------------------------
 

@@ -66,6 +66,36 @@ TEST(CudaDevice, OutOfMemoryIsADeviceErrorWithTheFigures) {
   EXPECT_EQ(out, in);
 }
 
+// A kernel table made on a full GPU - here the offload stream's, made on
+// its first submit, after an arena that took all but a couple of MiB -
+// fails with the arena's out-of-memory message, whichever of cudnnCreate,
+// cublasCreate or the table's scratch runs out first (the libraries used
+// to surface as their raw status).
+TEST(CudaDevice, OutOfMemoryMakingAKernelTableGetsTheArenasMessage) {
+  TIDEPOOL_REQUIRE_GPU();
+  CudaDevice device;
+  // The largest arena the GPU grants, to cudaMalloc's 2 MiB granularity:
+  // refused reservations leave nothing behind (see above).
+  constexpr std::size_t kStep = std::size_t{2} << 20;
+  for (std::size_t bytes = device.caps().memory_bytes / kStep * kStep;; bytes -= kStep) {
+    ASSERT_GT(bytes, kStep) << "no arena could be reserved at all";
+    try {
+      device.reserve_arena(bytes);
+      break;
+    } catch (const DeviceError&) {
+    }
+  }
+  try {
+    device.submit(Stream::offload, [](Kernels&) {});
+  } catch (const DeviceError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("cuda device: out of device memory"), std::string::npos) << what;
+    EXPECT_NE(what.find("free of"), std::string::npos) << what;
+    return;
+  }
+  GTEST_SKIP() << "the GPU still had room for a second kernel table";
+}
+
 TEST(CudaDevice, CopiesRoundTripThroughPinnedAndPageableMemoryOnEveryStream) {
   TIDEPOOL_REQUIRE_GPU();
   CudaDevice device;
