@@ -8,7 +8,7 @@
 // deviation 1 / sqrt(var + eps), and its backward wants that back. So:
 //  - forward: cuDNN writes invstd into saved_var, then invstd_to_var turns
 //    it into the variance in place (in double, so the round trip loses
-//    less than one float step);
+//    less than one float step; clamped at 0, which that step can cross);
 //  - backward: var_to_invstd recomputes invstd into the table's per-channel
 //    scratch, which cuDNN reads. Layers with more channels than the scratch
 //    holds (none in the zoo) let cuDNN recompute the statistics from x.
@@ -32,7 +32,10 @@ __global__ void invstd_to_var_kernel(float* __restrict__ v, std::int64_t channel
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
        i < channels; i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     const double s = v[i];
-    v[i] = static_cast<float>(1.0 / (s * s) - eps);
+    // A channel with (almost) no spread has invstd ~ 1/sqrt(eps), rounded
+    // to float; rounded up, 1/s^2 falls below eps and the difference is a
+    // tiny negative "variance". A variance is never negative: clamp.
+    v[i] = static_cast<float>(fmax(1.0 / (s * s) - eps, 0.0));
   }
 }
 

@@ -10,6 +10,7 @@
 // absolute.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -98,6 +99,35 @@ TEST_F(GpuBatchNorm, BackwardMatchesTheCpuDevice) {
     EXPECT_TRUE(close_to_cpu(download(gdx, count), dx, 1e-3, 1e-4));
     EXPECT_TRUE(close_to_cpu(download(gdg, c), dgamma, 1e-4, 1e-4));
     EXPECT_TRUE(close_to_cpu(download(gdb, c), dbeta, 1e-4, 1e-4));
+  }
+}
+
+// A constant channel has variance 0, so cuDNN's inverse deviation is
+// 1/sqrt(eps) rounded to float, and for about half of all eps that rounds
+// up: 1/invstd^2 - eps came out slightly negative. The saved variance is
+// clamped at 0, and backward (which turns it back into invstd) stays finite.
+TEST_F(GpuBatchNorm, TheSavedVarianceOfAConstantChannelIsNeverNegative) {
+  for (int i = 1; i <= 16; ++i) {
+    BatchNormShape s{4, 3, 5, 5};
+    s.eps = static_cast<float>(i) * 1e-6f;
+    SCOPED_TRACE("eps " + std::to_string(s.eps));
+    const auto count = static_cast<std::size_t>(s.n * s.c * s.h * s.w);
+    const auto c = static_cast<std::size_t>(s.c);
+    const std::vector<float> x(count, 0.75f), dy = random_floats(count, 41);
+    const std::vector<float> gamma(c, 1.0f), beta(c, 0.0f);
+    reset_arena();
+    float *gx = upload(x), *gdy = upload(dy), *gg = upload(gamma), *gb = upload(beta);
+    float *gy = nan_buffer(count), *gmean = nan_buffer(c), *gvar = nan_buffer(c);
+    float *gdx = nan_buffer(count), *gdg = nan_buffer(c), *gdb = nan_buffer(c);
+    run([&](Kernels& k) {
+      k.batchnorm_forward_train(s, gx, gg, gb, gy, gmean, gvar, nullptr, nullptr);
+      k.batchnorm_backward(s, gx, gdy, gg, gmean, gvar, gdx, gdg, gdb);
+    });
+    for (float v : download(gvar, c)) {
+      EXPECT_GE(v, 0.0f);
+      EXPECT_LT(v, 1e-9f);
+    }
+    for (float v : download(gdx, count)) ASSERT_TRUE(std::isfinite(v));
   }
 }
 
