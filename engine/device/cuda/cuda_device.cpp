@@ -64,12 +64,33 @@ class EventPool {
   std::vector<cudaEvent_t> free_;
 };
 
-// An event: one cudaEvent_t recorded on one stream of one device. It keeps
-// the pool alive, so it may outlive the device that recorded it.
+// A point on the compute stream whose host time is known: recorded, waited
+// for, and stamped with the host clock the moment it had completed. Every
+// event recorded after that moment completes after it, so its time is the
+// reference's plus a non-negative cudaEventElapsedTime (see the header).
+struct ClockReference {
+  explicit ClockReference(std::shared_ptr<EventPool> p) : pool(std::move(p)), event(pool->take()) {}
+  ~ClockReference() { pool->give(event); }
+  ClockReference(const ClockReference&) = delete;
+  ClockReference& operator=(const ClockReference&) = delete;
+
+  std::shared_ptr<EventPool> pool;
+  cudaEvent_t event;
+  double host_us = 0;
+};
+
+// An event: one cudaEvent_t recorded on one stream of one device, with the
+// clock reference that was current when it was recorded. It keeps the pool
+// alive, so it may outlive the device that recorded it.
 class CudaEvent final : public DeviceEvent {
  public:
-  CudaEvent(const void* device, Stream stream, std::shared_ptr<EventPool> pool)
-      : device_(device), stream_(stream), pool_(std::move(pool)), event_(pool_->take()) {}
+  CudaEvent(const void* device, Stream stream, std::shared_ptr<EventPool> pool,
+            std::shared_ptr<const ClockReference> since)
+      : device_(device),
+        stream_(stream),
+        pool_(std::move(pool)),
+        event_(pool_->take()),
+        since_(std::move(since)) {}
   ~CudaEvent() override { pool_->give(event_); }
   CudaEvent(const CudaEvent&) = delete;
   CudaEvent& operator=(const CudaEvent&) = delete;
@@ -77,12 +98,14 @@ class CudaEvent final : public DeviceEvent {
   const void* device() const { return device_; }
   Stream stream() const { return stream_; }
   cudaEvent_t get() const { return event_; }
+  const ClockReference& since() const { return *since_; }
 
  private:
   const void* device_;
   Stream stream_;
   std::shared_ptr<EventPool> pool_;
   cudaEvent_t event_;
+  std::shared_ptr<const ClockReference> since_;
 };
 
 // Colours per stream in Nsight's NVTX rows, matching the trace's tracks:
@@ -132,12 +155,11 @@ struct CudaDevice::Impl {
   std::unique_ptr<void, PinnedFree> pinned;
   std::size_t pinned_bytes = 0;
 
-  // The clock: host steady time since `epoch`, and a reference event whose
-  // host time is known (see the header).
+  // The clock: host steady time since `epoch`, and the latest reference
+  // event, which every event recorded from now on keeps (see the header).
   std::chrono::steady_clock::time_point epoch;
   mutable std::mutex clock_mutex;
-  EventHandle reference, spare_reference;
-  double reference_us = 0;
+  std::shared_ptr<const ClockReference> reference;
 
   Unique<nvtxDomainHandle_t, nvtxDomainDestroy> nvtx;
 
@@ -212,15 +234,12 @@ CudaDevice::CudaDevice(CudaDeviceOptions options) : impl_(std::make_unique<Impl>
 
   // The clock's origin: an event on the compute stream, and the host clock
   // started the moment it has completed.
-  for (EventHandle* e : {&d.reference, &d.spare_reference}) {
-    cudaEvent_t raw = nullptr;
-    TP_CALL(cudaEventCreateWithFlags, &raw, cudaEventDefault);
-    e->reset(raw);
-  }
-  TP_CALL(cudaEventRecord, d.reference.get(), d.streams[compute].get());
-  TP_CALL(cudaEventSynchronize, d.reference.get());
+  auto origin = std::make_shared<ClockReference>(d.events);
+  TP_CALL(cudaEventRecord, origin->event, d.streams[compute].get());
+  TP_CALL(cudaEventSynchronize, origin->event);
   d.epoch = std::chrono::steady_clock::now();
-  d.reference_us = 0;
+  origin->host_us = 0;
+  d.reference = std::move(origin);
 }
 
 CudaDevice::~CudaDevice() {
@@ -359,7 +378,12 @@ const CudaEvent& own_event(const void* device, const DeviceEvent& e) {
 std::unique_ptr<DeviceEvent> CudaDevice::record(Stream s) {
   cudaStream_t stream = impl_->stream(s);
   impl_->bind();
-  auto e = std::make_unique<CudaEvent>(this, s, impl_->events);
+  std::shared_ptr<const ClockReference> since;
+  {
+    std::lock_guard<std::mutex> lock(impl_->clock_mutex);
+    since = impl_->reference;
+  }
+  auto e = std::make_unique<CudaEvent>(this, s, impl_->events, std::move(since));
   TP_CALL(cudaEventRecord, e->get(), stream);
   return e;
 }
@@ -397,13 +421,15 @@ void CudaDevice::synchronize() {
   d.bind();
   for (auto& s : d.streams) TP_CALL(cudaStreamSynchronize, s.get());
   d.rethrow_host_error();
-  // Everything is idle: a good moment to move the clock's reference to now
-  // (see the header), so later event times are measured from close by.
+  // Everything is idle: a good moment for a new clock reference (see the
+  // header), so that events recorded from now on are measured from close
+  // by. Those recorded before keep the reference they were recorded after.
+  auto next = std::make_shared<ClockReference>(d.events);
+  TP_CALL(cudaEventRecord, next->event, d.stream(Stream::compute));
+  TP_CALL(cudaEventSynchronize, next->event);
+  next->host_us = d.host_us();
   std::lock_guard<std::mutex> lock(d.clock_mutex);
-  TP_CALL(cudaEventRecord, d.spare_reference.get(), d.stream(Stream::compute));
-  TP_CALL(cudaEventSynchronize, d.spare_reference.get());
-  d.reference_us = d.host_us();
-  std::swap(d.reference, d.spare_reference);
+  d.reference = std::move(next);
 }
 
 namespace {
@@ -428,12 +454,12 @@ float elapsed_ms(cudaEvent_t from, cudaEvent_t to) {
 
 double CudaDevice::time_us(const DeviceEvent& e) {
   const CudaEvent& ev = own_event(this, e);
-  Impl& d = *impl_;
-  d.bind();
-  std::lock_guard<std::mutex> lock(d.clock_mutex);
-  // Negative when the event precedes the reference, which is the usual
-  // case: events are read after the synchronize() that moved it.
-  return d.reference_us + 1000.0 * static_cast<double>(elapsed_ms(d.reference.get(), ev.get()));
+  impl_->bind();
+  // The reference completed before the event was recorded, so the elapsed
+  // time is never negative (cudaEventElapsedTime does not promise to
+  // measure backwards).
+  const ClockReference& since = ev.since();
+  return since.host_us + 1000.0 * static_cast<double>(elapsed_ms(since.event, ev.get()));
 }
 
 double CudaDevice::elapsed_us(const DeviceEvent& from, const DeviceEvent& to) {

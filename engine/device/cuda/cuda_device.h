@@ -21,11 +21,14 @@
 //    cudaEventSynchronize.
 //  - Clock: now_us() is a host steady clock started when the device was
 //    created, right after an origin event on the compute stream completed.
-//    time_us(e) is the host time of a reference event plus
-//    cudaEventElapsedTime(reference, e); the reference moves to a fresh
-//    event at every synchronize(), so the float milliseconds cudaEvent
-//    timing gives stay precise and the GPU's timer cannot drift away from
-//    the host clock over a long run.
+//    Every synchronize() records a fresh reference event on the idle
+//    compute stream and stamps it with the host time at which it had
+//    completed; an event keeps the reference that was current when it was
+//    recorded, which therefore precedes it. time_us(e) is that reference's
+//    host time plus cudaEventElapsedTime(reference, e), never measured
+//    backwards. Measuring from a recent reference keeps the float
+//    milliseconds cudaEvent timing gives precise, and the GPU's timer
+//    cannot drift away from the host clock over a long run.
 //  - submit(stream, work) runs `work` on the calling thread with the
 //    stream's kernel table, which enqueues on that stream and returns. So a
 //    bad argument throws from submit() itself; a fault inside a running

@@ -143,6 +143,33 @@ TEST(CudaDevice, EventsAndTheHostShareOneClock) {
   EXPECT_NEAR(device.time_us(*b) - device.time_us(*a), tb - ta, 5.0);
 }
 
+// An event is timed from the clock reference of the last synchronize()
+// before it was recorded, never backwards from a later one: its time is
+// fixed once it is read, however many synchronizes follow (it used to be
+// re-measured from the latest reference, with that reference's host
+// latency each time).
+TEST(CudaDevice, AnEventsTimeIsMeasuredFromAReferenceBeforeIt) {
+  TIDEPOOL_REQUIRE_GPU();
+  CudaDevice device;
+  auto a = device.record(Stream::offload);
+  device.synchronize();
+  const double after_a = device.now_us();
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  const double before_b = device.now_us();
+  auto b = device.record(Stream::compute);
+  device.synchronize();
+  const double ta = device.time_us(*a), tb = device.time_us(*b);
+  EXPECT_LE(ta, after_a + 50.0);
+  EXPECT_GE(tb, before_b - 50.0);
+  EXPECT_GE(tb - ta, 4900.0);
+  for (int i = 0; i < 10; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    device.synchronize();
+  }
+  EXPECT_EQ(device.time_us(*a), ta);
+  EXPECT_EQ(device.time_us(*b), tb);
+}
+
 TEST(CudaDevice, WorkSubmittedToAStreamRunsInOrderBehindItsWaits) {
   TIDEPOOL_REQUIRE_GPU();
   CudaDevice device;
