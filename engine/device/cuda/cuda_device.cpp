@@ -4,6 +4,7 @@
 #include <nvtx3/nvToolsExtCudaRt.h>
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <exception>
@@ -132,10 +133,36 @@ int cuda_device_count(std::string* why) {
 }
 
 namespace {
+
 struct HostErrors {
   std::mutex mutex;
   std::exception_ptr first;
 };
+
+// What cudaLaunchHostFunc runs: the task, from the driver's thread, once
+// everything before it on the stream is done. The stream waits for it.
+// The device owns every task, not the driver: after a context error (a
+// faulting kernel) the driver never calls the functions still queued, and
+// a task that freed itself when it ran would leak with all it captured.
+struct HostTask {
+  HostTask(std::function<void()> w, std::shared_ptr<HostErrors> e)
+      : work(std::move(w)), errors(std::move(e)) {}
+  std::function<void()> work;
+  std::shared_ptr<HostErrors> errors;
+  std::atomic<bool> ran{false};  // the driver is done with it: the device may free it
+
+  static void CUDART_CB run(void* data) {
+    auto* task = static_cast<HostTask*>(data);
+    try {
+      task->work();
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(task->errors->mutex);
+      if (!task->errors->first) task->errors->first = std::current_exception();
+    }
+    task->ran.store(true, std::memory_order_release);  // the last touch
+  }
+};
+
 }  // namespace
 
 struct CudaDevice::Impl {
@@ -163,9 +190,12 @@ struct CudaDevice::Impl {
 
   Unique<nvtxDomainHandle_t, nvtxDomainDestroy> nvtx;
 
+  // Host tasks queued and not yet seen to have run (see HostTask): pruned
+  // as new ones come, cleared once the streams are idle, and freed with the
+  // device after its streams are drained, whether or not they ever ran.
+  std::vector<std::unique_ptr<HostTask>> host_tasks;
   // The first exception a host task threw, rethrown by the next
-  // synchronize(). Shared with the tasks in flight, which may outlive the
-  // device while its streams drain.
+  // synchronize().
   std::shared_ptr<HostErrors> host_errors = std::make_shared<HostErrors>();
   void rethrow_host_error() const {
     std::exception_ptr e;
@@ -335,32 +365,16 @@ void CudaDevice::copy_async(Stream s, void* dst, const void* src, std::size_t by
   TP_CALL(cudaMemcpyAsync, dst, src, bytes, cudaMemcpyDefault, impl_->stream(s));
 }
 
-namespace {
-
-// What cudaLaunchHostFunc runs: the task, from the driver's thread, once
-// everything before it on the stream is done. The stream waits for it.
-struct HostTask {
-  std::function<void()> work;
-  std::shared_ptr<HostErrors> errors;
-  static void CUDART_CB run(void* data) {
-    std::unique_ptr<HostTask> task(static_cast<HostTask*>(data));
-    try {
-      task->work();
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(task->errors->mutex);
-      if (!task->errors->first) task->errors->first = std::current_exception();
-    }
-  }
-};
-
-}  // namespace
-
 void CudaDevice::host_task(Stream s, std::function<void()> work) {
   if (!work) throw std::invalid_argument("cuda device: host_task() of an empty function");
-  impl_->bind();
-  auto task = std::make_unique<HostTask>(HostTask{std::move(work), impl_->host_errors});
-  TP_CALL(cudaLaunchHostFunc, impl_->stream(s), &HostTask::run, task.get());
-  task.release();  // HostTask::run owns it now
+  Impl& d = *impl_;
+  cudaStream_t stream = d.stream(s);
+  d.bind();
+  std::erase_if(d.host_tasks, [](const auto& t) { return t->ran.load(std::memory_order_acquire); });
+  d.host_tasks.push_back(std::make_unique<HostTask>(std::move(work), d.host_errors));
+  const cudaError_t status = cudaLaunchHostFunc(stream, &HostTask::run, d.host_tasks.back().get());
+  if (status != cudaSuccess) d.host_tasks.pop_back();  // never queued
+  check(status, "cudaLaunchHostFunc");
 }
 
 namespace {
@@ -420,6 +434,7 @@ void CudaDevice::synchronize() {
   Impl& d = *impl_;
   d.bind();
   for (auto& s : d.streams) TP_CALL(cudaStreamSynchronize, s.get());
+  d.host_tasks.clear();  // a stream waits for its host tasks: all have run
   d.rethrow_host_error();
   // Everything is idle: a good moment for a new clock reference (see the
   // header), so that events recorded from now on are measured from close

@@ -37,7 +37,9 @@
 //  - host_task(stream, work) is cudaLaunchHostFunc: the driver runs `work`
 //    on its own thread once the stream's earlier work is done, and the
 //    stream waits for it. An exception it throws is kept and rethrown by
-//    the next synchronize().
+//    the next synchronize(). The device keeps every task until it has run;
+//    after a context error the driver runs none of those still queued,
+//    and they are freed with the device.
 //  - range_push/range_pop open and close NVTX ranges in the "tidepool"
 //    domain, one category per stream, so Nsight Systems shows the layer
 //    and tensor names the executor passes; the streams are named too.

@@ -7,7 +7,9 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
+#include <memory>
 #include <numeric>
 #include <string>
 #include <thread>
@@ -190,6 +192,41 @@ TEST(CudaDevice, WorkSubmittedToAStreamRunsInOrderBehindItsWaits) {
   device.copy_async(Stream::compute, out.data(), z, out.size() * sizeof(float));
   device.synchronize();
   for (std::size_t i = 0; i < out.size(); i += 65537) ASSERT_EQ(out[i], 5.0f);
+}
+
+// After a context error (here a kernel that reads an unmapped address)
+// the driver never calls the host functions still queued. The device owns
+// its host tasks, so what they captured is freed with the device instead
+// of leaking. In a child process: the error is sticky and would break
+// every later test of this binary.
+TEST(CudaDeviceDeathTest, HostTasksThatNeverRunAreFreedWithTheDevice) {
+  TIDEPOOL_REQUIRE_GPU();
+  GTEST_FLAG_SET(death_test_style, "threadsafe");  // a fresh process, not a fork of one using CUDA
+  EXPECT_EXIT(
+      {
+        auto captured = std::make_shared<int>(7);
+        const std::weak_ptr<int> watch = captured;
+        bool faulted = false;
+        {
+          CudaDevice device;
+          auto* acc = reinterpret_cast<float*>(device.reserve_arena(1 << 20));
+          const auto* wild = reinterpret_cast<const float*>(
+              reinterpret_cast<std::uintptr_t>(acc) + (std::uintptr_t{1} << 44));
+          // The first task holds the stream, so the faulting kernel and the
+          // task behind it are both queued before the fault happens.
+          device.host_task(Stream::compute,
+                           [] { std::this_thread::sleep_for(std::chrono::milliseconds(200)); });
+          device.submit(Stream::compute, [&](Kernels& k) { k.accumulate(1024, wild, acc); });
+          device.host_task(Stream::compute, [held = std::move(captured)] { (void)held; });
+          try {
+            device.synchronize();
+          } catch (const DeviceError&) {
+            faulted = true;
+          }
+        }
+        std::_Exit(!faulted ? 2 : watch.expired() ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 TEST(CudaDevice, KernelTablesOfTheTransferStreamsWorkToo) {
