@@ -195,8 +195,8 @@ struct Pick {
 // cudnnFind*Ex over buffers of the shape's size: the measured ranking.
 // Returns nothing (and the caller falls back to the heuristics) when the
 // GPU has no room for the buffers.
-std::vector<Candidate> measured(cudnnHandle_t h, cudaStream_t stream, const ConvPlan& p,
-                                const ConvShape& s, std::size_t max_workspace) {
+std::vector<Candidate> measured(cudnnHandle_t h, const ConvPlan& p, const ConvShape& s,
+                                std::size_t max_workspace) {
   const std::size_t x_bytes = static_cast<std::size_t>(s.n * s.c * s.h * s.w) * sizeof(float);
   const std::size_t w_bytes = static_cast<std::size_t>(s.weight_numel()) * sizeof(float);
   const std::size_t y_bytes =
@@ -219,7 +219,10 @@ std::vector<Candidate> measured(cudnnHandle_t h, cudaStream_t stream, const Conv
     return {};
   }
   // Zeros rather than whatever the allocation held: NaN or denormal
-  // garbage would time slow paths that real data never takes.
+  // garbage would time slow paths that real data never takes. On the
+  // handle's stream, where the search runs.
+  cudaStream_t stream = nullptr;
+  TP_CALL(cudnnGetStream, h, &stream);
   for (const DeviceBuffer* b : {&x, &w, &y}) {
     TP_CALL(cudaMemsetAsync, b->get(), 0, b->size(), stream);
   }
@@ -280,7 +283,8 @@ std::unique_ptr<ConvPlan> build_plan(Context& ctx, const ConvShape& s, ConvSchem
   auto plan = std::make_unique<ConvPlan>();
   plan->pass = pass;
   describe(*plan, s);
-  cudnnHandle_t h = ctx.cudnn.get();
+  // The planning handle, not the table's: see Shared::planning.
+  cudnnHandle_t h = ctx.shared->planning.get();
 
   // Every usable algorithm the heuristics know, with its workspace, in
   // their ranking order.
@@ -318,7 +322,7 @@ std::unique_ptr<ConvPlan> build_plan(Context& ctx, const ConvShape& s, ConvSchem
     // cudnnFind* sorts by time; the first usable one whose workspace the
     // search could offer (and the heuristics agree on) is the fastest.
     const std::vector<Candidate> timed =
-        measured(h, ctx.stream, *plan, s, std::min(largest, kMaxMeasuredWorkspace));
+        measured(h, *plan, s, std::min(largest, kMaxMeasuredWorkspace));
     for (const Candidate& c : timed) {
       if (!usable(c)) continue;
       auto known = std::find_if(options.begin(), options.end(),

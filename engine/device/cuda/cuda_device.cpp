@@ -239,7 +239,6 @@ CudaDevice::CudaDevice(CudaDeviceOptions options) : impl_(std::make_unique<Impl>
   cudaDeviceProp props{};
   TP_CALL(cudaGetDeviceProperties, &props, d.ordinal);
   d.name = "cuda:" + std::to_string(d.ordinal) + " (" + props.name + ")";
-  d.shared = std::make_shared<Shared>(d.ordinal);
   d.total_memory = props.totalGlobalMem;
 
   // Non-blocking: our streams never serialise with the legacy default
@@ -259,6 +258,7 @@ CudaDevice::CudaDevice(CudaDeviceOptions options) : impl_(std::make_unique<Impl>
   }
 
   const std::size_t compute = static_cast<std::size_t>(Stream::compute);
+  d.shared = std::make_shared<Shared>(d.ordinal, d.streams[compute].get());
   d.tables[compute] =
       std::make_unique<CudaKernels>(std::make_unique<Context>(d.shared, d.streams[compute].get()));
 

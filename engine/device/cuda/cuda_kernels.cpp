@@ -43,43 +43,46 @@ PlanCache& plan_cache(int ordinal) {
   return *cache;
 }
 
-namespace {
-
 // Creating a handle allocates device memory, and on a full GPU the
 // libraries report that as a status of their own rather than as
-// cudaErrorMemoryAllocation. By the time a table is made the runtime and
+// cudaErrorMemoryAllocation. By the time a handle is made the runtime and
 // the device's context are up (the device made its streams on it), so
 // "not initialized" here is the libraries' way of saying that too: both
 // get the arena's out-of-memory message, with the status kept in it.
-void create(cudnnHandle_t* h) {
-  const cudnnStatus_t st = cudnnCreate(h);
+CudnnHandle make_cudnn_handle(cudaStream_t stream) {
+  cudnnHandle_t raw = nullptr;
+  const cudnnStatus_t st = cudnnCreate(&raw);
   if (st == CUDNN_STATUS_NOT_INITIALIZED || st == CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED ||
       st == CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED) {
-    throw_out_of_memory("a kernel table's cuDNN handle", "cudnnCreate", cudnnGetErrorString(st));
+    throw_out_of_memory("a cuDNN handle", "cudnnCreate", cudnnGetErrorString(st));
   }
   check(st, "cudnnCreate");
+  CudnnHandle handle(raw);
+  TP_CALL(cudnnSetStream, handle.get(), stream);
+  return handle;
 }
 
-void create(cublasHandle_t* h) {
-  const cublasStatus_t st = cublasCreate(h);
+namespace {
+
+CublasHandle make_cublas_handle() {
+  cublasHandle_t raw = nullptr;
+  const cublasStatus_t st = cublasCreate(&raw);
   if (st == CUBLAS_STATUS_NOT_INITIALIZED || st == CUBLAS_STATUS_ALLOC_FAILED) {
     throw_out_of_memory("a kernel table's cuBLAS handle", "cublasCreate", cublasGetStatusName(st));
   }
   check(st, "cublasCreate");
+  return CublasHandle(raw);
 }
 
 }  // namespace
 
+Shared::Shared(int gpu, cudaStream_t compute)
+    : ordinal(gpu), plans(plan_cache(gpu)), planning(make_cudnn_handle(compute)) {}
+
 Context::Context(std::shared_ptr<Shared> shared_state, cudaStream_t bound)
     : shared(std::move(shared_state)), stream(bound) {
-  cudnnHandle_t dnn = nullptr;
-  create(&dnn);
-  cudnn.reset(dnn);
-  TP_CALL(cudnnSetStream, cudnn.get(), stream);
-
-  cublasHandle_t blas = nullptr;
-  create(&blas);
-  cublas.reset(blas);
+  cudnn = make_cudnn_handle(stream);
+  cublas = make_cublas_handle();
   // cublasSetStream resets the workspace to the library's pool, so the
   // stream is set first and the fixed workspace after it.
   TP_CALL(cublasSetStream, cublas.get(), stream);

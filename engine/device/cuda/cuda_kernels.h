@@ -7,8 +7,9 @@
 // enqueues work there and returns (the device makes one table per stream).
 // Pointers are device pointers into the arena; the exceptions are the
 // workspace queries, which touch no data and may come from any thread
-// (they make the table's GPU the thread's current device first; the
-// enqueueing calls rely on CudaDevice::submit having done so).
+// (they make the table's GPU the thread's current device first, and plan
+// with a cuDNN handle of their own, never the one the table enqueues
+// with; the enqueueing calls rely on CudaDevice::submit having bound).
 //
 // Numbers: everything is plain f32. Convolutions run with CUDNN_FMA_MATH,
 // so an Ampere or Hopper GPU does not quietly switch to TF32 tensor cores

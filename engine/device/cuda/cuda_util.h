@@ -9,6 +9,7 @@
 //   Unique<Ptr, Destroy>        RAII for every handle kind (descriptors, handles, streams, events)
 //   DeviceBuffer                RAII cudaMalloc, for the few buffers outside the arena
 //   tensor_desc / filter_desc   cuDNN descriptors for our NCHW f32 tensors
+//   make_cudnn_handle(stream)   a cuDNN handle, with the arena's out-of-memory message
 //   Shared, Context             what the kernel tables share, and one table's handles
 //   grid_for(count)             launch geometry for grid-stride loops
 #pragma once
@@ -170,12 +171,26 @@ class PlanCache {
 // The cache of GPU `ordinal` (cuda_kernels.cpp).
 PlanCache& plan_cache(int ordinal);
 
+// A cuDNN handle made on the current device that enqueues on `stream`.
+// Out of memory while making it gets the arena's message
+// (throw_out_of_memory).
+CudnnHandle make_cudnn_handle(cudaStream_t stream);
+
 // What the three kernel tables of one device share.
 struct Shared {
-  explicit Shared(int gpu) : ordinal(gpu), plans(plan_cache(gpu)) {}
+  // Makes the planning handle on the current device (see below).
+  Shared(int gpu, cudaStream_t compute);
 
   const int ordinal;  // the GPU, for bind_device()
   PlanCache& plans;
+  // The cuDNN handle that decides convolution plans (heuristic ranking,
+  // workspace sizes, the `p` scheme's timing), apart from the tables'
+  // own: workspace queries may come from any thread while the executor
+  // enqueues through the compute table's handle, and a cuDNN handle must
+  // not be used by two threads at once. Only plan builds use it, and the
+  // plan cache builds one entry at a time under its lock. Its stream is
+  // the compute stream, where timing runs while the device starts up.
+  CudnnHandle planning;
   // Measuring algorithms (cudnnFind*Ex) needs device buffers of its own.
   // That is allowed while the device is starting up; once its arena is
   // reserved every later byte must come from it, so shapes first seen

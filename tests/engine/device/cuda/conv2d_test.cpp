@@ -13,7 +13,10 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <exception>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gpu_testing.h"
@@ -191,6 +194,48 @@ TEST_F(GpuConv, ShapesFirstSeenAfterTheArenaUseTheHeuristicRanking) {
   void* ws = alloc_bytes(bytes);
   run([&](Kernels& k) { k.conv_forward(s, ConvScheme::p, x, w, nullptr, y, ws); });
   EXPECT_TRUE(close_to_cpu(download(y, want.y.size()), want.y, kRtol, kAtol));
+}
+
+// Workspace queries may come from any thread: here four threads plan new
+// shapes while the compute stream's table enqueues convolutions. Plans are
+// built with a cuDNN handle of their own (a cuDNN handle must not be used
+// by two threads at once), so every query answers and the running
+// convolution keeps giving the same bits.
+TEST_F(GpuConv, WorkspaceQueriesFromOtherThreadsLeaveRunningConvolutionsAlone) {
+  const ConvShape s = conv_shape(8, 32, 16, 16, 32, 3, 3, 1, 1);
+  const auto nx = static_cast<std::size_t>(s.n * s.c * s.h * s.w);
+  const auto ny = static_cast<std::size_t>(s.n * s.k * s.out_h() * s.out_w());
+  float* x = upload(random_floats(nx, 51));
+  float* w = upload(random_floats(static_cast<std::size_t>(s.weight_numel()), 52));
+  float* y = nan_buffer(ny);
+  void* ws = alloc_bytes(kernels().conv_workspace_bytes(s, ConvScheme::m, ConvPass::forward));
+  auto forward = [&](Kernels& k) { k.conv_forward(s, ConvScheme::m, x, w, nullptr, y, ws); };
+  run(forward);
+  const std::vector<float> first = download(y, ny);
+
+  std::mutex mutex;
+  std::vector<std::string> failures;
+  std::vector<std::thread> planners;
+  for (int t = 0; t < 4; ++t) {
+    planners.emplace_back([&, t] {
+      try {
+        // Shapes no other test plans (n = 2 + t keeps the threads apart).
+        for (int i = 0; i < 40; ++i) {
+          const ConvShape q = conv_shape(2 + t, 5 + i, 7 + t, 9, 3 + i, 3, 3, 1, 1);
+          for (ConvScheme scheme : kBothSchemes)
+            for (ConvPass pass : kAllPasses) (void)kernels().conv_workspace_bytes(q, scheme, pass);
+        }
+      } catch (const std::exception& e) {
+        std::lock_guard<std::mutex> lock(mutex);
+        failures.push_back(e.what());
+      }
+    });
+  }
+  for (int round = 0; round < 200; ++round) device().submit(Stream::compute, forward);
+  for (std::thread& p : planners) p.join();
+  device().synchronize();
+  EXPECT_TRUE(failures.empty()) << failures.front();
+  EXPECT_TRUE(bit_equal(download(y, ny), first));
 }
 
 }  // namespace
