@@ -6,7 +6,8 @@
 //
 // Algorithm choice, vDNN-style, among the algorithms cuDNN reports as
 // deterministic (CUDNN_DETERMINISTIC; the atomics-based backward algorithms
-// are never candidates), all run in plain f32 (CUDNN_FMA_MATH):
+// are never candidates) and as run in plain f32 (CUDNN_FMA_MATH, which
+// the descriptor asks for and the chosen entry's math type confirms):
 //  - m ("memory"): the smallest workspace, over every algorithm cuDNN's
 //    heuristics (cudnnGet*_v7) say supports the shape; on a tie the one
 //    the heuristics rank faster.
@@ -66,11 +67,14 @@ const char* algo_name(ConvPass pass, int algo) {
 }
 
 // The fields of cuDNN's three *AlgoPerf_t structs that the choice uses.
+// The math type is part of what an entry describes: cuDNN times and ranks
+// an (algorithm, math type) pair, and the pair is what must run.
 struct Candidate {
   int algo = 0;
   cudnnStatus_t status = CUDNN_STATUS_NOT_SUPPORTED;
   float time_ms = -1;
   cudnnDeterminism_t determinism = CUDNN_NON_DETERMINISTIC;
+  cudnnMathType_t math = CUDNN_DEFAULT_MATH;
 };
 
 template <class Perf>
@@ -78,7 +82,7 @@ std::vector<Candidate> candidates_of(const std::vector<Perf>& perf, int returned
   std::vector<Candidate> out;
   for (int i = 0; i < returned; ++i) {
     const Perf& p = perf[static_cast<std::size_t>(i)];
-    out.push_back({static_cast<int>(p.algo), p.status, p.time, p.determinism});
+    out.push_back({static_cast<int>(p.algo), p.status, p.time, p.determinism, p.mathType});
   }
   return out;
 }
@@ -178,18 +182,20 @@ bool workspace_of(cudnnHandle_t h, const ConvPlan& p, int algo, std::size_t& byt
   return st == CUDNN_STATUS_SUCCESS;
 }
 
-// Supported and deterministic: the only algorithms we ever run. The math
-// type is not filtered here: every algorithm runs under the plan's
-// FMA_MATH descriptor, and workspace_of() asks cuDNN under that descriptor,
-// so an algorithm that exists only as a tensor-op variant drops out there.
+// Supported, deterministic and plain f32: the only entries we ever run.
+// An entry with another math type (a tensor-op or TF32 variant that cuDNN
+// may time or rank even under an FMA descriptor) is not what the FMA
+// descriptor runs, so its timing or rank says nothing about what would.
 bool usable(const Candidate& c) {
-  return c.status == CUDNN_STATUS_SUCCESS && c.determinism == CUDNN_DETERMINISTIC;
+  return c.status == CUDNN_STATUS_SUCCESS && c.determinism == CUDNN_DETERMINISTIC &&
+         c.math == CUDNN_FMA_MATH;
 }
 
 struct Pick {
   int algo = -1;
   std::size_t workspace = 0;
   float time_ms = -1;
+  cudnnMathType_t math = CUDNN_FMA_MATH;
 };
 
 // cudnnFind*Ex over buffers of the shape's size: the measured ranking.
@@ -291,7 +297,8 @@ std::unique_ptr<ConvPlan> build_plan(Context& ctx, const ConvShape& s, ConvSchem
   std::vector<Pick> options;
   for (const Candidate& c : ranked(h, *plan)) {
     std::size_t bytes = 0;
-    if (usable(c) && workspace_of(h, *plan, c.algo, bytes)) options.push_back({c.algo, bytes});
+    if (usable(c) && workspace_of(h, *plan, c.algo, bytes))
+      options.push_back({c.algo, bytes, -1, c.math});
   }
   if (options.empty()) {
     throw CudaError(CudaError::Library::cudnn, "cudnnGetConvolution*Algorithm_v7",
@@ -330,10 +337,14 @@ std::unique_ptr<ConvPlan> build_plan(Context& ctx, const ConvShape& s, ConvSchem
       if (known == options.end() || known->workspace > kMaxMeasuredWorkspace) continue;
       pick = *known;
       pick.time_ms = c.time_ms;
+      pick.math = c.math;
       was_measured = true;
       break;
     }
   }
+  // What runs is the pair that was chosen: the descriptor takes the
+  // entry's math type (FMA, as usable() required and describe() asked).
+  TP_CALL(cudnnSetConvolutionMathType, plan->conv.get(), pick.math);
   plan->algo = pick.algo;
   plan->workspace = pick.workspace;
   plan->measured = was_measured;
