@@ -52,7 +52,8 @@ PlanCache& plan_cache(int ordinal) {
 CudnnHandle make_cudnn_handle(cudaStream_t stream) {
   cudnnHandle_t raw = nullptr;
   const cudnnStatus_t st = cudnnCreate(&raw);
-  if (st == CUDNN_STATUS_NOT_INITIALIZED || st == CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED ||
+  if (st == CUDNN_STATUS_NOT_INITIALIZED ||
+      st == CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED ||
       st == CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED) {
     throw_out_of_memory("a cuDNN handle", "cudnnCreate", cudnnGetErrorString(st));
   }

@@ -36,8 +36,8 @@ namespace {
 }  // namespace
 
 void throw_out_of_memory(std::size_t requested, const char* what) {
-  throw_out_of_memory_doing("reserving " + format_bytes(requested) + " (" + std::to_string(requested) +
-                            " bytes) for " + what);
+  throw_out_of_memory_doing("reserving " + format_bytes(requested) + " (" +
+                            std::to_string(requested) + " bytes) for " + what);
 }
 
 void throw_out_of_memory(const char* what, const char* call, const char* status) {
