@@ -19,12 +19,19 @@
 //    size) gets the heuristics' top-ranked deterministic algorithm instead.
 //    The m choice never needs more workspace than the p one, since p's
 //    algorithm is always among m's candidates.
+// Behind the choice come its fallbacks: the other usable algorithms that
+// fit its workspace, in the same ranking. cuDNN refuses some
+// configurations only when they are run (CUDNN_STATUS_NOT_SUPPORTED,
+// before anything is computed); then the next one runs instead, as in
+// PyTorch's algorithm iterator, and the cached plan keeps it.
 // Each (shape, scheme, pass) is decided once per process and cached (see
 // cuda_kernels.cpp), so the planner's workspace and the running algorithm
-// agree and a shape always runs the same algorithm. Timing is noisy, so
+// agree and a shape always runs the same algorithm (after a refusal, the
+// same fallback). Timing is noisy, so
 // two processes may pick different `p` algorithms for a shape; `m` is
 // decided by sizes alone and repeats across processes.
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <limits>
 #include <stdexcept>
@@ -87,16 +94,32 @@ std::vector<Candidate> candidates_of(const std::vector<Perf>& perf, int returned
   return out;
 }
 
+// An algorithm a pass may run, and how it was chosen.
+struct Choice {
+  int algo = 0;
+  bool measured = false;
+  std::string name;
+};
+
 struct ConvPlan final : CacheEntry {
   TensorDesc x, y;  // x (and dx): [n, c, h, w]; y (and dy): [n, k, oh, ow]
   FilterDesc w;     // [k, c / groups, r, s]
-  ConvDesc conv;
+  ConvDesc conv;    // FMA math: every choice is an FMA entry (usable())
   TensorDesc bias;  // [1, k, 1, 1], when the shape has one
   ConvPass pass = ConvPass::forward;
-  int algo = 0;
+  // What the planner is told and gives every call: the first choice's
+  // workspace. Fixed for good; every fallback fits in it.
   std::size_t workspace = 0;
-  bool measured = false;
-  std::string name;
+  // The first choice, then its fallbacks. `current` moves on (never back)
+  // when cuDNN refuses one at run time; the plan lives in the process-wide
+  // cache, so every later call - every offload mode, every device on this
+  // GPU - runs the same algorithm for the pass, which is what keeps their
+  // numbers identical. A refusal is deterministic for a shape on a GPU, so
+  // another process moves on the same way.
+  std::vector<Choice> choices;
+  std::atomic<std::size_t> current{0};
+
+  const Choice& choice() const { return choices[current.load(std::memory_order_acquire)]; }
 };
 
 // Descriptors of one shape; the same for all three passes.
@@ -268,17 +291,21 @@ std::vector<Candidate> measured(cudnnHandle_t h, const ConvPlan& p, const ConvSh
   return out;
 }
 
-std::string describe_pick(ConvPass pass, ConvScheme scheme, const Pick& pick, bool was_measured) {
-  char buf[160];
+std::string describe_pick(ConvPass pass, ConvScheme scheme, const Pick& pick, bool was_measured,
+                          std::size_t fallback) {
+  char buf[200];
+  const std::string then = fallback == 0 ? ""
+                                          : "; fallback " + std::to_string(fallback) +
+                                                ": cuDNN refused the one before when run";
   if (was_measured) {
-    std::snprintf(buf, sizeof buf, "%s (p: measured %.3f ms; workspace %s)",
+    std::snprintf(buf, sizeof buf, "%s (p: measured %.3f ms; workspace %s%s)",
                   algo_name(pass, pick.algo), static_cast<double>(pick.time_ms),
-                  format_bytes(pick.workspace).c_str());
+                  format_bytes(pick.workspace).c_str(), then.c_str());
   } else {
-    std::snprintf(buf, sizeof buf, "%s (%s: %s; workspace %s)", algo_name(pass, pick.algo),
+    std::snprintf(buf, sizeof buf, "%s (%s: %s; workspace %s%s)", algo_name(pass, pick.algo),
                   scheme == ConvScheme::m ? "m" : "p",
                   scheme == ConvScheme::m ? "least workspace" : "heuristic rank",
-                  format_bytes(pick.workspace).c_str());
+                  format_bytes(pick.workspace).c_str(), then.c_str());
   }
   return buf;
 }
@@ -320,6 +347,9 @@ std::unique_ptr<ConvPlan> build_plan(Context& ctx, const ConvShape& s, ConvSchem
       break;
     }
   }
+  // The ranking the choice came from, for its fallbacks: the measured one
+  // when the choice was measured, else the heuristics'.
+  std::vector<Pick> ranking = options;
   bool was_measured = false;
   if (scheme == ConvScheme::m) {
     pick = least;
@@ -330,26 +360,53 @@ std::unique_ptr<ConvPlan> build_plan(Context& ctx, const ConvShape& s, ConvSchem
     // search could offer (and the heuristics agree on) is the fastest.
     const std::vector<Candidate> timed =
         measured(h, *plan, s, std::min(largest, kMaxMeasuredWorkspace));
+    std::vector<Pick> timed_ranking;
     for (const Candidate& c : timed) {
       if (!usable(c)) continue;
       auto known = std::find_if(options.begin(), options.end(),
                                 [&](const Pick& o) { return o.algo == c.algo; });
       if (known == options.end() || known->workspace > kMaxMeasuredWorkspace) continue;
-      pick = *known;
-      pick.time_ms = c.time_ms;
-      pick.math = c.math;
+      timed_ranking.push_back({c.algo, known->workspace, c.time_ms, c.math});
+    }
+    if (!timed_ranking.empty()) {
+      pick = timed_ranking.front();
+      ranking = std::move(timed_ranking);
       was_measured = true;
-      break;
     }
   }
   // What runs is the pair that was chosen: the descriptor takes the
-  // entry's math type (FMA, as usable() required and describe() asked).
+  // entry's math type (FMA, as usable() required and describe() asked;
+  // the same for every fallback, so the descriptor never changes).
   TP_CALL(cudnnSetConvolutionMathType, plan->conv.get(), pick.math);
-  plan->algo = pick.algo;
   plan->workspace = pick.workspace;
-  plan->measured = was_measured;
-  plan->name = describe_pick(pass, scheme, pick, was_measured);
+  plan->choices.push_back(
+      {pick.algo, was_measured, describe_pick(pass, scheme, pick, was_measured, 0)});
+  for (const Pick& o : ranking) {
+    if (o.algo == pick.algo || o.workspace > pick.workspace) continue;
+    plan->choices.push_back({o.algo, was_measured,
+                             describe_pick(pass, scheme, o, was_measured, plan->choices.size())});
+  }
   return plan;
+}
+
+// Runs `call` (one cuDNN convolution call, given an algorithm) with the
+// plan's current choice, moving on to the next when cuDNN refuses it as
+// not supported (see ConvPlan). Any other failure, or a refusal of the
+// last choice, is a CudaError naming `what`.
+template <class Call>
+void run_choice(ConvPlan& p, const char* what, Call&& call) {
+  for (;;) {
+    std::size_t i = p.current.load(std::memory_order_acquire);
+    const cudnnStatus_t st = call(p.choices[i].algo);
+    if (st == CUDNN_STATUS_SUCCESS) return;
+    if (CUDNN_STATUS_CATEGORY(st) != CUDNN_STATUS_NOT_SUPPORTED || i + 1 >= p.choices.size()) {
+      check(st, what);
+    }
+    // Nothing ran; leave no launch error behind for an unrelated check.
+    (void)cudaGetLastError();
+    // Another thread may have moved on already; then this one follows.
+    p.current.compare_exchange_strong(i, i + 1, std::memory_order_acq_rel);
+  }
 }
 
 ConvPlan& plan_for(Context& ctx, const ConvShape& s, ConvScheme scheme, ConvPass pass) {
@@ -383,41 +440,50 @@ std::size_t CudaKernels::conv_workspace_bytes(const ConvShape& s, ConvScheme sch
 
 std::string CudaKernels::conv_algorithm_name(const ConvShape& s, ConvScheme scheme, ConvPass pass) {
   bind_device(ctx_->shared->ordinal);  // may come from any thread
-  return plan_for(*ctx_, s, scheme, pass).name;
+  return plan_for(*ctx_, s, scheme, pass).choice().name;
 }
 
 bool CudaKernels::conv_algorithm_measured(const ConvShape& s, ConvScheme scheme, ConvPass pass) {
   bind_device(ctx_->shared->ordinal);  // may come from any thread
-  return plan_for(*ctx_, s, scheme, pass).measured;
+  return plan_for(*ctx_, s, scheme, pass).choice().measured;
 }
 
 void CudaKernels::conv_forward(const ConvShape& s, ConvScheme scheme, const float* x,
                                const float* w, const float* b, float* y, void* workspace) {
   require_bias(s, b, "b");
-  const ConvPlan& p = plan_for(*ctx_, s, scheme, ConvPass::forward);
+  ConvPlan& p = plan_for(*ctx_, s, scheme, ConvPass::forward);
   cudnnHandle_t h = ctx_->cudnn.get();
-  TP_CALL(cudnnConvolutionForward, h, &kOne, p.x.get(), x, p.w.get(), w, p.conv.get(),
-          static_cast<cudnnConvolutionFwdAlgo_t>(p.algo), checked_workspace(p, workspace),
-          p.workspace, &kZero, p.y.get(), y);
+  void* ws = checked_workspace(p, workspace);
+  run_choice(p, "cudnnConvolutionForward", [&](int algo) {
+    return cudnnConvolutionForward(h, &kOne, p.x.get(), x, p.w.get(), w, p.conv.get(),
+                                   static_cast<cudnnConvolutionFwdAlgo_t>(algo), ws, p.workspace,
+                                   &kZero, p.y.get(), y);
+  });
   // y += b, broadcast over n, h, w.
   if (s.bias) TP_CALL(cudnnAddTensor, h, &kOne, p.bias.get(), b, &kOne, p.y.get(), y);
 }
 
 void CudaKernels::conv_backward_data(const ConvShape& s, ConvScheme scheme, const float* dy,
                                      const float* w, float* dx, void* workspace) {
-  const ConvPlan& p = plan_for(*ctx_, s, scheme, ConvPass::backward_data);
-  TP_CALL(cudnnConvolutionBackwardData, ctx_->cudnn.get(), &kOne, p.w.get(), w, p.y.get(), dy,
-          p.conv.get(), static_cast<cudnnConvolutionBwdDataAlgo_t>(p.algo),
-          checked_workspace(p, workspace), p.workspace, &kZero, p.x.get(), dx);
+  ConvPlan& p = plan_for(*ctx_, s, scheme, ConvPass::backward_data);
+  void* ws = checked_workspace(p, workspace);
+  run_choice(p, "cudnnConvolutionBackwardData", [&](int algo) {
+    return cudnnConvolutionBackwardData(
+        ctx_->cudnn.get(), &kOne, p.w.get(), w, p.y.get(), dy, p.conv.get(),
+        static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), ws, p.workspace, &kZero, p.x.get(), dx);
+  });
 }
 
 void CudaKernels::conv_backward_weights(const ConvShape& s, ConvScheme scheme, const float* x,
                                         const float* dy, float* dw, float* db, void* workspace) {
   require_bias(s, db, "db");
-  const ConvPlan& p = plan_for(*ctx_, s, scheme, ConvPass::backward_weights);
-  TP_CALL(cudnnConvolutionBackwardFilter, ctx_->cudnn.get(), &kOne, p.x.get(), x, p.y.get(), dy,
-          p.conv.get(), static_cast<cudnnConvolutionBwdFilterAlgo_t>(p.algo),
-          checked_workspace(p, workspace), p.workspace, &kZero, p.w.get(), dw);
+  ConvPlan& p = plan_for(*ctx_, s, scheme, ConvPass::backward_weights);
+  void* ws = checked_workspace(p, workspace);
+  run_choice(p, "cudnnConvolutionBackwardFilter", [&](int algo) {
+    return cudnnConvolutionBackwardFilter(
+        ctx_->cudnn.get(), &kOne, p.x.get(), x, p.y.get(), dy, p.conv.get(),
+        static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), ws, p.workspace, &kZero, p.w.get(), dw);
+  });
   // The bias gradient is a per-channel sum of dy; ours is a fixed-order
   // reduction, so it repeats bit for bit (see reductions.cu).
   if (s.bias) launch_channel_sum(ctx_->stream, dy, db, s.n, s.k, s.out_h() * s.out_w());

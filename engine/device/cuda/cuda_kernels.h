@@ -47,7 +47,8 @@ class CudaKernels final : public Kernels {
 
   // The cuDNN algorithm a convolution pass runs with and how it was chosen,
   // e.g. "IMPLICIT_PRECOMP_GEMM (p: measured 0.084 ms; workspace 0.2 MiB)",
-  // for logs and tests.
+  // for logs and tests; after cuDNN refused the choice when it ran, the
+  // fallback that runs instead (conv2d.cpp).
   std::string conv_algorithm_name(const ConvShape&, ConvScheme, ConvPass);
   // Whether the algorithm was picked by timing it (cudnnFind*) rather than
   // from cuDNN's heuristic ranking. Only `p` measures, and only while the
