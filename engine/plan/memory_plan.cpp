@@ -229,6 +229,11 @@ MemoryPlan plan_memory(const Network& net, std::int64_t batch, const MemorySetti
     p.uncompressed_pinned_bytes = p.train.pinned_bytes;
   }
 
+  // The loss is the same few floats in every schedule of the network.
+  p.readback_pinned_bytes = std::max(p.train.tensors[p.train.loss].info.bytes(),
+                                     p.eval.tensors[p.eval.loss].info.bytes());
+  p.readback_pinned_bytes = (p.readback_pinned_bytes + 63) / 64 * 64;  // what follows stays aligned
+
   if (limits.arena_bytes) {
     p.arena_bytes = limits.arena_bytes;
     p.offload_pinned_bytes = limits.pinned_bytes;

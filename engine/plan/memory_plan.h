@@ -62,6 +62,10 @@ struct MemoryPlan {
   // What a run that starts with this plan reserves (a run in progress: what it has).
   std::size_t arena_bytes = 0;
   std::size_t offload_pinned_bytes = 0;  // room for mode all's offloads (compressed: its staging slots)
+  // The executor's slot for the loss it reads back each iteration, in
+  // pinned memory: a copy into pageable memory would hold the host until
+  // the forward pass is done, before it has queued the backward pass.
+  std::size_t readback_pinned_bytes = 0;
 
   int park_horizon() const { return train.park_horizon; }
   std::size_t pinned_bytes() const { return train.pinned_bytes; }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -68,7 +69,7 @@ struct Executor::Pending final : PoolObserver {
   // Per tensor: placed again in its own still-parked block, so its bytes
   // are on the device already and its prefetch has nothing to copy.
   std::vector<bool> reclaimed;
-  std::array<float, 3> readback{};  // the loss tensor, copied out before its free
+  std::array<float, 3> readback{};  // the loss tensor, from the read-back slot once the iteration is done
 };
 
 namespace {
@@ -86,13 +87,14 @@ class Watching {
 }  // namespace
 
 Executor::Executor(Device& device, const Network& network, std::byte* arena, std::span<std::byte> pinned,
-                   EventSink* sink, int compress_threads)
+                   std::span<std::byte> readback, EventSink* sink, int compress_threads)
     : device_(device),
       network_(network),
       sink_(sink),
       arena_(arena),
       pinned_(pinned.data()),
       pinned_bytes_(pinned.size()),
+      readback_(readback),
       store_(compress_threads) {}
 
 std::byte* Executor::device_address(int tensor) const {
@@ -147,8 +149,11 @@ void Executor::place(const Schedule& s, int t, int step, bool will_offload, Pend
 void Executor::release(const Schedule& s, int t, int step, bool after_copy, Pending& pending) {
   const TensorInfo& info = s.tensors[t].info;
   if (!placement_.placed[t]) throw std::logic_error("tensor " + info.name + " is freed while not placed");
-  if (t == s.loss)  // the host reads the loss once the iteration is done
-    device_.copy_async(Stream::compute, pending.readback.data(), device_address(t), sizeof pending.readback);
+  // The host reads the loss once the iteration is done. Into pinned memory,
+  // so the copy is queued like any other: into pageable memory CUDA would
+  // hold the host until it is done, and the GPU would idle while the host
+  // then queued the backward pass.
+  if (t == s.loss) device_.copy_async(Stream::compute, readback_.data(), device_address(t), sizeof pending.readback);
   // Async: the copy to the host may still read the block.
   pool_->free(t, step, after_copy, pending.offload_unwaited[t] ? pending.offload_done[t] : nullptr);
   placement_.placed[t] = false;
@@ -318,6 +323,10 @@ IterationResult Executor::run(const Schedule& s, const IterationInputs& in) {
   if (s.pinned_bytes > pinned_bytes_)
     throw std::logic_error("the schedule needs " + format_bytes(s.pinned_bytes) + " of pinned memory, the executor has " +
                            format_bytes(pinned_bytes_));
+  if (readback_.size() < sizeof(Pending::readback))
+    throw std::logic_error("the loss read-back slot holds " + std::to_string(readback_.size()) + " bytes; the loss needs " +
+                           std::to_string(sizeof(Pending::readback)));
+  std::memset(readback_.data(), 0, sizeof(Pending::readback));  // a schedule that never frees the loss reads 0
   placement_.host[s.data] = const_cast<float*>(in.images);
   placement_.host[s.labels] = const_cast<std::int32_t*>(in.labels);
   Pending pending(s);
@@ -342,6 +351,7 @@ IterationResult Executor::run(const Schedule& s, const IterationInputs& in) {
     }
   }
   device_.synchronize();
+  std::memcpy(pending.readback.data(), readback_.data(), sizeof pending.readback);
   std::fill(placement_.host.begin(), placement_.host.end(), nullptr);
   pool_->end_iteration();
 

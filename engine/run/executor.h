@@ -74,11 +74,13 @@ class Executor {
  public:
   // `arena` is what device.reserve_arena() returned, at least as large as
   // any pool; `pinned` is host memory for offloaded tensors, at least the
-  // largest Schedule::pinned_bytes run. The sink may be null.
+  // largest Schedule::pinned_bytes run, and `readback` pinned memory for
+  // the loss each iteration reads back (MemoryPlan::readback_pinned_bytes),
+  // both from device.reserve_pinned(). The sink may be null.
   // `compress_threads` host threads (the calling stream's included)
   // compress and decompress each offloaded tensor (MemorySettings::compress).
-  Executor(Device& device, const Network& network, std::byte* arena, std::span<std::byte> pinned, EventSink* sink,
-           int compress_threads = 1);
+  Executor(Device& device, const Network& network, std::byte* arena, std::span<std::byte> pinned,
+           std::span<std::byte> readback, EventSink* sink, int compress_threads = 1);
 
   // A fresh pool of `pool_bytes` under `heuristic`, with the schedule's
   // persistent tensors (parameters, gradients, momenta) placed in it. Call
@@ -122,6 +124,7 @@ class Executor {
   std::byte* arena_;
   std::byte* pinned_;
   std::size_t pinned_bytes_;
+  std::span<std::byte> readback_;
   std::unique_ptr<DevicePool> pool_;
   Placement placement_;
   // Compressed offloads (MemorySettings::compress), kept across iterations

@@ -23,12 +23,14 @@ Trainer::Trainer(Device& device, const Network& network, TrainerOptions options,
   MemoryPlan plan = plan_memory(network_, options_.batch, options_.memory, device_.kernels(),
                                 {.room_to_grow = options_.room_to_grow});
   arena_ = device_.reserve_arena(plan.arena_bytes);
-  if (options_.staging_bytes + plan.offload_pinned_bytes) {
-    std::byte* pinned = device_.reserve_pinned(options_.staging_bytes + plan.offload_pinned_bytes);
-    staging_ = {pinned, options_.staging_bytes};
-    offload_region_ = {pinned + options_.staging_bytes, plan.offload_pinned_bytes};
-  }
-  executor_ = std::make_unique<Executor>(device_, network_, arena_, offload_region_, sink_, options_.compress_threads);
+  // [the caller's staging][the loss read-back][the offloads' slots]
+  std::byte* pinned =
+      device_.reserve_pinned(options_.staging_bytes + plan.readback_pinned_bytes + plan.offload_pinned_bytes);
+  staging_ = {pinned, options_.staging_bytes};
+  const std::span<std::byte> readback{pinned + options_.staging_bytes, plan.readback_pinned_bytes};
+  offload_region_ = {readback.data() + readback.size(), plan.offload_pinned_bytes};
+  executor_ = std::make_unique<Executor>(device_, network_, arena_, offload_region_, readback, sink_,
+                                         options_.compress_threads);
   executor_->use_pool(plan.settings.heuristic, plan.pool_bytes, plan.train);
   plan_ = std::move(plan);
   initialise_parameters();

@@ -53,7 +53,9 @@ class Trainer {
   ~Trainer();
 
   // One SGD step on a batch of `options.batch` images (host memory, NCHW f32)
-  // and labels (i32).
+  // and labels (i32). From staging() (where the app's loaders put them) the
+  // upload is an asynchronous copy from pinned memory; from pageable memory
+  // a cuda device copies synchronously, as CUDA does for pageable memory.
   IterationResult train_step(const float* images, const std::int32_t* labels);
   // Forward pass in evaluation mode on `batch` images (any batch size up to
   // the training batch): loss and correct count, no update.

@@ -35,8 +35,8 @@ TEST(Residency, ForwardPassLeavesOffloadedTensorsOnTheHost) {
 
     CpuDevice device;
     std::byte* arena = device.reserve_arena(8 << 20);
-    std::byte* pinned = device.reserve_pinned(8 << 20);
-    Executor executor(device, net, arena, {pinned, std::size_t{8} << 20}, nullptr);
+    std::byte* pinned = device.reserve_pinned((8 << 20) + 64);
+    Executor executor(device, net, arena, {pinned + 64, std::size_t{8} << 20}, {pinned, 64}, nullptr);
     executor.use_pool("best-fit", 8 << 20, s);
     const Batch b = random_batch(4, 1);
     executor.run(s, {.images = b.images.data(), .labels = b.labels.data()});

@@ -40,6 +40,26 @@ TEST(Executor, PredictedPeakLoadEqualsObserved) {
   }
 }
 
+// The loss is read back into a pinned slot the plan sizes (a cuda device
+// would hold the host on a copy into pageable memory): the run reserves
+// it even when nothing is offloaded and the caller stages nothing, and
+// the loss and accuracy come back through it.
+TEST(Executor, ReadsTheLossBackThroughAPinnedSlotThePlanSizes) {
+  const Network net = testing::residual_net();
+  CpuDevice device;
+  Trainer trainer(device, net, {.batch = 8, .seed = 3});
+  const MemoryPlan& plan = trainer.memory();
+  EXPECT_GE(plan.readback_pinned_bytes, 3 * sizeof(float));
+  EXPECT_EQ(device.pinned_bytes(), plan.readback_pinned_bytes + plan.offload_pinned_bytes);
+  const Batch b = quadrant_batch(8, 1);
+  const IterationResult r = trainer.train_step(b.images.data(), b.labels.data());
+  EXPECT_TRUE(std::isfinite(r.loss));
+  EXPECT_GT(r.loss, 0.0f);
+  EXPECT_GE(r.correct, 0);
+  EXPECT_LE(r.correct, r.correct_top5);
+  EXPECT_LE(r.correct_top5, 8);
+}
+
 TEST(Executor, EmitsASpanPerComputeStepInOrder) {
   const Network net = testing::residual_net();
   CpuDevice device;

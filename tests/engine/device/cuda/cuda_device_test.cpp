@@ -122,6 +122,31 @@ TEST(CudaDevice, CopiesRoundTripThroughPinnedAndPageableMemoryOnEveryStream) {
   EXPECT_THROW(device.copy_async(Stream::compute, nullptr, pinned, 4), std::invalid_argument);
 }
 
+// What the executor's loss read-back relies on: a copy from the arena into
+// the pinned region is queued and returns at once, however busy the stream
+// is, so the host goes on queuing the backward pass. (Into pageable memory
+// CUDA returns only once the copy is done.)
+TEST(CudaDevice, ACopyIntoThePinnedRegionDoesNotWaitForTheStream) {
+  TIDEPOOL_REQUIRE_GPU();
+  CudaDevice device;
+  std::byte* arena = device.reserve_arena(1 << 20);
+  auto* pinned = reinterpret_cast<float*>(device.reserve_pinned(4096));
+  const std::vector<float> loss = {2.5f, 7.0f, 9.0f};
+  device.copy_async(Stream::compute, arena, loss.data(), loss.size() * sizeof(float));
+  device.synchronize();
+  // Hold the compute stream for a while, as a forward pass would.
+  device.host_task(Stream::compute,
+                   [] { std::this_thread::sleep_for(std::chrono::milliseconds(300)); });
+  const auto start = std::chrono::steady_clock::now();
+  device.copy_async(Stream::compute, pinned, arena, loss.size() * sizeof(float));
+  const auto queued = std::chrono::steady_clock::now() - start;
+  auto copied = device.record(Stream::compute);
+  EXPECT_FALSE(device.done(*copied));
+  EXPECT_LT(queued, std::chrono::milliseconds(100));
+  device.synchronize();
+  EXPECT_EQ(std::vector<float>(pinned, pinned + 3), loss);
+}
+
 TEST(CudaDevice, EventsAndTheHostShareOneClock) {
   TIDEPOOL_REQUIRE_GPU();
   CudaDevice device;
