@@ -113,6 +113,7 @@ nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& 
   while (session.iteration() < stop_at) {
     const std::int64_t epoch = session.epoch();
     const StepReport r = session.train_iteration();
+    if (session.diverged()) break;  // no metrics row or checkpoint of garbage; summary.json says so
     if (r.dyn) {
       for (const auto& p : r.dyn->profiles)
         std::printf("dyn: %-5s %s\n", to_string(p.mode),
@@ -132,7 +133,9 @@ nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& 
     train_seconds += tally.seconds;
     train_images += tally.images;
     last_train_loss = tally.mean_loss();
-    last_eval = session.evaluate();
+    const Evaluation eval = session.evaluate();
+    if (session.diverged()) break;  // summary.json keeps the last good evaluation
+    last_eval = eval;
     char text[200];
     std::snprintf(text, sizeof text, "epoch %lld: train loss %.4f, accuracy %.2f%% | test loss %.4f, accuracy %.2f%%%s",
                   static_cast<long long>(epoch + 1), last_train_loss, 100.0 * tally.accuracy(), last_eval.loss,
@@ -147,7 +150,10 @@ nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& 
     tally = EpochTally{};
   }
   if (start_iteration == stop_at) last_eval = session.evaluate();  // nothing left to train
-  if (session.iteration() < total)
+  // How the run ended: trained to its planned end, stopped short by
+  // --stop-after (resumable), or diverged.
+  const char* status = session.diverged() ? "diverged" : session.iteration() < total ? "stopped" : "done";
+  if (status == std::string("stopped"))
     std::printf("stopped after %lld of %lld iterations; continue with --resume %s\n",
                 static_cast<long long>(session.iteration()), static_cast<long long>(total),
                 folder.path().string().c_str());
@@ -162,6 +168,7 @@ nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& 
       {"epochs", epochs},
       {"iterations", session.iteration()},
       {"total_iterations", total},
+      {"status", status},
       {"parameters", net.parameter_count()},
       {"final_test_accuracy", last_eval.accuracy},
       {"final_test_top5", last_eval.top5},
@@ -184,6 +191,7 @@ nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& 
       {"settings", to_json(session.settings())},  // all of them, for `tidepool view` (app/recorded_run.h)
   };
   summary.update(memory_json(plan));  // the MemoryPlan the run executed, as `tidepool plan` prints it
+  if (session.diverged()) summary["divergence"] = session.divergence();
   if (last_compressed.compressed_from_bytes)
     std::printf("compressed offloads: the last iteration's %s took %s on the host (%.0f%% saved); the store holds %s\n",
                 format_bytes(last_compressed.compressed_from_bytes).c_str(),
@@ -192,6 +200,9 @@ nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& 
                                    static_cast<double>(last_compressed.compressed_from_bytes)),
                 format_bytes(last_compressed.compressed_held_bytes).c_str());
   folder.finish(plan, s.batch_size, summary);
+  if (session.diverged())  // after summary.json: the exit status says so as well
+    throw std::runtime_error(session.divergence() + " (" + (folder.path() / "summary.json").string() +
+                             " says \"status\": \"diverged\")");
   std::printf("done: test accuracy %.2f%%, %.1f images/s; %s\n", 100.0 * last_eval.accuracy,
               summary["images_per_second"].get<double>(), (folder.path() / "summary.json").string().c_str());
   return summary;

@@ -151,6 +151,24 @@ TEST(Cli, NumbersAreReadInDecimal) {
   EXPECT_EQ(summary["batch_size"], 10);
 }
 
+// A learning rate of a million: the run stops at the iteration that went
+// non-finite, prints where, writes summary.json saying so and exits 1.
+TEST(Cli, ADivergedRunSaysWhereWritesItsSummaryAndExitsNonZero) {
+  testing::TempDir dir("cli_diverge");
+  testing::write_tiny_cifar10(dir.path() / "data");
+  const std::string out = (dir.path() / "run").string();
+  const Result r = run("--batch --quiet --batch-size 32 --lr 1e6 --dataset cifar10 --data " +
+                       (dir.path() / "data").string() + " --out " + out);
+  expect_error(r, "training diverged at iteration ");
+  EXPECT_NE(r.output.find(" of 10 (epoch 1, learning rate "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("try a lower --lr"), std::string::npos) << r.output;
+  std::ifstream in(dir.path() / "run" / "summary.json");
+  ASSERT_TRUE(in) << "summary.json is written before the exit";
+  const auto summary = nlohmann::json::parse(in);
+  EXPECT_EQ(summary["status"], "diverged");
+  EXPECT_NE(r.output.find(summary["divergence"].get<std::string>()), std::string::npos) << r.output;
+}
+
 TEST(Cli, ZeroBatchSizeIsRefused) {
   testing::TempDir dir("cli_batch");
   testing::write_tiny_cifar10(dir.path());
