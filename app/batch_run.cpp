@@ -121,6 +121,7 @@ nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& 
   while (session.iteration() < stop_at) {
     const std::int64_t epoch = session.epoch();
     const StepReport r = session.train_iteration();
+    if (session.diverged()) break;  // no metrics row or checkpoint of garbage; summary.json says so
     if (r.dyn) {
       for (const auto& p : r.dyn->profiles)
         std::printf("dyn: %-5s %s\n", to_string(p.mode),
@@ -147,7 +148,9 @@ nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& 
     if (!row && !every && session.iteration() < stop_at) continue;
     last_train_loss = tally.mean_loss();
     if (row) {
-      last_eval = session.evaluate();
+      const Evaluation eval = session.evaluate();
+      if (session.diverged()) break;  // summary.json keeps the last good evaluation
+      last_eval = eval;
       evaluated = true;
       char text[200];
       std::snprintf(text, sizeof text,
@@ -168,8 +171,14 @@ nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& 
                             tally.so_far(), trainer.read_state()});
     last_checkpoint = Clock::now();
   }
-  if (!evaluated) last_eval = session.evaluate();  // nothing trained, or stopped mid-epoch
-  if (session.iteration() < total)
+  if (!evaluated && !session.diverged()) {  // nothing trained, or stopped mid-epoch
+    const Evaluation eval = session.evaluate();
+    if (!session.diverged()) last_eval = eval;  // as above: the last good evaluation
+  }
+  // How the run ended: trained to its planned end, stopped short by
+  // --stop-after (resumable), or diverged.
+  const char* status = session.diverged() ? "diverged" : session.iteration() < total ? "stopped" : "done";
+  if (status == std::string("stopped"))
     std::printf("stopped after %lld of %lld iterations; continue with --resume %s\n",
                 static_cast<long long>(session.iteration()), static_cast<long long>(total),
                 folder.path().string().c_str());
@@ -184,6 +193,7 @@ nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& 
       {"epochs", epochs},
       {"iterations", session.iteration()},
       {"total_iterations", total},
+      {"status", status},
       {"parameters", net.parameter_count()},
       {"final_test_accuracy", last_eval.accuracy},
       {"final_test_top5", last_eval.top5},
@@ -206,6 +216,7 @@ nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& 
       {"settings", to_json(session.settings())},  // all of them, for `tidepool view` (app/recorded_run.h)
   };
   summary.update(memory_json(plan));  // the MemoryPlan the run executed, as `tidepool plan` prints it
+  if (session.diverged()) summary["divergence"] = session.divergence();
   if (last_compressed.compressed_from_bytes)
     std::printf("compressed offloads: the last iteration's %s took %s on the host (%.0f%% saved); the store holds %s\n",
                 format_bytes(last_compressed.compressed_from_bytes).c_str(),
@@ -214,6 +225,9 @@ nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& 
                                    static_cast<double>(last_compressed.compressed_from_bytes)),
                 format_bytes(last_compressed.compressed_held_bytes).c_str());
   folder.finish(plan, s.batch_size, summary);
+  if (session.diverged())  // after summary.json: the exit status says so as well
+    throw std::runtime_error(session.divergence() + " (" + (folder.path() / "summary.json").string() +
+                             " says \"status\": \"diverged\")");
   std::printf("done: test accuracy %.2f%%, %.1f images/s; %s\n", 100.0 * last_eval.accuracy,
               summary["images_per_second"].get<double>(), (folder.path() / "summary.json").string().c_str());
   return summary;

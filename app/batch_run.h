@@ -33,9 +33,12 @@ inline constexpr double kCheckpointSeconds = 300;
 RunSettings resume_settings(const RunSettings& cli, const std::set<std::string>& given, const Checkpoint& saved,
                             const std::string& folder);
 
-// Runs the training; returns summary.json's content. Throws an exception
-// with a message for the user on bad input (unknown model, missing data,
-// diverged training, ...); the run folder keeps what was written so far.
+// Runs the training; returns summary.json's content, whose "status" is
+// "done" or "stopped" (by --stop-after before the planned end). Throws an
+// exception with a message for the user on bad input (unknown model,
+// missing data, ...); the run folder keeps what was written so far. A run
+// that diverges writes summary.json ("status": "diverged", "divergence":
+// the message) and then throws the message.
 nlohmann::json run_batch(const RunSettings& settings, const std::optional<Checkpoint>& resume);
 
 }  // namespace tidepool::app

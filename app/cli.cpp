@@ -2,10 +2,14 @@
 
 #include <CLI/CLI.hpp>
 
+#include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <set>
+#include <type_traits>
 
 #include "app/batch_run.h"
 #include "app/models_command.h"
@@ -45,9 +49,74 @@ CLI::Option* add_choice(CLI::App& cli, const std::string& flag, E& value, const 
 }
 
 CLI::Option* add_size(CLI::App& cli, const std::string& flag, std::size_t& bytes, const std::string& help) {
-  return cli.add_option_function<std::string>(
-                flag, [&bytes](const std::string& text) { bytes = parse_bytes(text); }, help)
+  return cli
+      .add_option_function<std::string>(
+          flag,
+          [&bytes, flag](const std::string& text) {
+            try {
+              bytes = parse_bytes(text);
+            } catch (const std::invalid_argument& e) {
+              throw CLI::ValidationError(flag, e.what());
+            }
+          },
+          help)
       ->type_name("SIZE");
+}
+
+// Ranges of the numeric options beyond "at least": a batch of a million
+// images is far beyond any device's memory and keeps the plan's byte
+// counts well inside 64 bits; a million epochs keeps the iteration count
+// there too; more compression threads than 256 only wait for each other;
+// a window's side from what ImGui can lay out to what a GPU can draw.
+constexpr std::int64_t kMostBatch = 1 << 20, kMostEpochs = 1'000'000;
+constexpr int kMostCompressThreads = 256;
+constexpr int kLeastWidth = 320, kLeastHeight = 240, kMostWindow = 16384;
+
+template <typename T>
+std::string number_text(T v) {
+  if constexpr (std::is_integral_v<T>) {
+    return std::to_string(v);
+  } else {
+    char text[40];  // enough digits to read back the same value
+    std::snprintf(text, sizeof text, "%.*g", std::is_same_v<T, float> ? 9 : 17, static_cast<double>(v));
+    return text;
+  }
+}
+
+// The one check of every numeric option: its text must be a decimal number
+// of the option's type, finite, from `least` to `most`, or the command line
+// is refused naming the option and the text ("--lr: must be a finite number,
+// not nan"; CLI11 adds the option's name). The number is handed on in
+// canonical form, because CLI11's own conversion reads "010" as octal,
+// "-1" as 2^64 - 1 for an unsigned option and saturates on overflow: what
+// it converts is then exactly what was checked.
+template <typename T>
+CLI::Validator number(T least, T most = std::numeric_limits<T>::max()) {
+  const bool bounded = most != std::numeric_limits<T>::max();
+  return CLI::Validator(
+      [least, most](std::string& text) -> std::string {
+        const char* first = text.data() + (text.size() > 1 && text[0] == '+');  // from_chars takes no '+'
+        const char* end = text.data() + text.size();
+        T v{};
+        const auto [stop, error] = std::from_chars(first, end, v);
+        if (error == std::errc::result_out_of_range)
+          return text + (std::is_integral_v<T>       ? " is too large a number"
+                         : std::is_same_v<T, float> ? " is outside a 32-bit float's range"
+                                                    : " is outside a double's range");
+        if (std::is_unsigned_v<T> && !text.empty() && text[0] == '-')
+          return "must be at least " + number_text(least) + ", not " + text;
+        if (error != std::errc() || stop != end)
+          return std::string("must be ") + (std::is_integral_v<T> ? "a whole number" : "a number") + ", not " + text;
+        if constexpr (std::is_floating_point_v<T>)
+          if (!std::isfinite(v)) return "must be a finite number, not " + text;
+        if (v < least) return "must be at least " + number_text(least) + ", not " + text;
+        if (v > most) return "must be at most " + number_text(most) + ", not " + text;
+        text = number_text(v);
+        return {};
+      },
+      bounded                                    ? number_text(least) + " to " + number_text(most)
+      : least == std::numeric_limits<T>::lowest() ? std::string()  // any (a seed)
+                                                  : "at least " + number_text(least));
 }
 
 // The window's options, and whether any was given (they mean nothing with --batch).
@@ -61,8 +130,6 @@ struct WindowRequest {
 int run_window_command(RunSettings settings, const WindowRequest& w) {
   if (!settings.resume.empty()) throw std::invalid_argument("--resume continues a --batch run: add --batch");
 #ifdef TIDEPOOL_HAVE_GUI
-  if (w.frames < 1) throw std::invalid_argument("--frames must be at least 1");
-  if (w.width < 320 || w.height < 240) throw std::invalid_argument("the window must be at least 320x240 pixels");
   ui::WindowOptions window;
   window.width = w.width;
   window.height = w.height;
@@ -89,14 +156,21 @@ void add_training_options(CLI::App& cli, RunSettings& s) {
   for (auto n : datasets::dataset_names()) dataset_names.emplace_back(n);
   cli.add_option("--dataset", s.dataset, "dataset: " + joined(dataset_names))->capture_default_str();
   cli.add_option("--data", s.data_dir, "folder with the dataset's files (default for generated: data/generated)");
-  cli.add_option("--batch-size", s.batch_size, "images per iteration")->capture_default_str();
-  auto* epochs = cli.add_option("--epochs", s.epochs, "epochs to train (default 1)");
-  cli.add_option("--iterations", s.iterations, "iterations to train instead of whole epochs")->excludes(epochs);
-  cli.add_option("--lr", s.lr, "initial learning rate")->capture_default_str();
+  cli.add_option("--batch-size", s.batch_size, "images per iteration")
+      ->capture_default_str()
+      ->transform(number<std::int64_t>(1, kMostBatch));
+  auto* epochs =
+      cli.add_option("--epochs", s.epochs, "epochs to train (default 1)")->transform(number<std::int64_t>(1, kMostEpochs));
+  cli.add_option("--iterations", s.iterations, "iterations to train instead of whole epochs")
+      ->excludes(epochs)
+      ->transform(number<std::int64_t>(1));
+  cli.add_option("--lr", s.lr, "initial learning rate")->capture_default_str()->transform(number(0.0f));
   add_choice(cli, "--lr-schedule", s.lr_schedule, "learning-rate schedule", "learning-rate schedule");
-  cli.add_option("--momentum", s.momentum, "SGD momentum")->capture_default_str();
-  cli.add_option("--weight-decay", s.weight_decay, "SGD weight decay")->capture_default_str();
-  cli.add_option("--seed", s.seed, "seed of initialisation, data order and dropout")->capture_default_str();
+  cli.add_option("--momentum", s.momentum, "SGD momentum")->capture_default_str()->transform(number(0.0f, 1.0f));
+  cli.add_option("--weight-decay", s.weight_decay, "SGD weight decay")->capture_default_str()->transform(number(0.0f));
+  cli.add_option("--seed", s.seed, "seed of initialisation, data order and dropout")
+      ->capture_default_str()
+      ->transform(number<std::uint64_t>(0));
   add_choice(cli, "--device", s.device, "device", "device");
   cli.add_option("--out", s.out, "run folder (default runs/<model>-<dataset>-<time>)");
   cli.add_option("--resume", s.resume, "continue the run in this folder from its checkpoint");
@@ -107,31 +181,33 @@ void add_training_options(CLI::App& cli, RunSettings& s) {
   add_choice(cli, "--swap-score", m.swap_score, "swap score", "autoswap's priority score");
   add_choice(cli, "--transfer", m.transfer, "transfer semantics", "transfers");
   add_choice(cli, "--order", m.order, "allocation order", "backward allocation order");
-  cli.add_option("--lookahead", m.lookahead, "prefetches kept in flight ahead of backward")->capture_default_str();
+  cli.add_option("--lookahead", m.lookahead, "prefetches kept in flight ahead of backward")
+      ->capture_default_str()
+      ->transform(number(0));
   cli.add_flag("--compress", m.compress,
                "zero-value compress offloaded tensors into pageable host memory (vDNN++); pinned memory "
                "shrinks to two staging slots");
   cli.add_option("--compress-threads", s.compress_threads,
                  "host threads that compress one offloaded tensor (0: a quarter of the cores)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->transform(number(0, kMostCompressThreads));
   add_size(cli, "--budget", m.budget_bytes, "memory pool size, e.g. 900MiB (default: what the run needs)");
   cli.add_option("--link-gbps", m.link_gbps, "cpu device: throttle host<->device copies to this GB/s (0 = off)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->transform(number(0.0));
   cli.add_option("--trace-iterations", s.trace_iterations,
                  "iterations recorded in trace.json, memory_load.csv and events.bin")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->transform(number<std::int64_t>(0));
   cli.add_option("--stop-after", s.stop_after,
                  "stop after this many iterations, checkpointed, without changing the planned run "
-                 "(continue with --resume)");
-  cli.add_option_function<std::int64_t>(
-         "--checkpoint-every",
-         [&s](std::int64_t n) {
-           if (n < 0) throw std::invalid_argument("--checkpoint-every must be 0 (off) or a number of iterations");
-           s.checkpoint_every = n;
-         },
-         "also checkpoint every N iterations within an epoch, so that a kill loses at most N "
-         "(0: only at epoch ends and stops; default: every 5 minutes)")
-      ->type_name("N");
+                 "(continue with --resume)")
+      ->transform(number<std::int64_t>(1));
+  cli.add_option("--checkpoint-every", s.checkpoint_every,
+                 "also checkpoint every N iterations within an epoch, so that a kill loses at most N "
+                 "(0: only at epoch ends and stops; default: every 5 minutes)")
+      ->type_name("N")
+      ->transform(number<std::int64_t>(0));
 }
 
 void add_window_options(CLI::App& cli, WindowRequest& window) {
@@ -139,9 +215,14 @@ void add_window_options(CLI::App& cli, WindowRequest& window) {
                                     "window: write the window as PNG after --frames frames showing live data, then exit");
   cli.add_option("--frames", window.frames, "window: frames to draw with live data before the screenshot")
       ->capture_default_str()
-      ->needs(screenshot);
-  cli.add_option("--window-width", window.width, "window width in pixels")->capture_default_str();
-  cli.add_option("--window-height", window.height, "window height in pixels")->capture_default_str();
+      ->needs(screenshot)
+      ->transform(number(1));
+  cli.add_option("--window-width", window.width, "window width in pixels")
+      ->capture_default_str()
+      ->transform(number(kLeastWidth, kMostWindow));
+  cli.add_option("--window-height", window.height, "window height in pixels")
+      ->capture_default_str()
+      ->transform(number(kLeastHeight, kMostWindow));
   cli.add_flag("--fragmentation-scenario", window.fragmentation, "window: open the fragmentation teaching scenario");
   cli.add_flag("--overlap-scenario", window.overlap,
                "window: train the overlap teaching scenario (vdnn_constructed, every input offloaded, sync "
@@ -152,7 +233,9 @@ CLI::App* add_plan_command(CLI::App& cli, PlanRequest& plan) {
   auto* cmd = cli.add_subcommand("plan", "dry-run one iteration through every offload mode, conv scheme, order and heuristic");
   cmd->add_option("--model", plan.model, "network")->capture_default_str();
   cmd->add_option("--dataset", plan.dataset, "cifar10, cifar100 or imagenet (input size, classes)")->capture_default_str();
-  cmd->add_option("--batch-size", plan.batch_size, "images per iteration")->capture_default_str();
+  cmd->add_option("--batch-size", plan.batch_size, "images per iteration")
+      ->capture_default_str()
+      ->transform(number<std::int64_t>(1, kMostBatch));
   cmd->add_option("--heuristic", plan.heuristic, "one heuristic only (default: all)");
   add_choice(*cmd, "--transfer", plan.transfer, "transfer semantics",
              "transfers (async parks offloaded blocks where the pool has room)");
@@ -168,9 +251,16 @@ CLI::App* add_view_command(CLI::App& cli, ViewRequest& view, std::string& folder
   cmd->add_option("folder", folder, "a run folder written by --batch (it holds events.bin)")->required();
   auto* screenshot =
       cmd->add_option("--screenshot", view.screenshot, "write the window as PNG after --frames frames, then exit");
-  cmd->add_option("--frames", view.frames, "frames to draw before the screenshot")->capture_default_str()->needs(screenshot);
-  cmd->add_option("--window-width", view.width, "window width in pixels")->capture_default_str();
-  cmd->add_option("--window-height", view.height, "window height in pixels")->capture_default_str();
+  cmd->add_option("--frames", view.frames, "frames to draw before the screenshot")
+      ->capture_default_str()
+      ->needs(screenshot)
+      ->transform(number(1));
+  cmd->add_option("--window-width", view.width, "window width in pixels")
+      ->capture_default_str()
+      ->transform(number(kLeastWidth, kMostWindow));
+  cmd->add_option("--window-height", view.height, "window height in pixels")
+      ->capture_default_str()
+      ->transform(number(kLeastHeight, kMostWindow));
   return cmd;
 }
 
@@ -201,8 +291,11 @@ int run_cli(int argc, char** argv) {
   try {
     try {
       cli.parse(argc, argv);
+    } catch (const CLI::ValidationError& e) {  // a value out of range: the user's error like any other
+      std::fprintf(stderr, "tidepool: error: %s\n", e.what());
+      return 1;
     } catch (const CLI::ParseError& e) {
-      return cli.exit(e);  // a malformed command line: status 2 with CLI11's words
+      return cli.exit(e);  // a malformed command line: CLI11's words and status
     }
     s.progress = !quiet;
     if (*models_cmd) {

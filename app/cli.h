@@ -9,9 +9,11 @@
 //   tidepool view RUN_DIR                 a --batch run folder in the window, read only
 //
 // The options are parsed once, into a RunSettings (engine/run/run_settings.h);
-// an enum's words come from its table. Every failure a user can cause ends
-// with "tidepool: error: <what>" on stderr and exit status 1 (2 for a
-// malformed command line).
+// an enum's words come from its table, a number is checked against its
+// range as it is read. Every failure a user can cause ends with
+// "tidepool: error: <what>" on stderr and exit status 1 (CLI11's words and
+// status, 100 and up, for a malformed command line: an unknown option, a
+// missing value).
 #pragma once
 
 namespace tidepool::app {

@@ -41,6 +41,7 @@ ui::SessionStatus RecordedRun::status_from_summary(const nlohmann::json& j) {
   s.memory = memory_from_json(j);
   s.link_adjustable = s.settings.device == DeviceKind::cpu;  // the cpu device simulated the link
   s.test_accuracy = static_cast<float>(j.value("final_test_accuracy", -1.0));
+  s.error = j.value("divergence", std::string());  // the Controls show it
   return s;
 }
 

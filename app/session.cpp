@@ -1,7 +1,9 @@
 #include "app/session.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <stdexcept>
 
 #include "app/device_factory.h"
@@ -26,6 +28,9 @@ class MutedSink {
   Trainer& trainer_;
   EventSink* sink_;
 };
+
+// "nan", "inf" or "-inf", whatever the sign bit of a NaN.
+std::string nonfinite_text(float v) { return std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf"; }
 
 // dyn starts from the mode that needs least memory under a budget (and
 // profiles from there); with no budget, keeping everything always fits.
@@ -129,6 +134,7 @@ ApplyOutcome TrainingSession::apply(const MemorySettings& wanted) {
 
 StepReport TrainingSession::train_iteration() {
   if (finished()) throw std::logic_error("train_iteration after the last planned iteration");
+  if (diverged()) throw std::runtime_error(divergence_);  // no training on garbage
   StepReport report;
   if (!epoch_open_) {
     // Mid-epoch after a restore: the batches trained before the checkpoint
@@ -149,10 +155,6 @@ StepReport TrainingSession::train_iteration() {
   report.result = trainer_->train_step(batch->images, batch->labels);
   report.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   report.images = batch->size;
-  if (!std::isfinite(report.result.loss))
-    throw std::runtime_error("training diverged: the loss is " + std::to_string(report.result.loss) +
-                             " at iteration " + std::to_string(iteration_) +
-                             "; try a lower --lr (the last checkpoint is kept)");
   ++iteration_;
   if (++batch_in_epoch_ == per_epoch_) {
     report.epoch_end = true;
@@ -160,7 +162,30 @@ StepReport TrainingSession::train_iteration() {
     batch_in_epoch_ = 0;
     epoch_open_ = false;
   }
+  // The loss covers forward. A NaN or infinite gradient can come with a
+  // finite loss (backward overflowing), but it cannot pass the update
+  // unseen: w -= lr * (momentum * v + dw + weight_decay * w) is NaN or
+  // infinite wherever dw is, even at lr 0. So finite parameters after the
+  // step (batchnorm's running statistics among them) mean its gradients
+  // were finite too. The loss alone would not do: a NaN parameter can be
+  // hidden from it by a ReLU or a max pool and stay NaN. The scan is one
+  // copy of the parameters per iteration (README: How a run ended).
+  if (!std::isfinite(report.result.loss))
+    diverge("the loss is " + nonfinite_text(report.result.loss));
+  else if (const std::string p = trainer_->nonfinite_parameter(); !p.empty())
+    diverge(p + " is no longer finite");
   return report;
+}
+
+// Where the last trained iteration was, counted from 1 as the progress
+// line counts, and why it is garbage.
+void TrainingSession::diverge(const std::string& what) {
+  const std::int64_t last = std::max<std::int64_t>(iteration_, 1);
+  char lr[32];
+  std::snprintf(lr, sizeof lr, "%g", learning_rate(settings_.lr_schedule, settings_.lr, last - 1, total_));
+  divergence_ = "training diverged at iteration " + std::to_string(iteration_) + " of " + std::to_string(total_) +
+                " (epoch " + std::to_string((last - 1) / per_epoch_ + 1) + ", learning rate " + lr + "): " + what +
+                "; try a lower --lr";
 }
 
 Evaluation TrainingSession::evaluate() {
@@ -171,6 +196,13 @@ Evaluation TrainingSession::evaluate() {
   while (auto batch = test_loader_->next()) {
     if (batch->size == 0) continue;
     const IterationResult r = trainer_->eval_step(batch->images, batch->labels, batch->size);
+    // A NaN or +inf logit makes its row's loss NaN (softmax's normaliser
+    // is); -inf on a class that is not the label is that class at
+    // probability 0, a finite loss, and harmless.
+    if (!std::isfinite(r.loss)) {
+      diverge("the test loss is " + nonfinite_text(r.loss) + " in the evaluation after it");
+      return {.loss = r.loss};  // no evaluation: the last good one stays the status's
+    }
     correct += r.correct;
     correct5 += r.correct_top5;
     e.loss += static_cast<double>(r.loss) * batch->size;

@@ -7,9 +7,15 @@
 //   session.start(&sink);                    // device, arena, parameters
 //   while (!session.finished()) {
 //     StepReport r = session.train_iteration();
-//     if (r.epoch_end) session.evaluate();
+//     if (r.epoch_end && !session.diverged()) session.evaluate();
+//     if (session.diverged()) break;       // session.divergence() says where and why
 //   }
 //   session.apply(other_memory_settings);    // between iterations: applied, or refused with the reason
+//
+// Divergence is checked here, once for both: after every iteration the
+// loss must be finite and so must every parameter (see train_iteration),
+// and every evaluation batch's loss. A session that diverged trains no
+// more: the parameters are garbage.
 //
 // A session is used from one thread; the window's runner owns the one
 // mailbox between the window and training.
@@ -78,11 +84,20 @@ class TrainingSession {
   void restore(const std::vector<float>& state, std::int64_t epoch, std::int64_t batch_in_epoch,
                std::int64_t iteration);
 
-  // Trains the next batch (starting an epoch when needed).
+  // Trains the next batch (starting an epoch when needed), then checks it
+  // for divergence. Throws std::runtime_error with the divergence when the
+  // session has diverged already.
   StepReport train_iteration();
-  // The test set in evaluation mode. Its events do not reach the sink: the
-  // views and traces show training iterations only.
+  // The test set in evaluation mode; a non-finite loss is divergence and
+  // ends it (returning that loss and nothing else). Its events do not
+  // reach the sink: the views and traces show training iterations only.
   Evaluation evaluate();
+
+  // Whether an iteration or evaluation produced a NaN or an infinity, and
+  // the message saying where: "training diverged at iteration 3 of 100
+  // (epoch 1, learning rate 1e+06): the loss is nan; ...".
+  bool diverged() const { return !divergence_.empty(); }
+  const std::string& divergence() const { return divergence_; }
 
   // New memory settings from the next iteration on: re-planned and
   // re-placed, or refused with the reason (a budget below the smallest
@@ -123,6 +138,9 @@ class TrainingSession {
   bool epoch_open_ = false;  // the loader has started the current epoch
   bool choose_dyn_ = false;  // mode dyn: profile at the next iteration
   float test_accuracy_ = -1;
+  std::string divergence_;
+
+  void diverge(const std::string& what);
 };
 
 }  // namespace tidepool::app

@@ -77,7 +77,7 @@ bool SessionRunner::wait_for_iterations(std::int64_t iterations, double timeout_
   std::unique_lock lock(mutex_);
   return changed_.wait_for(lock, std::chrono::duration<double>(timeout_seconds), [&] {
     return trained_ >= iterations || status_.state == ui::RunState::finished ||
-           status_.state == ui::RunState::failed;
+           status_.state == ui::RunState::failed || status_.state == ui::RunState::diverged;
   });
 }
 
@@ -144,18 +144,22 @@ void SessionRunner::run() {
           std::lock_guard lock(mutex_);
           ++trained_;
         }
-        if (r.epoch_end) {
+        if (r.epoch_end && !session->diverged()) {
           publish(session->status(), ui::RunState::evaluating);
           session->evaluate();
         }
+        if (session->diverged()) break;  // no training on garbage: wait below, the last events on show
         publish(session->status(), ui::RunState::training);
       }
-      if (session->finished()) publish(session->status(), ui::RunState::finished);
+      if (session->diverged())
+        publish(session->status(), ui::RunState::diverged, session->divergence());
+      else if (session->finished())
+        publish(session->status(), ui::RunState::finished);
     } catch (const std::exception& e) {
       ui::SessionStatus s = session ? session->status() : status();
       publish(s, ui::RunState::failed, e.what());
     }
-    // Finished, failed, stopped or asked to start over.
+    // Finished, failed, diverged, stopped or asked to start over.
     std::unique_lock lock(mutex_);
     changed_.wait(lock, [&] { return stop_ || restart_; });
     if (stop_) return;

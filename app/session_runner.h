@@ -35,8 +35,9 @@ class SessionRunner final : public ui::SessionLink {
   SessionRunner& operator=(const SessionRunner&) = delete;
 
   // Starts the thread: sets the session up (a failure becomes state
-  // `failed` with its message) and trains until the planned end, then
-  // waits, keeping the last events on show.
+  // `failed` with its message) and trains until the planned end or until
+  // it diverges (state `diverged`, the session's message in `error`), then
+  // waits, keeping the last events on show, for a restart or the end.
   void start(bool paused = false);
   void stop();
 
@@ -51,7 +52,8 @@ class SessionRunner final : public ui::SessionLink {
   void restart(const RunSettings& settings) override;
 
   // Blocks until `iterations` iterations have been trained since start or
-  // the run ended or failed (for tests and --screenshot); false on timeout.
+  // the run ended, failed or diverged (for tests and --screenshot); false
+  // on timeout.
   bool wait_for_iterations(std::int64_t iterations, double timeout_seconds) const;
 
  private:

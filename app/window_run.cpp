@@ -12,7 +12,7 @@ int run_window(const RunSettings& settings, ui::WindowOptions window) {
   const int status = ui::run_window(runner, window);
   runner.stop();
   const ui::SessionStatus s = runner.status();
-  if (s.state == ui::RunState::failed) {
+  if (s.state == ui::RunState::failed || s.state == ui::RunState::diverged) {
     std::fprintf(stderr, "tidepool: error: %s\n", s.error.c_str());
     return 1;
   }

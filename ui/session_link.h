@@ -19,7 +19,10 @@
 
 namespace tidepool::ui {
 
-enum class RunState : std::uint8_t { starting, training, paused, evaluating, finished, failed, recorded };
+// diverged: an iteration or evaluation produced a NaN or an infinity; the
+// session trains no more (its parameters are garbage) and `error` says
+// where and why.
+enum class RunState : std::uint8_t { starting, training, paused, evaluating, finished, failed, diverged, recorded };
 inline const char* to_string(RunState s) {
   switch (s) {
     case RunState::starting: return "starting";
@@ -28,6 +31,7 @@ inline const char* to_string(RunState s) {
     case RunState::evaluating: return "evaluating";
     case RunState::finished: return "finished";
     case RunState::failed: return "failed";
+    case RunState::diverged: return "diverged";
     case RunState::recorded: return "recorded";
   }
   return "?";
@@ -52,7 +56,7 @@ struct SessionStatus {
   std::uint64_t requests = 0;
   bool refused = false;
   std::string message;
-  std::string error;  // why the run failed (state failed)
+  std::string error;  // why the run failed (state failed), or where it diverged (diverged, or a recorded run's)
 };
 
 class SessionLink {

@@ -21,10 +21,13 @@ std::string format_bytes(std::size_t bytes) {
 }
 
 std::size_t parse_bytes(const std::string& s) {
+  auto refuse = [&](const std::string& why) { throw std::invalid_argument("the size '" + s + "' " + why); };
   std::size_t used = 0;
   double value = 0;
   try {
     value = std::stod(s, &used);
+  } catch (const std::out_of_range&) {  // beyond a double: too large, or too small to be a byte
+    refuse("is out of range");
   } catch (const std::exception&) {
     used = 0;
   }
@@ -35,12 +38,20 @@ std::size_t parse_bytes(const std::string& s) {
     double scale;
   };
   constexpr Unit kUnits[] = {{"", 1},          {"B", 1},         {"KiB", 1024.0},    {"MiB", 1048576.0},
-                             {"GiB", 1073741824.0}, {"KB", 1e3}, {"MB", 1e6},        {"GB", 1e9},
-                             {"K", 1024.0},    {"M", 1048576.0}, {"G", 1073741824.0}};
-  if (used > 0 && value > 0 && std::isfinite(value))
-    for (const Unit& u : kUnits)
-      if (unit == u.name) return static_cast<std::size_t>(std::llround(value * u.scale));
-  throw std::invalid_argument("cannot read the size '" + s + "' (write e.g. 900MiB, 1.5GiB, 512MB or a byte count)");
+                             {"GiB", 1073741824.0}, {"TiB", 1099511627776.0}, {"KB", 1e3}, {"MB", 1e6},
+                             {"GB", 1e9},      {"TB", 1e12},     {"K", 1024.0},      {"M", 1048576.0},
+                             {"G", 1073741824.0}, {"T", 1099511627776.0}};
+  const Unit* found = nullptr;
+  for (const Unit& u : kUnits)
+    if (unit == u.name) found = &u;
+  if (used == 0 || !found) refuse("cannot be read (write e.g. 900MiB, 1.5GiB, 512MB or a byte count)");
+  if (!std::isfinite(value)) refuse("is not a finite number");  // stod reads "nan" and "inf"
+  if (value <= 0) refuse("is not positive");
+  const double bytes = std::round(value * found->scale);
+  if (bytes < 1) refuse("is less than a byte");
+  // 2^64 is exactly representable; anything from it up does not fit a size_t.
+  if (bytes >= 18446744073709551616.0) refuse("does not fit in 64 bits");
+  return static_cast<std::size_t>(bytes);
 }
 
 std::string exact_bytes_text(std::size_t bytes) {

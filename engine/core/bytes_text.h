@@ -12,8 +12,10 @@ namespace tidepool {
 std::string format_bytes(std::size_t bytes);
 
 // The other way: "900MiB", "1.5GiB", "512MB", "64KiB", "1e9" or a plain byte
-// count (K, M, G alone are binary). Throws std::invalid_argument naming the
-// text for anything else, zero or negative.
+// count (K, M, G, T alone are binary), rounded to whole bytes. Throws
+// std::invalid_argument naming the text and what is wrong with it for
+// anything else: no number, an unknown unit, nan or inf, zero or negative,
+// under a byte, or more than a size_t holds.
 std::size_t parse_bytes(const std::string& text);
 
 // A size as parse_bytes reads it back exactly: whole MiB, or else bytes

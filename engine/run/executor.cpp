@@ -410,14 +410,20 @@ std::vector<float> Executor::read(const Schedule& s, std::span<const int> ids) {
   std::size_t total = 0;
   for (int t : ids) total += s.tensors[t].info.bytes() / sizeof(float);
   std::vector<float> out(total);
+  read(s, ids, out);
+  return out;
+}
+
+void Executor::read(const Schedule& s, std::span<const int> ids, std::span<float> out) {
   float* dst = out.data();
   for (int t : ids) {
     const std::size_t bytes = s.tensors[t].info.bytes();
+    if (dst + bytes / sizeof(float) > out.data() + out.size())
+      throw std::logic_error("Executor::read: the buffer is smaller than the tensors");
     device_.copy_async(Stream::compute, dst, device_address(t), bytes);
     dst += bytes / sizeof(float);
   }
   device_.synchronize();
-  return out;
 }
 
 void Executor::write(const Schedule& s, std::span<const int> ids, std::span<const float> values) {

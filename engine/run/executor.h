@@ -95,6 +95,9 @@ class Executor {
   // Persistent tensors from and to host memory, one after another in the
   // order of `ids` (f32 values).
   std::vector<float> read(const Schedule& schedule, std::span<const int> ids);
+  // The same into `out`, which holds exactly their values (a buffer kept
+  // by the caller: no allocation, no fresh pages).
+  void read(const Schedule& schedule, std::span<const int> ids, std::span<float> out);
   void write(const Schedule& schedule, std::span<const int> ids, std::span<const float> values);
 
   const Placement& placement() const { return placement_; }

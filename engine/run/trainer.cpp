@@ -1,6 +1,7 @@
 #include "engine/run/trainer.h"
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 #include <thread>
 
@@ -151,6 +152,37 @@ void Trainer::write(const std::vector<int>& ids, const std::vector<float>& value
 std::uint64_t Trainer::param_checksum() {
   const std::vector<float> params = read_parameters();
   return fnv1a(params.data(), params.size() * sizeof(float));
+}
+
+namespace {
+// Whether all of `values` are finite. A NaN or an infinity has every
+// exponent bit set; testing the bits of all of them, without stopping
+// early, lets the compiler vectorise the loop.
+bool all_finite(std::span<const float> values) {
+  std::uint32_t bad = 0;
+  for (float x : values) {
+    std::uint32_t bits;
+    std::memcpy(&bits, &x, sizeof bits);
+    bad |= static_cast<std::uint32_t>((bits & 0x7f800000u) == 0x7f800000u);
+  }
+  return bad == 0;
+}
+}  // namespace
+
+std::string Trainer::nonfinite_parameter() {
+  const std::vector<int> ids = persistent_with(plan_.train, {Role::weight});
+  std::size_t total = 0;
+  for (int t : ids) total += plan_.train.tensors[t].info.bytes() / sizeof(float);
+  check_buffer_.resize(total);
+  executor_->read(plan_.train, ids, check_buffer_);
+  std::span<const float> rest = check_buffer_;
+  for (int t : ids) {
+    const TensorInfo& info = plan_.train.tensors[t].info;
+    const std::size_t count = info.bytes() / sizeof(float);
+    if (!all_finite(rest.first(count))) return info.name;
+    rest = rest.subspan(count);
+  }
+  return {};
 }
 
 }  // namespace tidepool

@@ -93,6 +93,11 @@ class Trainer {
   std::vector<float> read_state();
   void write_state(const std::vector<float>& state);
   std::uint64_t param_checksum();
+  // The name of the first weight-role tensor (parameters, batchnorm running
+  // statistics) holding a NaN or an infinity; empty when all are finite.
+  // Copies them all to a host buffer kept for the purpose (the parameters'
+  // size) and reads it: O(parameters), a small part of an iteration.
+  std::string nonfinite_parameter();
 
  private:
   void execute(MemoryPlan plan);
@@ -111,6 +116,7 @@ class Trainer {
   std::span<std::byte> staging_;
   std::unique_ptr<Executor> executor_;
   std::int64_t iteration_ = 0;
+  std::vector<float> check_buffer_;  // nonfinite_parameter()'s copy, reused
 };
 
 }  // namespace tidepool

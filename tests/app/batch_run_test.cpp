@@ -50,6 +50,8 @@ TEST(BatchRun, WritesTheWholeRunFolder) {
                           "param_checksum", "skipped_images"})
     EXPECT_TRUE(written.contains(key)) << key;
   EXPECT_EQ(written["iterations"], 20);
+  EXPECT_EQ(written["status"], "done");
+  EXPECT_FALSE(written.contains("divergence"));
   EXPECT_GT(written["peak_load_bytes"].get<std::size_t>(), 0u);
   EXPECT_GE(written["footprint_bytes"].get<std::size_t>(), written["peak_load_bytes"].get<std::size_t>());
   // One metrics row per epoch after the header.
@@ -76,6 +78,8 @@ TEST(BatchRun, ResumeGivesTheSameParametersAsAnUninterruptedRun) {
   first.stop_after = 7;
   const auto partial = run_batch(first, std::nullopt);
   EXPECT_EQ(partial["iterations"], 7);
+  EXPECT_EQ(partial["status"], "stopped") << "--stop-after ends short of the planned run";
+  EXPECT_EQ(expected["status"], "done") << "--iterations is the planned run";
   EXPECT_NE(partial["param_checksum"], expected["param_checksum"]);
 
   const Checkpoint c = load_checkpoint(dir.path() / "halves" / "checkpoint.bin");
@@ -87,6 +91,7 @@ TEST(BatchRun, ResumeGivesTheSameParametersAsAnUninterruptedRun) {
   const RunSettings second = resume_settings(cli, {}, c, (dir.path() / "halves").string());
   const auto resumed = run_batch(second, c);
   EXPECT_EQ(resumed["iterations"], 14);
+  EXPECT_EQ(resumed["status"], "done");
   EXPECT_EQ(resumed["param_checksum"], expected["param_checksum"]);
 }
 
@@ -137,6 +142,48 @@ TEST(BatchRun, ASlicedRunWritesTheUninterruptedRunsFolder) {
   EXPECT_EQ(testing::metrics_rows_without_times(sliced).size(), 3u);
   EXPECT_EQ(trace_spans(sliced), spans) << "the resumed slices left the first slice's trace alone";
   EXPECT_NO_THROW(RecordedRun{sliced});
+}
+
+// A learning rate of a million drives resnet20 to infinities within an
+// epoch: the run stops at the iteration that produced them, writes
+// summary.json saying so, keeps no checkpoint or metrics row of garbage,
+// and then throws the message the command line prints.
+TEST(BatchRun, ADivergedRunWritesItsSummaryAndThrows) {
+  testing::TempDir dir("diverge");
+  testing::write_tiny_cifar10(dir.path() / "data");
+  RunSettings o = tiny_run(dir.path() / "data", dir.path() / "run");
+  o.epochs = 2;
+  o.lr = 1e6f;
+  std::string message;
+  try {
+    run_batch(o, std::nullopt);
+    FAIL() << "a learning rate of 1e6 trained to the end";
+  } catch (const std::runtime_error& e) {
+    message = e.what();
+  }
+  const auto run = dir.path() / "run";
+  const auto summary = read_json(run / "summary.json");
+  EXPECT_EQ(summary["status"], "diverged");
+  const std::string divergence = summary["divergence"];
+  EXPECT_EQ(message.rfind(divergence, 0), 0u) << message;  // the message starts with it
+  const std::int64_t at = summary["iterations"];
+  EXPECT_GE(at, 1);
+  EXPECT_LT(at, 10) << "within the first epoch";
+  char lr[32];
+  std::snprintf(lr, sizeof lr, "%g", learning_rate(o.lr_schedule, o.lr, at - 1, 20));
+  EXPECT_EQ(divergence.rfind("training diverged at iteration " + std::to_string(at) + " of 20 (epoch 1, learning rate " +
+                                 lr + "): ",
+                             0),
+            0u)
+      << divergence;
+  EXPECT_NE(divergence.find("try a lower --lr"), std::string::npos) << divergence;
+  EXPECT_FALSE(std::filesystem::exists(run / "checkpoint.bin")) << "no checkpoint of diverged parameters";
+  std::ifstream metrics(run / "metrics.csv");
+  int lines = 0;
+  for (std::string l; std::getline(metrics, l);) ++lines;
+  EXPECT_EQ(lines, 1) << "the header only: the epoch did not end";
+  // `tidepool view` opens it and says why it ended.
+  EXPECT_EQ(RecordedRun(run).status().error, divergence);
 }
 
 // --compress: the summary says what compression saved, the run resumes

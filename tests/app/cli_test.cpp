@@ -3,8 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "app/cli.h"
 #include "testing/run_command.h"
 #include "testing/temp_dir.h"
 #include "testing/tiny_datasets.h"
@@ -15,6 +21,25 @@ namespace {
 using Result = testing::CommandResult;
 
 Result run(const std::string& args) { return testing::run_command(std::string(TIDEPOOL_BINARY) + " " + args); }
+
+// The same command line in this process (words split at spaces), what it
+// writes to stderr captured: for the many checks that refuse it while it
+// is read, where starting the binary (half a second) would be most of
+// the time.
+Result run_here(const std::string& args) {
+  std::vector<std::string> words{"tidepool"};
+  std::istringstream in(args);
+  for (std::string w; in >> w;) words.push_back(w);
+  std::vector<char*> argv;
+  for (std::string& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  Result r;
+  ::testing::internal::CaptureStderr();
+  r.status = app::run_cli(static_cast<int>(words.size()), argv.data());
+  std::fflush(stderr);
+  r.output = ::testing::internal::GetCapturedStderr();
+  return r;
+}
 
 void expect_error(const Result& r, const std::string& needle) {
   EXPECT_EQ(r.status, 1) << r.output;
@@ -54,6 +79,94 @@ TEST(Cli, UnknownDatasetListsTheValidOnes) {
 TEST(Cli, WindowOptionsWithBatchAreRefused) {
   for (const char* option : {"--overlap-scenario", "--fragmentation-scenario", "--screenshot shot.png"})
     expect_error(run(std::string("--batch --quiet --iterations 1 ") + option), "leave out --batch");
+}
+
+// Every numeric option is checked as the command line is read: the message
+// names the option and the text, and nothing starts (the data folder
+// does not exist, so an option let through would fail on that instead).
+TEST(Cli, BadNumbersAreRefusedNamingTheOptionAndTheValue) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"--lr nan", "--lr: must be a finite number, not nan"},
+      {"--lr -1", "--lr: must be at least 0, not -1"},
+      {"--lr inf", "--lr: must be a finite number, not inf"},
+      {"--lr 1e39", "--lr: 1e39 is outside a 32-bit float's range"},
+      {"--lr fast", "--lr: must be a number, not fast"},
+      {"--momentum inf", "--momentum: must be a finite number, not inf"},
+      {"--momentum 1.5", "--momentum: must be at most 1, not 1.5"},
+      {"--momentum -0.1", "--momentum: must be at least 0, not -0.1"},
+      {"--weight-decay -1e-4", "--weight-decay: must be at least 0, not -1e-4"},
+      {"--weight-decay nan", "--weight-decay: must be a finite number, not nan"},
+      {"--link-gbps -1", "--link-gbps: must be at least 0, not -1"},
+      {"--link-gbps inf", "--link-gbps: must be a finite number, not inf"},
+      {"--lookahead -1", "--lookahead: must be at least 0, not -1"},
+      {"--lookahead 1.5", "--lookahead: must be a whole number, not 1.5"},
+      {"--lookahead 99999999999", "--lookahead: 99999999999 is too large a number"},
+      {"--batch-size 0", "--batch-size: must be at least 1, not 0"},
+      {"--batch-size 2000000", "--batch-size: must be at most 1048576, not 2000000"},
+      {"--batch-size 99999999999999999999", "--batch-size: 99999999999999999999 is too large a number"},
+      {"--epochs 0", "--epochs: must be at least 1, not 0"},
+      {"--epochs 2000000", "--epochs: must be at most 1000000, not 2000000"},
+      {"--iterations 0", "--iterations: must be at least 1, not 0"},
+      {"--iterations -3", "--iterations: must be at least 1, not -3"},
+      {"--stop-after 0", "--stop-after: must be at least 1, not 0"},
+      {"--trace-iterations -1", "--trace-iterations: must be at least 0, not -1"},
+      {"--compress-threads -2", "--compress-threads: must be at least 0, not -2"},
+      {"--compress-threads 1000", "--compress-threads: must be at most 256, not 1000"},
+      {"--seed -1", "--seed: must be at least 0, not -1"},
+      {"--seed 1.5", "--seed: must be a whole number, not 1.5"},
+      {"--budget nan", "--budget: the size 'nan' is not a finite number"},
+      {"--budget -5MiB", "--budget: the size '-5MiB' is not positive"},
+      {"--budget 0", "--budget: the size '0' is not positive"},
+      {"--budget 0.4", "--budget: the size '0.4' is less than a byte"},
+      {"--budget 99999999999TiB", "--budget: the size '99999999999TiB' does not fit in 64 bits"},
+      {"--budget 1e400", "--budget: the size '1e400' is out of range"},
+      {"--budget 12XB", "--budget: the size '12XB' cannot be read"},
+      {"--screenshot shot.png --frames 0", "--frames: must be at least 1, not 0"},
+      {"--window-width 100", "--window-width: must be at least 320, not 100"},
+      {"--window-height 99999", "--window-height: must be at most 16384, not 99999"},
+  };
+  for (const auto& [args, message] : cases)
+    expect_error(run_here("--batch --quiet --dataset cifar10 --data /nonexistent/tidepool-data " + args), message);
+  // The subcommands' numbers go through the same checks.
+  expect_error(run_here("plan --batch-size 0"), "--batch-size: must be at least 1, not 0");
+  expect_error(run_here("plan --budget -1GiB"), "--budget: the size '-1GiB' is not positive");
+  expect_error(run_here("view /nonexistent/run --window-height 10"), "--window-height: must be at least 240, not 10");
+  // And the binary says the same.
+  expect_error(run("--batch --quiet --lr nan"), "--lr: must be a finite number, not nan");
+  expect_error(run("--batch --quiet --epochs 0"), "--epochs: must be at least 1, not 0");
+}
+
+// What a number is checked against is what the option receives: CLI11 on
+// its own reads "010" as octal.
+TEST(Cli, NumbersAreReadInDecimal) {
+  testing::TempDir dir("cli_decimal");
+  testing::write_tiny_cifar10(dir.path() / "data");
+  const std::string out = (dir.path() / "run").string();
+  ASSERT_EQ(run("--batch --quiet --iterations 1 --batch-size 010 --dataset cifar10 --data " +
+                (dir.path() / "data").string() + " --out " + out)
+                .status,
+            0);
+  std::ifstream in(dir.path() / "run" / "summary.json");
+  const auto summary = nlohmann::json::parse(in);
+  EXPECT_EQ(summary["batch_size"], 10);
+}
+
+// A learning rate of a million: the run stops at the iteration that went
+// non-finite, prints where, writes summary.json saying so and exits 1.
+TEST(Cli, ADivergedRunSaysWhereWritesItsSummaryAndExitsNonZero) {
+  testing::TempDir dir("cli_diverge");
+  testing::write_tiny_cifar10(dir.path() / "data");
+  const std::string out = (dir.path() / "run").string();
+  const Result r = run("--batch --quiet --batch-size 32 --lr 1e6 --dataset cifar10 --data " +
+                       (dir.path() / "data").string() + " --out " + out);
+  expect_error(r, "training diverged at iteration ");
+  EXPECT_NE(r.output.find(" of 10 (epoch 1, learning rate "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("try a lower --lr"), std::string::npos) << r.output;
+  std::ifstream in(dir.path() / "run" / "summary.json");
+  ASSERT_TRUE(in) << "summary.json is written before the exit";
+  const auto summary = nlohmann::json::parse(in);
+  EXPECT_EQ(summary["status"], "diverged");
+  EXPECT_NE(r.output.find(summary["divergence"].get<std::string>()), std::string::npos) << r.output;
 }
 
 TEST(Cli, ZeroBatchSizeIsRefused) {

@@ -7,12 +7,14 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <thread>
 
 #include "app/session.h"
 #include "app/session_runner.h"
 #include "engine/core/bytes_text.h"
+#include "engine/run/lr_schedule.h"
 #include "testing/temp_dir.h"
 #include "testing/tiny_datasets.h"
 
@@ -169,6 +171,75 @@ TEST(Session, SettingsChangedMidRunKeepTheNumbers) {
   EXPECT_EQ(checksum(false), checksum(true));
 }
 
+// A learning rate as the divergence message writes it.
+std::string lr_text(float lr) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", lr);
+  return text;
+}
+
+// Where the weight-role tensor named `suffix` starts in read_parameters()'s
+// values (schedule order), and its name.
+std::pair<std::size_t, std::string> find_parameter(const Schedule& s, const std::string& suffix) {
+  std::size_t at = 0;
+  for (int t : s.persistent) {
+    const TensorInfo& info = s.tensors[t].info;
+    if (info.role != Role::weight) continue;
+    if (info.name.size() >= suffix.size() && info.name.compare(info.name.size() - suffix.size(), suffix.size(), suffix) == 0)
+      return {at, info.name};
+    at += info.bytes() / sizeof(float);
+  }
+  ADD_FAILURE() << "no parameter named *" << suffix;
+  return {0, ""};
+}
+
+// A NaN in batchnorm's running mean never reaches the training loss (batch
+// statistics normalise in training), so only the parameter check can see
+// it: at the last iteration too, after which the session trains no more.
+TEST(Session, ANonFiniteParameterWithAFiniteLossIsDivergence) {
+  testing::TempDir dir("session");
+  testing::write_tiny_cifar10(dir.path());
+  RunSettings o = tiny(dir.path());
+  o.iterations = 2;
+  TrainingSession session(o);
+  session.start(nullptr);
+  session.train_iteration();
+  ASSERT_FALSE(session.diverged()) << session.divergence();
+  std::vector<float> values = session.trainer().read_parameters();
+  const auto [at, name] = find_parameter(session.trainer().train_schedule(), "running_mean");
+  values[at] = std::nanf("");
+  session.trainer().write_parameters(values);
+
+  const StepReport r = session.train_iteration();
+  EXPECT_TRUE(std::isfinite(r.result.loss)) << "the loss does not see it";
+  ASSERT_TRUE(session.diverged());
+  EXPECT_TRUE(session.finished()) << "the last iteration is checked too";
+  EXPECT_EQ(session.divergence(), "training diverged at iteration 2 of 2 (epoch 1, learning rate " +
+                                      lr_text(learning_rate(o.lr_schedule, o.lr, 1, 2)) + "): " + name +
+                                      " is no longer finite; try a lower --lr");
+}
+
+// A NaN that only evaluation meets (the last layer's bias, after the
+// iteration's check) is divergence too, and training ends there.
+TEST(Session, ANonFiniteTestLossIsDivergence) {
+  testing::TempDir dir("session");
+  testing::write_tiny_cifar10(dir.path());
+  TrainingSession session(tiny(dir.path()));
+  session.start(nullptr);
+  session.train_iteration();
+  std::vector<float> values = session.trainer().read_parameters();
+  const auto [at, name] = find_parameter(session.trainer().train_schedule(), "fc.bias");
+  values[at] = std::numeric_limits<float>::infinity();
+  session.trainer().write_parameters(values);
+  EXPECT_TRUE(std::isnan(session.evaluate().loss)) << "what it returns is no evaluation";
+  ASSERT_TRUE(session.diverged());
+  EXPECT_NE(session.divergence().find("at iteration 1 of 10 (epoch 1, learning rate "), std::string::npos)
+      << session.divergence();
+  EXPECT_NE(session.divergence().find("the test loss is nan in the evaluation after it"), std::string::npos)
+      << session.divergence();
+  EXPECT_THROW(session.train_iteration(), std::runtime_error) << "no training on garbage";
+}
+
 TEST(SessionRunner, RequestsFromTheUiThreadApplyAtIterationBoundaries) {
   testing::TempDir dir("runner");
   testing::write_tiny_cifar10(dir.path());
@@ -227,6 +298,36 @@ TEST(SessionRunner, RequestsFromTheUiThreadApplyAtIterationBoundaries) {
   runner.pause();
   runner.stop();
   EXPECT_GE(runner.status().iteration, 6);
+}
+
+// The window's path: a diverging session stops training, its state and
+// message reach the UI through the status, and the runner waits for a
+// restart, which trains again.
+TEST(SessionRunner, DivergenceStopsTrainingAndIsReported) {
+  testing::TempDir dir("runner");
+  testing::write_tiny_cifar10(dir.path());
+  RunSettings wild = tiny(dir.path());
+  wild.lr = 1e6f;
+  SessionRunner runner(wild);
+  runner.start();
+  ASSERT_TRUE(runner.wait_for_iterations(1000, 120)) << "neither trained to the end nor diverged";
+  ui::SessionStatus s = runner.status();
+  ASSERT_EQ(s.state, ui::RunState::diverged) << s.error;
+  EXPECT_EQ(s.error.rfind("training diverged at iteration " + std::to_string(s.iteration) + " of 10 (epoch 1, ", 0), 0u)
+      << s.error;
+  EXPECT_LT(s.iteration, 10);
+  runner.resume();  // nothing to resume: the session is over
+  runner.step();
+  EXPECT_EQ(runner.status().state, ui::RunState::diverged);
+
+  runner.restart(tiny(dir.path()));
+  for (int i = 0; i < 6000 && runner.status().state == ui::RunState::diverged; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_TRUE(runner.wait_for_iterations(s.iteration + 1, 120));
+  s = runner.status();
+  EXPECT_NE(s.state, ui::RunState::diverged);
+  EXPECT_TRUE(s.error.empty()) << s.error;
+  runner.stop();
 }
 
 TEST(SessionRunner, RestartsWithOtherSettingsAndReportsFailures) {

@@ -27,6 +27,14 @@ bool enum_combo(const char* label, E& value) {
   return changed;
 }
 
+// Why a run failed or diverged, in red, wrapped: the message names where,
+// and a narrow panel must show all of it.
+void error_text(const std::string& text) {
+  ImGui::PushStyleColor(ImGuiCol_Text, ImVec4{1, 0.4f, 0.4f, 1});
+  ImGui::TextWrapped("%s", text.c_str());
+  ImGui::PopStyleColor();
+}
+
 }  // namespace
 
 void ControlsView::draw(const Frame& frame) {
@@ -45,15 +53,17 @@ void ControlsView::draw(const Frame& frame) {
   if (read_only) {
     draw_recorded(s);
   } else {
-    // Run control.
+    // Run control. A diverged session trains no more: nothing to resume.
     const bool paused = s.state == RunState::paused;
+    ImGui::BeginDisabled(s.state == RunState::diverged);
     if (ImGui::Button(paused ? "Resume" : "Pause")) paused ? link.resume() : link.pause();
     ImGui::SameLine();
     if (ImGui::Button("Step one iteration")) link.step();
+    ImGui::EndDisabled();
     ImGui::SameLine();
     ImGui::TextWrapped("%s, iteration %lld/%lld", to_string(s.state), static_cast<long long>(s.iteration),
                        static_cast<long long>(s.total_iterations));
-    if (s.state == RunState::failed) ImGui::TextColored({1, 0.4f, 0.4f, 1}, "%s", s.error.c_str());
+    if (s.state == RunState::failed || s.state == RunState::diverged) error_text(s.error);
   }
   ImGui::Separator();
 
@@ -93,6 +103,7 @@ void ControlsView::draw_recorded(const SessionStatus& s) {
                      static_cast<long long>(s.epochs), s.epochs == 1 ? "" : "s",
                      static_cast<long long>(r.batch_size), static_cast<double>(r.lr), to_string(r.lr_schedule),
                      static_cast<unsigned long long>(r.seed), s.device.empty() ? to_string(r.device) : s.device.c_str());
+  if (!s.error.empty()) error_text(s.error);  // it diverged
 }
 
 bool ControlsView::draw_settings(const SessionStatus& s) {

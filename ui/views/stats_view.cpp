@@ -30,6 +30,7 @@ void StatsView::draw(const Frame& frame) {
   row("run", s.settings.model + " on " + s.dataset_name + ", batch " + std::to_string(s.settings.batch_size));
   row("device", s.device.empty() ? "-" : s.device);
   row("state", to_string(s.state));
+  if (s.state == RunState::diverged) row("diverged", s.error);
   row("iteration", std::to_string(s.iteration) + " of " + std::to_string(s.total_iterations) + " (epoch " +
                        std::to_string(s.epoch + 1) + " of " + std::to_string(s.epochs) + ")");
   row("test accuracy", s.test_accuracy < 0 ? "after the first epoch" : number("%.2f %%", 100.0 * s.test_accuracy));

@@ -38,7 +38,8 @@ std::string freed_blocks_text(int park_horizon) {
 }
 
 void waiting_text(const SessionStatus& status) {
-  const char* what = status.state == RunState::failed ? "training failed (see Controls)"
+  const char* what = status.state == RunState::failed     ? "training failed (see Controls)"
+                     : status.state == RunState::diverged ? "training diverged (see Controls)"
                      : status.state == RunState::starting ? "planning and placing the network..."
                                                            : "waiting for the first iteration...";
   ImGui::TextDisabled("%s", what);
