@@ -39,7 +39,13 @@ std::size_t parse_bytes(const std::string& s) {
                              {"K", 1024.0},    {"M", 1048576.0}, {"G", 1073741824.0}};
   if (used > 0 && value > 0 && std::isfinite(value))
     for (const Unit& u : kUnits)
-      if (unit == u.name) return static_cast<std::size_t>(std::llround(value * u.scale));
+      if (unit == u.name) {
+        const double bytes = value * u.scale;
+        if (bytes < 0.5) throw std::invalid_argument("the size '" + s + "' is less than one byte");
+        // llround's result must fit a long long; no memory is 8 EiB anyway.
+        if (bytes >= 0x1p63) throw std::invalid_argument("the size '" + s + "' is too large (8 EiB or more)");
+        return static_cast<std::size_t>(std::llround(bytes));
+      }
   throw std::invalid_argument("cannot read the size '" + s + "' (write e.g. 900MiB, 1.5GiB, 512MB or a byte count)");
 }
 

@@ -12,8 +12,9 @@ namespace tidepool {
 std::string format_bytes(std::size_t bytes);
 
 // The other way: "900MiB", "1.5GiB", "512MB", "64KiB", "1e9" or a plain byte
-// count (K, M, G alone are binary). Throws std::invalid_argument naming the
-// text for anything else, zero or negative.
+// count (K, M, G alone are binary), rounded to the nearest byte. Throws
+// std::invalid_argument naming the text for anything else, for zero, a
+// negative size, one under half a byte, and one of 2^63 bytes or more.
 std::size_t parse_bytes(const std::string& text);
 
 // A size as parse_bytes reads it back exactly: whole MiB, or else bytes
