@@ -129,25 +129,33 @@ void save_checkpoint(const std::filesystem::path& file, const Checkpoint& c) {
 Checkpoint load_checkpoint(const std::filesystem::path& file) {
   std::ifstream in(file, std::ios::binary);
   if (!in) throw CheckpointError("no checkpoint at " + file.string());
-  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return parse_checkpoint(bytes, file.string());
+}
+
+Checkpoint parse_checkpoint(std::span<const char> bytes, const std::string& source) {
   auto corrupt = [&](const std::string& why) {
-    return CheckpointError("checkpoint " + file.string() + " is not usable: " + why);
+    return CheckpointError("checkpoint " + source + " is not usable: " + why);
   };
   if (bytes.size() < sizeof kMagic + 16 || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0)
     throw corrupt("not a Tidepool checkpoint");
   std::uint64_t length = 0, stored_hash = 0;
   std::memcpy(&length, bytes.data() + sizeof kMagic, sizeof length);
   std::memcpy(&stored_hash, bytes.data() + bytes.size() - sizeof stored_hash, sizeof stored_hash);
-  if (length > bytes.size()) throw corrupt("truncated header");
+  // The header must end before the checksum does: a length up to the
+  // file's size let the JSON parser read past the end (AddressSanitizer
+  // under fuzz/, input fuzz/corpus/checkpoint/regress_header_past_end).
+  const std::size_t room = bytes.size() - 16 - sizeof stored_hash;
+  if (length > room) throw corrupt("truncated header");
   if (fnv1a(bytes.data(), bytes.size() - sizeof stored_hash) != stored_hash)
     throw corrupt("checksum mismatch (truncated or damaged file)");
   Checkpoint c;
   try {
     const auto header = nlohmann::json::parse(bytes.begin() + 16, bytes.begin() + 16 + static_cast<long>(length));
     c.settings = run_settings_from_json(header.at("options"));
-    c.epoch = header.at("epoch").get<std::int64_t>();
-    c.batch_in_epoch = header.at("batch_in_epoch").get<std::int64_t>();
-    c.iteration = header.at("iteration").get<std::int64_t>();
+    c.epoch = json_int64(header, "epoch");
+    c.batch_in_epoch = json_int64(header, "batch_in_epoch");
+    c.iteration = json_int64(header, "iteration");
     // Checkpoints from before mid-epoch checkpoints were written at epoch ends only.
     const auto so_far = header.value("epoch_so_far", nlohmann::json::object());
     if (!so_far.is_object()) throw corrupt("bad header: epoch_so_far is not an object");
@@ -159,11 +167,16 @@ Checkpoint load_checkpoint(const std::filesystem::path& file) {
     e.wall_seconds = so_far.value("wall_seconds", 0.0);
     e.peak_load_bytes = so_far.value("peak_load_bytes", std::uint64_t{0});
     e.footprint_bytes = so_far.value("footprint_bytes", std::uint64_t{0});
-    const auto values = header.at("values").get<std::size_t>();
-    if (16 + length + values * sizeof(float) + sizeof stored_hash != bytes.size())
+    // Compared as counts, not as bytes: values * 4 wrapped around for 2^62
+    // values and matched, and resize() then threw std::length_error
+    // (regress_state_size_overflow).
+    const std::int64_t values = json_int64(header, "values");
+    const std::size_t state_bytes = room - length;
+    if (values < 0 || state_bytes % sizeof(float) != 0 ||
+        static_cast<std::uint64_t>(values) != state_bytes / sizeof(float))
       throw corrupt("the state size does not match the header");
-    c.state.resize(values);
-    std::memcpy(c.state.data(), bytes.data() + 16 + length, values * sizeof(float));
+    c.state.resize(static_cast<std::size_t>(values));
+    std::memcpy(c.state.data(), bytes.data() + 16 + length, state_bytes);
   } catch (const nlohmann::json::exception& e) {
     throw corrupt(std::string("bad header: ") + e.what());
   } catch (const std::invalid_argument& e) {  // a setting no table knows

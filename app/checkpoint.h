@@ -26,6 +26,8 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <span>
+#include <string>
 #include <stdexcept>
 #include <vector>
 
@@ -63,5 +65,8 @@ struct Checkpoint {
 void save_checkpoint(const std::filesystem::path& file, const Checkpoint& c);
 // Throws CheckpointError naming the file for a missing, truncated or corrupt checkpoint.
 Checkpoint load_checkpoint(const std::filesystem::path& file);
+// What load_checkpoint does with the file's bytes (the fuzzers call it
+// directly); `source` names them in the CheckpointError.
+Checkpoint parse_checkpoint(std::span<const char> bytes, const std::string& source);
 
 }  // namespace tidepool::app

@@ -155,7 +155,8 @@ void add_training_options(CLI::App& cli, RunSettings& s) {
   std::vector<std::string> dataset_names;
   for (auto n : datasets::dataset_names()) dataset_names.emplace_back(n);
   cli.add_option("--dataset", s.dataset, "dataset: " + joined(dataset_names))->capture_default_str();
-  cli.add_option("--data", s.data_dir, "folder with the dataset's files (default for generated: data/generated)");
+  cli.add_option("--data", s.data_dir, "folder with the dataset's files (default: data/generated for generated, "
+                 "/usr/share/datasets/fashion-mnist for fashion-mnist)");
   cli.add_option("--batch-size", s.batch_size, "images per iteration")
       ->capture_default_str()
       ->transform(number<std::int64_t>(1, kMostBatch));
@@ -232,7 +233,7 @@ void add_window_options(CLI::App& cli, WindowRequest& window) {
 CLI::App* add_plan_command(CLI::App& cli, PlanRequest& plan) {
   auto* cmd = cli.add_subcommand("plan", "dry-run one iteration through every offload mode, conv scheme, order and heuristic");
   cmd->add_option("--model", plan.model, "network")->capture_default_str();
-  cmd->add_option("--dataset", plan.dataset, "cifar10, cifar100 or imagenet (input size, classes)")->capture_default_str();
+  cmd->add_option("--dataset", plan.dataset, "cifar10, cifar100, fashion-mnist or imagenet (input size, classes)")->capture_default_str();
   cmd->add_option("--batch-size", plan.batch_size, "images per iteration")
       ->capture_default_str()
       ->transform(number<std::int64_t>(1, kMostBatch));

@@ -45,10 +45,11 @@ void plan_command(const PlanRequest& q, std::ostream& out) {
   if (q.batch_size <= 0) throw std::invalid_argument("--batch-size must be at least 1");
   std::int64_t classes = 0;
   models::InputKind input = models::InputKind::cifar;
-  if (q.dataset == "cifar10" || q.dataset == "generated") classes = 10;
+  // fashion-mnist is fed as CIFAR's 3x32x32 (datasets/fashion_mnist.h).
+  if (q.dataset == "cifar10" || q.dataset == "generated" || q.dataset == "fashion-mnist") classes = 10;
   else if (q.dataset == "cifar100") classes = 100;
   else if (q.dataset == "imagenet") classes = 1000, input = models::InputKind::imagenet;
-  else throw std::invalid_argument("unknown dataset '" + q.dataset + "' for plan (valid: cifar10, cifar100, imagenet)");
+  else throw std::invalid_argument("unknown dataset '" + q.dataset + "' for plan (valid: cifar10, cifar100, fashion-mnist, imagenet)");
   const Network net = models::make_model(q.model, input, classes);
   std::vector<std::string> heuristics = allocator_names();
   if (!q.heuristic.empty()) {

@@ -38,7 +38,7 @@ std::vector<PlanRow> plan_table(const Network& net, std::int64_t batch, Kernels&
 
 struct PlanRequest {
   std::string model = "resnet18";
-  std::string dataset = "cifar10";  // cifar10 | cifar100 | imagenet (sets the input size and classes)
+  std::string dataset = "cifar10";  // cifar10 | cifar100 | fashion-mnist | imagenet (sets the input size and classes)
   std::int64_t batch_size = 128;
   std::string heuristic;  // empty: every heuristic
   TransferMode transfer = TransferMode::async;

@@ -50,12 +50,9 @@ TrainingSession::TrainingSession(const RunSettings& s, SessionOptions session)
   choose_dyn_ = s.memory.mode == OffloadMode::dyn;
 
   // Data first: a wrong path should fail before anything slow happens.
-  std::string data_dir = s.data_dir;
-  if (data_dir.empty()) {
-    if (s.dataset != "generated")
-      throw std::invalid_argument("--dataset " + s.dataset + " needs --data DIR (the folder with its files)");
-    data_dir = "data/generated";
-  }
+  std::string data_dir = s.data_dir.empty() ? datasets::default_data_dir(s.dataset).string() : s.data_dir;
+  if (data_dir.empty())
+    throw std::invalid_argument("--dataset " + s.dataset + " needs --data DIR (the folder with its files)");
   train_set_ = datasets::make_dataset(s.dataset, data_dir, datasets::Split::train);
   test_set_ = datasets::make_dataset(s.dataset, data_dir, datasets::Split::test);
   const auto input = s.dataset == "imagenet" ? models::InputKind::imagenet : models::InputKind::cifar;

@@ -59,48 +59,50 @@ CifarDataset::CifarDataset(CifarKind kind, std::filesystem::path dir, Split spli
 }
 
 void CifarDataset::load_file(const std::filesystem::path& path) {
-  const std::int64_t rec = record_bytes(kind_);
   std::error_code ec;
   const auto bytes = static_cast<std::int64_t>(std::filesystem::file_size(path, ec));
   if (ec) throw DatasetError(display_name_ + ": cannot stat " + path.string() + ": " + ec.message());
-  if (bytes == 0 || bytes % rec != 0) {
-    throw DatasetError(display_name_ + ": malformed file " + path.string() + ": " + std::to_string(bytes) +
-                       " bytes is not a whole number of " + std::to_string(rec) + "-byte " +
-                       kind_name(kind_) + " records (truncated, or not a " + kind_name(kind_) +
-                       " binary file)");
-  }
-
   const std::size_t at = records_.size();
   records_.resize(at + static_cast<std::size_t>(bytes));
   std::ifstream in(path, std::ios::binary);
   if (!in || !in.read(reinterpret_cast<char*>(records_.data() + at), bytes)) {
     throw DatasetError(display_name_ + ": cannot read " + path.string());
   }
+  check_records(kind_, std::span(records_).subspan(at), path.string(), display_name_);
+}
 
+std::int64_t CifarDataset::check_records(CifarKind kind, std::span<const std::uint8_t> bytes, const std::string& file,
+                                         const std::string& what) {
+  const std::int64_t rec = record_bytes(kind);
+  const auto size = static_cast<std::int64_t>(bytes.size());
+  if (size == 0 || size % rec != 0) {
+    throw DatasetError(what + ": malformed file " + file + ": " + std::to_string(size) +
+                       " bytes is not a whole number of " + std::to_string(rec) + "-byte " + kind_name(kind) +
+                       " records (truncated, or not a " + kind_name(kind) + " binary file)");
+  }
   // Both label bytes of CIFAR-100 are checked whichever is used: a record with
   // a bad coarse byte is a bad file either way.
-  const std::uint8_t* base = records_.data() + at;
-  const std::int64_t records = bytes / rec;
+  const std::int64_t records = size / rec;
   for (std::int64_t r = 0; r < records; ++r) {
-    const std::uint8_t* p = base + r * rec;
+    const std::uint8_t* p = bytes.data() + r * rec;
     const int first = p[0];
-    const int limit0 = kind_ == CifarKind::cifar10 ? 10 : 20;
+    const int limit0 = kind == CifarKind::cifar10 ? 10 : 20;
     int bad_value = -1, bad_limit = 0;
-    const char* what = kind_ == CifarKind::cifar10 ? "label" : "coarse label";
+    const char* label = kind == CifarKind::cifar10 ? "label" : "coarse label";
     if (first >= limit0) {
       bad_value = first;
       bad_limit = limit0;
-    } else if (kind_ == CifarKind::cifar100 && p[1] >= 100) {
+    } else if (kind == CifarKind::cifar100 && p[1] >= 100) {
       bad_value = p[1];
       bad_limit = 100;
-      what = "fine label";
+      label = "fine label";
     }
     if (bad_value >= 0) {
-      throw DatasetError(display_name_ + ": malformed file " + path.string() + ": record " +
-                         std::to_string(r) + " has " + what + " " + std::to_string(bad_value) +
-                         " (must be below " + std::to_string(bad_limit) + ")");
+      throw DatasetError(what + ": malformed file " + file + ": record " + std::to_string(r) + " has " + label + " " +
+                         std::to_string(bad_value) + " (must be below " + std::to_string(bad_limit) + ")");
     }
   }
+  return records;
 }
 
 std::string CifarDataset::name() const {
@@ -115,41 +117,44 @@ std::int32_t CifarDataset::label(std::int64_t index) const {
   return records_[static_cast<std::size_t>(index * record_bytes(kind_) + label_offset_)];
 }
 
+CropFlip CropFlip::draw(Rng& rng, std::int64_t pad) {
+  CropFlip t;
+  t.dy = rng.between(0, 2 * pad) - pad;
+  t.dx = rng.between(0, 2 * pad) - pad;
+  t.flip = rng.coin();
+  return t;
+}
+
+void crop_flip_plane(const std::uint8_t* plane, std::int64_t side, const CropFlip& t, float scale, float bias,
+                     float* out) {
+  for (std::int64_t y = 0; y < side; ++y, out += side) {
+    const std::int64_t sy = y + t.dy;
+    if (sy < 0 || sy >= side) {
+      std::fill(out, out + side, bias);  // bias is what a black (padding) pixel becomes
+      continue;
+    }
+    const std::uint8_t* row = plane + sy * side;
+    if (!t.flip && t.dx == 0) {
+      for (std::int64_t x = 0; x < side; ++x) out[x] = static_cast<float>(row[x]) * scale + bias;
+      continue;
+    }
+    // The crop window comes first and the mirror is applied to it, as in
+    // torchvision: output column x shows window column (side - 1 - x).
+    for (std::int64_t x = 0; x < side; ++x) {
+      const std::int64_t sx = (t.flip ? side - 1 - x : x) + t.dx;
+      out[x] = (sx < 0 || sx >= side) ? bias : static_cast<float>(row[sx]) * scale + bias;
+    }
+  }
+}
+
 bool CifarDataset::read(std::int64_t index, float* image_chw, std::int32_t& label_out, Rng& rng) const {
   label_out = label(index);
   const std::uint8_t* src = pixels(index);
-
-  std::int64_t dy = 0, dx = 0;
-  bool flip = false;
-  if (augment_) {
-    dy = rng.between(0, 2 * kPad) - kPad;
-    dx = rng.between(0, 2 * kPad) - kPad;
-    flip = rng.coin();
-  }
-
+  const CropFlip t = augment_ ? CropFlip::draw(rng, kPad) : CropFlip{};
   for (int c = 0; c < 3; ++c) {
     const float scale = 1.0f / (255.0f * norm_.stddev[c]);
-    const float bias = -norm_.mean[c] / norm_.stddev[c];  // what a black (padding) pixel becomes
-    const std::uint8_t* plane = src + c * kSide * kSide;
-    float* out = image_chw + c * kSide * kSide;
-    for (std::int64_t y = 0; y < kSide; ++y, out += kSide) {
-      const std::int64_t sy = y + dy;
-      if (sy < 0 || sy >= kSide) {
-        std::fill(out, out + kSide, bias);
-        continue;
-      }
-      const std::uint8_t* row = plane + sy * kSide;
-      if (!flip && dx == 0) {
-        for (std::int64_t x = 0; x < kSide; ++x) out[x] = static_cast<float>(row[x]) * scale + bias;
-        continue;
-      }
-      // The crop window comes first and the mirror is applied to it, as in
-      // torchvision: output column x shows window column (31 - x).
-      for (std::int64_t x = 0; x < kSide; ++x) {
-        const std::int64_t sx = (flip ? kSide - 1 - x : x) + dx;
-        out[x] = (sx < 0 || sx >= kSide) ? bias : static_cast<float>(row[sx]) * scale + bias;
-      }
-    }
+    const float bias = -norm_.mean[c] / norm_.stddev[c];
+    crop_flip_plane(src + c * kSide * kSide, kSide, t, scale, bias, image_chw + c * kSide * kSide);
   }
   return true;
 }

@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,20 @@
 namespace tidepool::datasets {
 
 enum class CifarKind { cifar10, cifar100 };
+
+// One sample's draws of the augmentation above (none: the identity).
+struct CropFlip {
+  std::int64_t dy = 0, dx = 0;  // the window's offset from the image, each in [-pad, pad]
+  bool flip = false;
+  static CropFlip draw(Rng& rng, std::int64_t pad);
+};
+
+// Writes one square plane of `side` x `side` pixel bytes, seen through the
+// window `t` (black outside the image) and mirrored, as normalised floats
+// (pixel * scale + bias). Shared with the Fashion-MNIST dataset, whose
+// padded images take the same augmentation.
+void crop_flip_plane(const std::uint8_t* plane, std::int64_t side, const CropFlip& t, float scale, float bias,
+                     float* out);
 
 class CifarDataset final : public Dataset {
  public:
@@ -60,6 +75,12 @@ class CifarDataset final : public Dataset {
   static std::int64_t label_bytes(CifarKind kind) { return kind == CifarKind::cifar10 ? 1 : 2; }
   static std::int64_t record_bytes(CifarKind kind) { return label_bytes(kind) + kImageBytes; }
   static Normalization standard_normalization(CifarKind kind);
+
+  // Checks the contents of one file, `file` naming it in DatasetError
+  // (prefixed with `what`, the dataset's name): a whole number of records,
+  // at least one, every label byte in range. Returns the number of records.
+  static std::int64_t check_records(CifarKind kind, std::span<const std::uint8_t> bytes, const std::string& file,
+                                    const std::string& what);
 
  private:
   void load_file(const std::filesystem::path& path);

@@ -4,13 +4,14 @@
 #include <system_error>
 
 #include "datasets/cifar.h"
+#include "datasets/fashion_mnist.h"
 #include "datasets/generated.h"
 #include "datasets/imagenet.h"
 
 namespace tidepool::datasets {
 namespace {
 
-constexpr std::array<std::string_view, 4> kNames = {"generated", "cifar10", "cifar100", "imagenet"};
+constexpr std::array<std::string_view, 5> kNames = {"generated", "cifar10", "cifar100", "fashion-mnist", "imagenet"};
 
 std::uint64_t finalize(std::uint64_t z) {
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -33,6 +34,12 @@ std::uint64_t mix_seed(std::uint64_t a, std::uint64_t b, std::uint64_t c) {
 
 std::span<const std::string_view> dataset_names() { return kNames; }
 
+std::filesystem::path default_data_dir(std::string_view name) {
+  if (name == "generated") return "data/generated";
+  if (name == "fashion-mnist") return FashionMnistDataset::kPackageFolder;
+  return {};
+}
+
 void require_directory(const std::filesystem::path& dir, std::string_view what) {
   std::error_code ec;
   const auto st = std::filesystem::status(dir, ec);
@@ -52,6 +59,7 @@ std::unique_ptr<Dataset> make_dataset(std::string_view name, const std::filesyst
   }
   if (name == "cifar10") return std::make_unique<CifarDataset>(CifarKind::cifar10, dir, split, options);
   if (name == "cifar100") return std::make_unique<CifarDataset>(CifarKind::cifar100, dir, split, options);
+  if (name == "fashion-mnist") return std::make_unique<FashionMnistDataset>(dir, split, options);
   if (name == "imagenet") return std::make_unique<ImageNetDataset>(dir, split, options);
 
   std::string valid;

@@ -7,8 +7,9 @@
 // passes in, seeded per sample from (seed, epoch, index) - never from a global
 // generator - so a run's batches are the same whatever the thread timing.
 //
-// Formats, one per file: cifar.h (CIFAR-10/100 binary), imagenet.h (ILSVRC
-// folders), generated.h (the embedded default, written as CIFAR-10 binary).
+// Formats, one per file: cifar.h (CIFAR-10/100 binary), fashion_mnist.h
+// (IDX files, read by idx.h), imagenet.h (ILSVRC folders), generated.h (the
+// embedded default, written as CIFAR-10 binary).
 #pragma once
 
 #include <cstdint>
@@ -136,10 +137,15 @@ struct DatasetOptions {
 std::span<const std::string_view> dataset_names();
 
 // "generated" (written to `dir` on first use, then read as CIFAR-10),
-// "cifar10", "cifar100" or "imagenet". An unknown name throws DatasetError
-// listing the valid ones.
+// "cifar10", "cifar100", "fashion-mnist" or "imagenet". An unknown name
+// throws DatasetError listing the valid ones.
 std::unique_ptr<Dataset> make_dataset(std::string_view name, const std::filesystem::path& dir,
                                       Split split, const DatasetOptions& options = {});
+
+// The folder a dataset is read from when none is given: data/generated for
+// "generated", Debian's package folder for "fashion-mnist"; empty for the
+// others, which must be told where their files are.
+std::filesystem::path default_data_dir(std::string_view name);
 
 // Shared by the formats: the folder exists and is a folder, or DatasetError.
 void require_directory(const std::filesystem::path& dir, std::string_view what);

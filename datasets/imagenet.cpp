@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <fstream>
+#include <iterator>
 #include <iostream>
 #include <sstream>
 #include <system_error>
@@ -90,6 +91,59 @@ CropBox random_resized_crop(std::int64_t height, std::int64_t width, Rng& rng, d
     w = py_round(static_cast<double>(h) * ratio_hi);
   }
   return {(height - h) / 2, (width - w) / 2, h, w};
+}
+
+std::unordered_map<std::string, std::int32_t> parse_val_labels(std::string_view text, ValLabelFormat format,
+                                                              const std::vector<std::string>& wnids,
+                                                              const std::string& source) {
+  std::unordered_map<std::string, std::int32_t> wnid_index;
+  for (std::size_t i = 0; i < wnids.size(); ++i) wnid_index.emplace(wnids[i], static_cast<std::int32_t>(i));
+  const bool csv = format == ValLabelFormat::kaggle_csv;
+
+  std::unordered_map<std::string, std::int32_t> by_stem;
+  std::istringstream in{std::string(text)};
+  std::string line;
+  for (std::int64_t line_no = 1; std::getline(in, line); ++line_no) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    std::string name, cls;
+    if (csv) {
+      const auto comma = line.find(',');
+      if (line_no == 1 && line.rfind("ImageId", 0) == 0) continue;  // header
+      if (line.empty()) continue;
+      if (comma == std::string::npos) {
+        throw DatasetError("imagenet: malformed line " + std::to_string(line_no) + " in " +
+                           source + " (expected ImageId,PredictionString)");
+      }
+      name = line.substr(0, comma);
+      std::istringstream(line.substr(comma + 1)) >> cls;
+    } else {
+      if (line.empty() || line[0] == '#') continue;
+      std::istringstream(line) >> name >> cls;
+      if (name.empty()) continue;  // whitespace-only line
+    }
+    if (cls.empty()) {
+      throw DatasetError("imagenet: line " + std::to_string(line_no) + " of " + source +
+                         " has no class for '" + name + "'");
+    }
+    std::int64_t label = -1;
+    if (all_digits(cls)) {
+      label = cls.size() <= 9 ? std::stoll(cls) : -1;
+      if (label < 0 || label >= static_cast<std::int64_t>(wnids.size())) {
+        throw DatasetError("imagenet: line " + std::to_string(line_no) + " of " + source +
+                           ": class index " + cls + " out of range (" + std::to_string(wnids.size()) +
+                           " classes)");
+      }
+    } else {
+      const auto it = wnid_index.find(cls);
+      if (it == wnid_index.end()) {
+        throw DatasetError("imagenet: line " + std::to_string(line_no) + " of " + source +
+                           ": unknown class '" + cls + "'");
+      }
+      label = it->second;
+    }
+    by_stem[fs::path(name).stem().string()] = static_cast<std::int32_t>(label);
+  }
+  return by_stem;
 }
 
 ImageNetDataset::ImageNetDataset(fs::path dir, Split split, const DatasetOptions& options)
@@ -185,53 +239,12 @@ void ImageNetDataset::scan_flat_val() {
   }
   label_source_ = label_file.string();
 
-  std::unordered_map<std::string, std::int32_t> wnid_index;
-  for (std::size_t i = 0; i < wnids_.size(); ++i) wnid_index.emplace(wnids_[i], static_cast<std::int32_t>(i));
-  const bool csv = label_file.extension() == ".csv";
-
-  std::unordered_map<std::string, std::int32_t> by_stem;
-  std::ifstream in(label_file);
-  std::string line;
-  for (std::int64_t line_no = 1; std::getline(in, line); ++line_no) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    std::string name, cls;
-    if (csv) {
-      const auto comma = line.find(',');
-      if (line_no == 1 && line.rfind("ImageId", 0) == 0) continue;  // header
-      if (line.empty()) continue;
-      if (comma == std::string::npos) {
-        throw DatasetError("imagenet: malformed line " + std::to_string(line_no) + " in " +
-                           label_file.string() + " (expected ImageId,PredictionString)");
-      }
-      name = line.substr(0, comma);
-      std::istringstream(line.substr(comma + 1)) >> cls;
-    } else {
-      if (line.empty() || line[0] == '#') continue;
-      std::istringstream(line) >> name >> cls;
-      if (name.empty()) continue;  // whitespace-only line
-    }
-    if (cls.empty()) {
-      throw DatasetError("imagenet: line " + std::to_string(line_no) + " of " + label_file.string() +
-                         " has no class for '" + name + "'");
-    }
-    std::int64_t label = -1;
-    if (all_digits(cls)) {
-      label = cls.size() <= 9 ? std::stoll(cls) : -1;
-      if (label < 0 || label >= static_cast<std::int64_t>(wnids_.size())) {
-        throw DatasetError("imagenet: line " + std::to_string(line_no) + " of " + label_file.string() +
-                           ": class index " + cls + " out of range (" + std::to_string(wnids_.size()) +
-                           " classes)");
-      }
-    } else {
-      const auto it = wnid_index.find(cls);
-      if (it == wnid_index.end()) {
-        throw DatasetError("imagenet: line " + std::to_string(line_no) + " of " + label_file.string() +
-                           ": unknown class '" + cls + "'");
-      }
-      label = it->second;
-    }
-    by_stem[fs::path(name).stem().string()] = static_cast<std::int32_t>(label);
-  }
+  std::ifstream in(label_file, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) throw DatasetError("imagenet: cannot read " + label_file.string());
+  const auto by_stem = parse_val_labels(text, label_file.extension() == ".csv" ? ValLabelFormat::kaggle_csv
+                                                                               : ValLabelFormat::list,
+                                        wnids_, label_file.string());
 
   for (std::string& f : sorted_images(root_)) {
     const auto it = by_stem.find(fs::path(f).stem().string());

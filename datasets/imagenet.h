@@ -36,6 +36,8 @@
 #include <filesystem>
 #include <mutex>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -54,6 +56,17 @@ struct CropBox {
 // to the ratio range. Draws per try: area, ratio, and - on success - top, left.
 CropBox random_resized_crop(std::int64_t height, std::int64_t width, Rng& rng, double scale_lo = 0.08,
                             double scale_hi = 1.0, double ratio_lo = 3.0 / 4.0, double ratio_hi = 4.0 / 3.0);
+
+// The two label-file formats of a flat val/ (above).
+enum class ValLabelFormat { kaggle_csv, list };
+
+// Parses a label file's text into image stem (file name without extension)
+// -> class index, the classes being `wnids` in order. Throws DatasetError
+// naming `source` and the line for a malformed line, a class index out of
+// range or an unknown wnid. From memory, so the fuzzers reach it.
+std::unordered_map<std::string, std::int32_t> parse_val_labels(std::string_view text, ValLabelFormat format,
+                                                              const std::vector<std::string>& wnids,
+                                                              const std::string& source);
 
 class ImageNetDataset final : public Dataset {
  public:

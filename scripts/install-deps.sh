@@ -8,6 +8,9 @@ packages=(
   libdnnl-dev                 # oneDNN: the cpu device's kernels
   ocl-icd-opencl-dev          # dnnl-config.cmake looks for OpenCL (a recommends we do not get otherwise)
   libopencv-dev               # JPEG decoding (ImageNet) and the --batch pictures
+  zlib1g-dev                  # gzipped IDX files (Fashion-MNIST)
+  dataset-fashion-mnist       # the real dataset --dataset fashion-mnist reads by default
+  clang libclang-rt-14-dev    # libFuzzer (fuzz/): clang and its runtime, which holds libFuzzer
   libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libimgui-dev libglfw3-dev libgl-dev   # the window (Dear ImGui on GLFW, OpenGL 3)

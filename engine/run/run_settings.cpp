@@ -1,10 +1,38 @@
 #include "engine/run/run_settings.h"
 
+#include <limits>
+#include <stdexcept>
+#include <utility>
+
 #include <nlohmann/json.hpp>
 
 #include "engine/core/bytes_text.h"
 
 namespace tidepool {
+namespace {
+
+// j.at(key) as an Int, refusing what does not fit: nlohmann's get<Int>()
+// converts a float such as 1e30 with undefined behaviour (UBSan under fuzz/,
+// fuzz/corpus/checkpoint/regress_float_*), and wraps a negative number into
+// an unsigned one.
+template <class Int>
+Int integer(const nlohmann::json& j, const char* key) {
+  const nlohmann::json& v = j.at(key);
+  if (v.is_number_unsigned()) {
+    const auto u = v.get<std::uint64_t>();
+    if (std::cmp_less_equal(u, std::numeric_limits<Int>::max())) return static_cast<Int>(u);
+  } else if (v.is_number_integer()) {
+    const auto i = v.get<std::int64_t>();
+    if (std::in_range<Int>(i)) return static_cast<Int>(i);
+  }
+  throw std::invalid_argument(std::string("'") + key + "' must be an integer from " +
+                              std::to_string(std::numeric_limits<Int>::min()) + " to " +
+                              std::to_string(std::numeric_limits<Int>::max()) + ", not " + v.dump());
+}
+
+}  // namespace
+
+std::int64_t json_int64(const nlohmann::json& j, const char* key) { return integer<std::int64_t>(j, key); }
 
 nlohmann::json to_json(const RunSettings& s) {
   const MemorySettings& m = s.memory;
@@ -40,28 +68,28 @@ RunSettings run_settings_from_json(const nlohmann::json& j) {
   s.model = j.at("model").get<std::string>();
   s.dataset = j.at("dataset").get<std::string>();
   s.data_dir = j.at("data_dir").get<std::string>();
-  s.batch_size = j.at("batch_size").get<std::int64_t>();
-  s.epochs = j.at("epochs").get<std::int64_t>();
-  s.iterations = j.at("iterations").get<std::int64_t>();
+  s.batch_size = integer<std::int64_t>(j, "batch_size");
+  s.epochs = integer<std::int64_t>(j, "epochs");
+  s.iterations = integer<std::int64_t>(j, "iterations");
   s.lr = j.at("lr").get<float>();
   s.lr_schedule = parse_choice<LrSchedule>(j.at("lr_schedule").get<std::string>(), "learning-rate schedule");
   s.momentum = j.at("momentum").get<float>();
   s.weight_decay = j.at("weight_decay").get<float>();
-  s.seed = j.at("seed").get<std::uint64_t>();
+  s.seed = integer<std::uint64_t>(j, "seed");
   s.device = parse_choice<DeviceKind>(j.at("device").get<std::string>(), "device");
-  s.compress_threads = j.value("compress_threads", 0);  // from before compression existed
+  s.compress_threads = j.contains("compress_threads") ? integer<int>(j, "compress_threads") : 0;  // from before compression existed
   m.heuristic = j.at("heuristic").get<std::string>();
   m.scheme = parse_choice<ConvScheme>(j.at("algo").get<std::string>(), "conv algorithm scheme");
   m.mode = parse_choice<OffloadMode>(j.at("mode").get<std::string>(), "offload mode");
   m.transfer = parse_choice<TransferMode>(j.at("transfer").get<std::string>(), "transfer semantics");
   m.order = parse_choice<AllocOrder>(j.at("order").get<std::string>(), "allocation order");
-  m.lookahead = j.at("lookahead").get<int>();
+  m.lookahead = integer<int>(j, "lookahead");
   m.compress = j.value("compress", false);
   m.swap_score = parse_choice<SwapScore>(j.value("swap_score", std::string("swdoa")), "swap score");
   const std::string budget = j.at("budget").get<std::string>();
   m.budget_bytes = budget.empty() ? 0 : parse_bytes(budget);
   m.link_gbps = j.at("link_gbps").get<double>();
-  s.trace_iterations = j.at("trace_iterations").get<std::int64_t>();
+  s.trace_iterations = integer<std::int64_t>(j, "trace_iterations");
   return s;
 }
 

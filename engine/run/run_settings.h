@@ -61,7 +61,16 @@ struct RunSettings {
 
 // As checkpoints keep them (the run folder's settings): names from the
 // tables, the budget as a size. Reads what earlier versions wrote too.
+// Reading throws nlohmann::json's exceptions for a missing key or a wrong
+// type, and std::invalid_argument for an unknown name or a number that is
+// not an integer of the field's range.
 nlohmann::json to_json(const RunSettings& s);
 RunSettings run_settings_from_json(const nlohmann::json& j);
+
+// j.at(key) as an integer that fits 64 signed bits, or std::invalid_argument
+// naming the key (for 1.5, 1e30, 2^63): for the readers of files a user
+// hands us, where nlohmann's get<>() would convert a float out of range
+// with undefined behaviour.
+std::int64_t json_int64(const nlohmann::json& j, const char* key);
 
 }  // namespace tidepool

@@ -53,6 +53,9 @@ TEST(ParseBytes, RefusesWhatIsNotASize) {
   expect_refused("MiB", "cannot be read");
   expect_refused("12XB", "cannot be read");
   expect_refused("900MiB of it", "cannot be read");
+  // Found by fuzz/bytes_fuzzer (fuzz/corpus/bytes/regress_*).
+  expect_refused("0.225B", "is less than a byte");
+  expect_refused("690e18", "does not fit in 64 bits");
 }
 
 }  // namespace

@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Writes the fuzzers' seed corpora (fuzz/corpus/<target>/): a few small,
+valid files of each real format, so the fuzzers start from the structure
+they must get past. Run from anywhere; it rewrites the seed_* files only
+(crash regressions added by hand, named regress_*, stay)."""
+import gzip
+import json
+import os
+import struct
+
+HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
+
+
+def put(target, name, data):
+    folder = os.path.join(HERE, target)
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, "seed_" + name), "wb") as f:
+        f.write(data)
+
+
+def gz(data):
+    return gzip.compress(data, compresslevel=9, mtime=0)  # mtime 0: the same bytes every run
+
+
+def idx(dims, data):
+    return bytes([0, 0, 8, len(dims)]) + b"".join(struct.pack(">I", d) for d in dims) + bytes(data)
+
+
+# IDX: labels, a few images, 4-D, each plain and gzipped.
+labels = idx([12], [i % 10 for i in range(12)])
+images = idx([2, 28, 28], [(i * 7) % 256 for i in range(2 * 28 * 28)])
+cube = idx([2, 3, 2, 2], list(range(24)))
+for name, data in [("labels", labels), ("images", images), ("4d", cube)]:
+    put("idx", name + ".idx", data)
+    put("idx", name + ".idx.gz", gz(data))
+
+# CIFAR: the first byte picks the format (even: CIFAR-10, odd: CIFAR-100).
+def cifar_record(labels, seed):
+    return bytes(labels) + bytes((seed * 31 + i * 7) % 256 for i in range(3072))
+
+put("cifar", "cifar10_two_records", b"\x00" + cifar_record([3], 1) + cifar_record([9], 2))
+put("cifar", "cifar100_one_record", b"\x01" + cifar_record([19, 99], 3))
+put("cifar", "cifar100_two_records", b"\x01" + cifar_record([4, 42], 4) + cifar_record([0, 0], 5))
+
+# ImageNet label files: the first byte picks the format (odd: Kaggle CSV, even: list).
+put("imagenet_labels", "kaggle.csv",
+    b"\x01ImageId,PredictionString\n"
+    b"ILSVRC2012_val_00000001,n01440764 12 34 200 180\n"
+    b"ILSVRC2012_val_00000002,n01494475 1 2 3 4 n01494475 5 6 7 8\r\n"
+    b"ILSVRC2012_val_00000003,n01443537 0 0 10 10\n")
+put("imagenet_labels", "val_labels.txt",
+    b"\x00# file class\n"
+    b"ILSVRC2012_val_00000001.JPEG 0\n"
+    b"ILSVRC2012_val_00000002.JPEG n01484850\n"
+    b"\n"
+    b"ILSVRC2012_val_00000003.JPEG 4\n")
+
+# Allocation traces, as `tidepool replay` reads them.
+put("replay_trace", "offload.csv",
+    b"event,id,bytes,offload\nalloc,0,1048576,0\nalloc,1,524288,1\nfree,1,,1\nalloc,2,300,\nfree,0,,\nfree,2,,\n")
+put("replay_trace", "three_columns.csv",
+    b"# a comment\nevent,id,bytes\nalloc,7,4096\nalloc,8,256\nfree,7,\nalloc,7,4096\nfree,8,\n")
+
+# Checkpoints: the first byte asks the harness to append the checksum (odd)
+# or not (even: then the file carries its own).
+def fnv1a(data):
+    h = 0xcbf29ce484222325
+    for b in data:
+        h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def checkpoint_body(values, budget=""):
+    settings = {"model": "resnet20", "dataset": "generated", "data_dir": "", "batch_size": 32, "epochs": 1,
+                "iterations": 0, "lr": 0.1, "lr_schedule": "cosine", "momentum": 0.9, "weight_decay": 0.0005,
+                "seed": 1, "device": "cpu", "compress_threads": 0, "heuristic": "best-fit", "algo": "p",
+                "mode": "base", "transfer": "async", "order": "prefetch-first", "lookahead": 0, "compress": False,
+                "swap_score": "swdoa", "budget": budget, "link_gbps": 0.0, "trace_iterations": 5}
+    header = json.dumps({"options": settings, "epoch": 0, "batch_in_epoch": 3, "iteration": 3,
+                         "values": len(values)}, separators=(",", ":")).encode()
+    return b"TIDEPCK1" + struct.pack("<Q", len(header)) + header + b"".join(struct.pack("<f", v) for v in values)
+
+
+for name, body in [("three_values", checkpoint_body([0.5, -1.0, 2.0])),
+                   ("budget", checkpoint_body([1.0], "64MiB"))]:
+    put("checkpoint", name + "_checksummed", b"\x00" + body + struct.pack("<Q", fnv1a(body)))
+    put("checkpoint", name + "_body", b"\x01" + body)
+
+# Sizes, as --budget takes them.
+for i, text in enumerate(["900MiB", "1.5GiB", "512MB", "64KiB", "1e9", "123456", "2 G", "0.25KB"]):
+    put("bytes", str(i), text.encode())
