@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "datasets/dataset.h"
+#include "testing/dataset_errors.h"
 #include "testing/temp_dir.h"
 
 namespace tidepool::datasets {
@@ -160,33 +161,22 @@ TEST(Cifar, Cifar100FineByDefaultCoarseOnRequest) {
   EXPECT_FLOAT_EQ(coarse.normalization().mean[0], 0.5071f);
 }
 
-// Runs `f`, expects a DatasetError whose message contains every one of `parts`.
-template <class F>
-void expect_error(F&& f, std::initializer_list<std::string> parts) {
-  try {
-    f();
-    ADD_FAILURE() << "no DatasetError";
-  } catch (const DatasetError& e) {
-    for (const auto& p : parts) EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what() << " lacks " << p;
-  }
-}
-
 TEST(Cifar, MissingFolderNamesThePath) {
   TempDir dir;
   const auto missing = dir / "no_such_folder";
-  expect_error([&] { CifarDataset(CifarKind::cifar10, missing, Split::train); }, {missing.string(), "not found"});
-  expect_error([&] { make_dataset("cifar100", missing, Split::test); }, {missing.string()});
+  testing::expect_dataset_error([&] { CifarDataset(CifarKind::cifar10, missing, Split::train); }, {missing.string(), "not found"});
+  testing::expect_dataset_error([&] { make_dataset("cifar100", missing, Split::test); }, {missing.string()});
 }
 
 TEST(Cifar, MissingFileNamesWhichOne) {
   TempDir dir;
   write_cifar10(dir);
   std::filesystem::remove(dir / "data_batch_3.bin");
-  expect_error([&] { CifarDataset(CifarKind::cifar10, dir.path(), Split::train); },
+  testing::expect_dataset_error([&] { CifarDataset(CifarKind::cifar10, dir.path(), Split::train); },
                {(dir / "data_batch_3.bin").string(), "missing"});
   // The test split does not need the train files.
   EXPECT_EQ(CifarDataset(CifarKind::cifar10, dir.path(), Split::test).size(), 4);
-  expect_error([&] { CifarDataset(CifarKind::cifar100, dir.path(), Split::test); }, {(dir / "test.bin").string()});
+  testing::expect_dataset_error([&] { CifarDataset(CifarKind::cifar100, dir.path(), Split::test); }, {(dir / "test.bin").string()});
 }
 
 TEST(Cifar, TruncatedFileIsMalformed) {
@@ -195,10 +185,10 @@ TEST(Cifar, TruncatedFileIsMalformed) {
   auto bytes = testing::read_bytes(dir / "test_batch.bin");
   bytes.resize(bytes.size() - 100);
   write_bytes(dir / "test_batch.bin", bytes);
-  expect_error([&] { CifarDataset(CifarKind::cifar10, dir.path(), Split::test); },
+  testing::expect_dataset_error([&] { CifarDataset(CifarKind::cifar10, dir.path(), Split::test); },
                {(dir / "test_batch.bin").string(), "3073-byte"});
   write_bytes(dir / "test_batch.bin", {});
-  expect_error([&] { CifarDataset(CifarKind::cifar10, dir.path(), Split::test); }, {(dir / "test_batch.bin").string()});
+  testing::expect_dataset_error([&] { CifarDataset(CifarKind::cifar10, dir.path(), Split::test); }, {(dir / "test_batch.bin").string()});
 }
 
 TEST(Cifar, LabelOutOfRangeNamesFileAndRecord) {
@@ -207,12 +197,12 @@ TEST(Cifar, LabelOutOfRangeNamesFileAndRecord) {
   auto bytes = testing::read_bytes(dir / "data_batch_2.bin");
   bytes[2 * 3073] = 10;  // record 2's label byte
   write_bytes(dir / "data_batch_2.bin", bytes);
-  expect_error([&] { CifarDataset(CifarKind::cifar10, dir.path(), Split::train); },
+  testing::expect_dataset_error([&] { CifarDataset(CifarKind::cifar10, dir.path(), Split::train); },
                {(dir / "data_batch_2.bin").string(), "record 2", "label 10"});
 
   TempDir dir100;
   write_bytes(dir100 / "test.bin", records(0, 3, 2, [](int r) { return std::vector<int>{1, r == 1 ? 100 : 5}; }));
-  expect_error([&] { CifarDataset(CifarKind::cifar100, dir100.path(), Split::test); },
+  testing::expect_dataset_error([&] { CifarDataset(CifarKind::cifar100, dir100.path(), Split::test); },
                {(dir100 / "test.bin").string(), "record 1", "fine label 100"});
 }
 
@@ -225,7 +215,7 @@ TEST(Cifar, FactoryBuildsCifarAndRejectsUnknownNames) {
   DatasetOptions no_aug;
   no_aug.augment = false;
   EXPECT_FALSE(make_dataset("cifar10", dir.path(), Split::train, no_aug)->augments());
-  expect_error([&] { make_dataset("mnist", dir.path(), Split::train); },
+  testing::expect_dataset_error([&] { make_dataset("mnist", dir.path(), Split::train); },
                {"mnist", "generated", "cifar10", "cifar100", "imagenet", dir.path().string()});
 }
 

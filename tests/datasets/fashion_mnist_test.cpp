@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "datasets/dataset.h"
+#include "testing/dataset_errors.h"
 #include "testing/idx_files.h"
 #include "testing/temp_dir.h"
 
@@ -34,16 +35,6 @@ float normalised(std::uint8_t p) { return (static_cast<float>(p) / 255.0f - 0.28
 // The padded 32x32 image's pixel (black outside the centred 28x28).
 std::uint8_t padded(int image, int y, int x) {
   return (y < 2 || y >= 30 || x < 2 || x >= 30) ? 0 : fashion_pixel(image, y - 2, x - 2);
-}
-
-template <class F>
-void expect_error(F&& f, std::initializer_list<std::string> parts) {
-  try {
-    f();
-    ADD_FAILURE() << "no DatasetError";
-  } catch (const DatasetError& e) {
-    for (const auto& p : parts) EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what() << " lacks " << p;
-  }
 }
 
 void expect_evaluation_images(const FashionMnistDataset& d, int first) {
@@ -140,11 +131,11 @@ TEST(FashionMnist, TrainingAugmentationIsCifarsCropAndFlipOnEveryPlane) {
 TEST(FashionMnist, MissingFolderOrFileSaysToInstallThePackage) {
   TempDir dir;
   const auto missing = dir / "nowhere";
-  expect_error([&] { FashionMnistDataset(missing, Split::train); },
+  testing::expect_dataset_error([&] { FashionMnistDataset(missing, Split::train); },
                {missing.string(), "not found", "dataset-fashion-mnist"});
   testing::write_tiny_fashion_mnist(dir.path());
   std::filesystem::remove(dir / "t10k-labels-idx1-ubyte.gz");
-  expect_error([&] { FashionMnistDataset(dir.path(), Split::test); },
+  testing::expect_dataset_error([&] { FashionMnistDataset(dir.path(), Split::test); },
                {(dir / "t10k-labels-idx1-ubyte.gz").string(), "missing", "dataset-fashion-mnist"});
   // The train split does not need the test files.
   EXPECT_EQ(FashionMnistDataset(dir.path(), Split::train).size(), 6);
@@ -157,23 +148,23 @@ TEST(FashionMnist, MismatchedFilesAreRefusedByName) {
   const auto images = dir / "train-images-idx3-ubyte.gz";
 
   write_bytes(labels, gzip_bytes(idx_bytes({5}, {0, 1, 2, 3, 4})));
-  expect_error([&] { FashionMnistDataset(dir.path(), Split::train); },
+  testing::expect_dataset_error([&] { FashionMnistDataset(dir.path(), Split::train); },
                {labels.string(), "5 labels for the 6 images", images.string()});
 
   write_bytes(labels, gzip_bytes(idx_bytes({6}, {0, 1, 2, 10, 4, 5})));
-  expect_error([&] { FashionMnistDataset(dir.path(), Split::train); },
+  testing::expect_dataset_error([&] { FashionMnistDataset(dir.path(), Split::train); },
                {labels.string(), "label 10 of image 3", "out of range"});
 
   // The images' file where the labels' should be.
   write_bytes(labels, gzip_bytes(idx_bytes({6, 28, 28}, std::vector<std::uint8_t>(6 * 784))));
-  expect_error([&] { FashionMnistDataset(dir.path(), Split::train); }, {labels.string(), "6x28x28", "not a list of labels"});
+  testing::expect_dataset_error([&] { FashionMnistDataset(dir.path(), Split::train); }, {labels.string(), "6x28x28", "not a list of labels"});
 
   write_bytes(images, gzip_bytes(idx_bytes({6, 32, 32}, std::vector<std::uint8_t>(6 * 1024))));
-  expect_error([&] { FashionMnistDataset(dir.path(), Split::train); }, {images.string(), "6x32x32", "28x28"});
+  testing::expect_dataset_error([&] { FashionMnistDataset(dir.path(), Split::train); }, {images.string(), "6x32x32", "28x28"});
 
   write_bytes(images, gzip_bytes(idx_bytes({0, 28, 28}, {})));
   write_bytes(labels, gzip_bytes(idx_bytes({0}, {})));
-  expect_error([&] { FashionMnistDataset(dir.path(), Split::train); }, {images.string(), "no images"});
+  testing::expect_dataset_error([&] { FashionMnistDataset(dir.path(), Split::train); }, {images.string(), "no images"});
 }
 
 TEST(FashionMnist, CorruptOrTruncatedFileIsNamed) {
@@ -183,11 +174,11 @@ TEST(FashionMnist, CorruptOrTruncatedFileIsNamed) {
   auto bytes = testing::read_bytes(images);
   bytes.resize(bytes.size() - 20);
   write_bytes(images, bytes);
-  expect_error([&] { FashionMnistDataset(dir.path(), Split::test); }, {images.string(), "truncated"});
+  testing::expect_dataset_error([&] { FashionMnistDataset(dir.path(), Split::test); }, {images.string(), "truncated"});
   bytes = testing::read_bytes(images);
   bytes[0] = 'P';  // neither gzip nor IDX
   write_bytes(images, bytes);
-  expect_error([&] { FashionMnistDataset(dir.path(), Split::test); }, {images.string(), "not an IDX file"});
+  testing::expect_dataset_error([&] { FashionMnistDataset(dir.path(), Split::test); }, {images.string(), "not an IDX file"});
 }
 
 // The dataset as Debian's dataset-fashion-mnist installs it: the published

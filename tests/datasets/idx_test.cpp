@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "datasets/dataset.h"
+#include "testing/dataset_errors.h"
 #include "testing/idx_files.h"
 #include "testing/temp_dir.h"
 
@@ -24,17 +25,6 @@ std::vector<std::uint8_t> counting(std::size_t n) {
   std::vector<std::uint8_t> v(n);
   for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<std::uint8_t>(i * 7 + 3);
   return v;
-}
-
-// Runs `f`, expects a DatasetError whose message contains every one of `parts`.
-template <class F>
-void expect_error(F&& f, std::initializer_list<std::string> parts) {
-  try {
-    f();
-    ADD_FAILURE() << "no DatasetError";
-  } catch (const DatasetError& e) {
-    for (const auto& p : parts) EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what() << " lacks " << p;
-  }
 }
 
 TEST(Idx, PlainAndGzippedFilesReadToTheSameArray) {
@@ -74,26 +64,26 @@ TEST(Idx, GzipMembersOneAfterAnotherAreJoined) {
 TEST(Idx, WrongMagicAndTypesAreRefused) {
   auto bytes = idx_bytes({4}, counting(4));
   bytes[1] = 0x08;
-  expect_error([&] { decode_idx(bytes, "x.idx"); }, {"x.idx", "not an IDX file", "0x08"});
-  expect_error([&] { decode_idx(idx_bytes({4}, counting(16), 0x0D), "f.idx"); }, {"f.idx", "32-bit float", "0x08"});
-  expect_error([&] { decode_idx(idx_bytes({4}, counting(4), 0x42), "u.idx"); }, {"u.idx", "unknown element type 0x42"});
-  expect_error([&] { decode_idx(idx_bytes({}, {}), "r0"); }, {"r0", "1 to 4 dimensions", "says 0"});
-  expect_error([&] { decode_idx(idx_bytes({1, 1, 1, 1, 1}, {1}), "r5"); }, {"r5", "says 5"});
-  expect_error([&] { decode_idx(std::vector<std::uint8_t>{0, 0}, "tiny"); }, {"tiny", "truncated", "2 bytes"});
+  testing::expect_dataset_error([&] { decode_idx(bytes, "x.idx"); }, {"x.idx", "not an IDX file", "0x08"});
+  testing::expect_dataset_error([&] { decode_idx(idx_bytes({4}, counting(16), 0x0D), "f.idx"); }, {"f.idx", "32-bit float", "0x08"});
+  testing::expect_dataset_error([&] { decode_idx(idx_bytes({4}, counting(4), 0x42), "u.idx"); }, {"u.idx", "unknown element type 0x42"});
+  testing::expect_dataset_error([&] { decode_idx(idx_bytes({}, {}), "r0"); }, {"r0", "1 to 4 dimensions", "says 0"});
+  testing::expect_dataset_error([&] { decode_idx(idx_bytes({1, 1, 1, 1, 1}, {1}), "r5"); }, {"r5", "says 5"});
+  testing::expect_dataset_error([&] { decode_idx(std::vector<std::uint8_t>{0, 0}, "tiny"); }, {"tiny", "truncated", "2 bytes"});
 }
 
 TEST(Idx, TruncatedOrOverlongDataIsRefused) {
   auto bytes = idx_bytes({10, 28, 28}, counting(10 * 28 * 28));
   auto cut = bytes;
   cut.resize(cut.size() - 1);
-  expect_error([&] { decode_idx(cut, "cut"); }, {"cut", "truncated", "10x28x28 = 7840", "has 7839"});
+  testing::expect_dataset_error([&] { decode_idx(cut, "cut"); }, {"cut", "truncated", "10x28x28 = 7840", "has 7839"});
   cut.resize(10);  // mid-header
-  expect_error([&] { decode_idx(cut, "head"); }, {"head", "truncated", "16-byte header"});
+  testing::expect_dataset_error([&] { decode_idx(cut, "head"); }, {"head", "truncated", "16-byte header"});
   auto longer = bytes;
   longer.push_back(0);
-  expect_error([&] { decode_idx(longer, "long"); }, {"long", "1 bytes more than the header's 10x28x28"});
+  testing::expect_dataset_error([&] { decode_idx(longer, "long"); }, {"long", "1 bytes more than the header's 10x28x28"});
   // Sizes whose product overflows 64 bits are a truncated file, not a crash.
-  expect_error([&] { decode_idx(idx_bytes({0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF}, {}), "huge"); },
+  testing::expect_dataset_error([&] { decode_idx(idx_bytes({0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF}, {}), "huge"); },
                {"huge", "truncated", "4294967295x4294967295x4294967295"});
 }
 
@@ -103,23 +93,23 @@ TEST(Idx, BrokenGzipIsRefusedWithTheFileName) {
   auto truncated = gz;
   truncated.resize(gz.size() / 2);
   write_bytes(dir / "t.gz", truncated);
-  expect_error([&] { read_idx_file(dir / "t.gz"); }, {(dir / "t.gz").string(), "truncated gzip data"});
+  testing::expect_dataset_error([&] { read_idx_file(dir / "t.gz"); }, {(dir / "t.gz").string(), "truncated gzip data"});
 
   auto corrupt = gz;
   corrupt[gz.size() - 6] ^= 0xFF;  // inside the CRC-32 of the trailer
   write_bytes(dir / "c.gz", corrupt);
-  expect_error([&] { read_idx_file(dir / "c.gz"); }, {(dir / "c.gz").string(), "corrupt gzip data"});
+  testing::expect_dataset_error([&] { read_idx_file(dir / "c.gz"); }, {(dir / "c.gz").string(), "corrupt gzip data"});
 
   auto trailing = gz;
   trailing.insert(trailing.end(), {1, 2, 3});
-  expect_error([&] { decode_idx(trailing, "tr"); }, {"tr", "3 bytes of trailing data"});
+  testing::expect_dataset_error([&] { decode_idx(trailing, "tr"); }, {"tr", "3 bytes of trailing data"});
 
-  expect_error([&] { gunzip(gz, "small", 50); }, {"small", "more than 50 bytes"});
+  testing::expect_dataset_error([&] { gunzip(gz, "small", 50); }, {"small", "more than 50 bytes"});
 }
 
 TEST(Idx, MissingFileIsNamed) {
   TempDir dir;
-  expect_error([&] { read_idx_file(dir / "nothing.gz"); }, {"file missing", (dir / "nothing.gz").string()});
+  testing::expect_dataset_error([&] { read_idx_file(dir / "nothing.gz"); }, {"file missing", (dir / "nothing.gz").string()});
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 
 #include "datasets/dataset.h"
 #include "datasets/loader.h"
+#include "testing/dataset_errors.h"
 #include "testing/temp_dir.h"
 
 namespace tidepool::datasets {
@@ -60,16 +61,6 @@ DatasetOptions sized(std::int64_t side, std::int64_t resize = 0) {
   return o;
 }
 
-template <class F>
-void expect_error(F&& f, std::initializer_list<std::string> parts) {
-  try {
-    f();
-    ADD_FAILURE() << "no DatasetError";
-  } catch (const DatasetError& e) {
-    for (const auto& p : parts) EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what() << " lacks " << p;
-  }
-}
-
 TEST(ImageNet, TrainClassesAreSortedWnids) {
   TempDir dir;
   write_train(dir);
@@ -97,7 +88,7 @@ TEST(ImageNet, ValidationInClassFolders) {
   EXPECT_FALSE(val.augments());
 
   write_image(dir / "val/n09/v3.JPEG", pattern(20, 20, 9));
-  expect_error([&] { ImageNetDataset(dir.path(), Split::test); }, {(dir / "val/n09").string(), "not one of the 3"});
+  testing::expect_dataset_error([&] { ImageNetDataset(dir.path(), Split::test); }, {(dir / "val/n09").string(), "not one of the 3"});
 }
 
 TEST(ImageNet, FlatValidationWithLocSolutionCsv) {
@@ -122,7 +113,7 @@ TEST(ImageNet, FlatValidationWithLocSolutionCsv) {
   EXPECT_EQ(val.label_source(), (dir / "LOC_val_solution.csv").string());
 
   write_image(dir / "val/ILSVRC2012_val_00000004.JPEG", pattern(24, 24, 4));
-  expect_error([&] { ImageNetDataset(dir.path(), Split::test); },
+  testing::expect_dataset_error([&] { ImageNetDataset(dir.path(), Split::test); },
                {(dir / "val/ILSVRC2012_val_00000004.JPEG").string(), "no label"});
 }
 
@@ -140,12 +131,12 @@ TEST(ImageNet, FlatValidationWithLabelsTxtByIndexOrWnid) {
   EXPECT_EQ(val.label(2), 1);  // c
 
   write_text(dir / "val/val_labels.txt", "a.JPEG 2\nb.JPEG n77\nc.JPEG 1\n");
-  expect_error([&] { ImageNetDataset(dir.path(), Split::test); },
+  testing::expect_dataset_error([&] { ImageNetDataset(dir.path(), Split::test); },
                {(dir / "val/val_labels.txt").string(), "line 2", "n77"});
   write_text(dir / "val/val_labels.txt", "a.JPEG 3\n");
-  expect_error([&] { ImageNetDataset(dir.path(), Split::test); }, {(dir / "val/val_labels.txt").string(), "out of range"});
+  testing::expect_dataset_error([&] { ImageNetDataset(dir.path(), Split::test); }, {(dir / "val/val_labels.txt").string(), "out of range"});
   std::filesystem::remove(dir / "val/val_labels.txt");
-  expect_error([&] { ImageNetDataset(dir.path(), Split::test); }, {(dir / "val").string(), "no label file", "val_labels.txt"});
+  testing::expect_dataset_error([&] { ImageNetDataset(dir.path(), Split::test); }, {(dir / "val").string(), "no label file", "val_labels.txt"});
 }
 
 TEST(ImageNet, EvalResizesShorterSideThenCropsTheCentre) {
@@ -269,15 +260,15 @@ TEST(ImageNet, CorruptImageIsSkippedAndCounted) {
 
 TEST(ImageNet, BadFoldersNameThePath) {
   TempDir dir;
-  expect_error([&] { ImageNetDataset(dir / "missing", Split::train); }, {(dir / "missing").string(), "not found"});
-  expect_error([&] { ImageNetDataset(dir.path(), Split::train); }, {(dir / "train").string(), "not found"});
+  testing::expect_dataset_error([&] { ImageNetDataset(dir / "missing", Split::train); }, {(dir / "missing").string(), "not found"});
+  testing::expect_dataset_error([&] { ImageNetDataset(dir.path(), Split::train); }, {(dir / "train").string(), "not found"});
   std::filesystem::create_directories(dir / "train/n01");
   std::filesystem::create_directories(dir / "train/n02");
   write_text(dir / "train/n01/notes.txt", "not an image");
-  expect_error([&] { ImageNetDataset(dir.path(), Split::train); }, {(dir / "train").string(), "no images"});
+  testing::expect_dataset_error([&] { ImageNetDataset(dir.path(), Split::train); }, {(dir / "train").string(), "no images"});
   std::filesystem::create_directories(dir / "val");
-  expect_error([&] { ImageNetDataset(dir.path(), Split::test); }, {(dir / "val").string(), "no images"});
-  expect_error([&] { make_dataset("imagenet", dir / "nowhere", Split::test); }, {(dir / "nowhere").string()});
+  testing::expect_dataset_error([&] { ImageNetDataset(dir.path(), Split::test); }, {(dir / "val").string(), "no images"});
+  testing::expect_dataset_error([&] { make_dataset("imagenet", dir / "nowhere", Split::test); }, {(dir / "nowhere").string()});
 }
 
 }  // namespace
