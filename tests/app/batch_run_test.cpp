@@ -97,7 +97,8 @@ TEST(BatchRun, ResumeGivesTheSameParametersAsAnUninterruptedRun) {
 
 int trace_spans(const std::filesystem::path& run) {
   int spans = 0;
-  for (const auto& e : read_json(run / "trace.json")["traceEvents"]) spans += e["ph"] == "X";
+  const auto trace = read_json(run / "trace.json");  // a range-for over a temporary's member outlives it
+  for (const auto& e : trace["traceEvents"]) spans += e["ph"] == "X";
   return spans;
 }
 
