@@ -12,6 +12,7 @@ packages=(
   dataset-fashion-mnist       # the real dataset --dataset fashion-mnist reads by default
   clang libclang-rt-14-dev    # libFuzzer (fuzz/): clang and its runtime, which holds libFuzzer
   libcli11-dev nlohmann-json3-dev
+  libeigen3-dev libnlopt-dev libnlopt-cxx-dev   # Gaussian processes and fits (AccUDNN, AutoSwap's Bayesian mix)
   libgtest-dev libgmock-dev libbenchmark-dev
   libimgui-dev libglfw3-dev libgl-dev   # the window (Dear ImGui on GLFW, OpenGL 3)
   xvfb xauth libgl1-mesa-dri            # the window headless: screenshots and the gui tests
