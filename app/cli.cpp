@@ -14,6 +14,8 @@
 #include "app/batch_run.h"
 #include "app/models_command.h"
 #include "app/plan_command.h"
+#include "app/profile_command.h"
+#include "engine/perf/spec_profiles.h"
 #include "app/replay_command.h"
 #include "app/view_command.h"
 #include "datasets/dataset.h"
@@ -173,6 +175,9 @@ void add_training_options(CLI::App& cli, RunSettings& s) {
       ->capture_default_str()
       ->transform(number<std::uint64_t>(0));
   add_choice(cli, "--device", s.device, "device", "device");
+  cli.add_option("--profile", s.profile,
+                 "sim device: the performance profile it runs on, a file from `tidepool profile` or a GPU "
+                 "specification (" + gpu_spec_names() + ")");
   cli.add_option("--out", s.out, "run folder (default runs/<model>-<dataset>-<time>)");
   cli.add_option("--resume", s.resume, "continue the run in this folder from its checkpoint");
   cli.add_option("--heuristic", m.heuristic, "memory-pool heuristic: " + joined(allocator_names()))
@@ -246,6 +251,28 @@ CLI::App* add_plan_command(CLI::App& cli, PlanRequest& plan) {
   return cmd;
 }
 
+CLI::App* add_profile_command(CLI::App& cli, ProfileRequest& q) {
+  auto* cmd = cli.add_subcommand(
+      "profile", "measure a device's performance profile (per-layer times at five batch sizes, fitted), or derive "
+                 "one from a GPU specification, for --device sim and the AccUDNN planner");
+  cmd->add_option("--model", q.model, "network to measure on")->capture_default_str();
+  cmd->add_option("--dataset", q.dataset, "its input shapes: cifar10, cifar100, fashion-mnist or imagenet")
+      ->capture_default_str();
+  cmd->add_option("--batch-size", q.batch_size, "the largest batch profiled (also 1/8, 1/4, 1/2 and 2/3 of it)")
+      ->capture_default_str()
+      ->transform(number<std::int64_t>(1, kMostBatch));
+  add_choice(*cmd, "--device", q.device, "device", "device to measure");
+  cmd->add_option("--link-gbps", q.link_gbps, "cpu device: throttle its host link while measuring (0 = off)")
+      ->capture_default_str()
+      ->transform(number(0.0));
+  cmd->add_option("--iterations", q.iterations, "timed iterations per batch size (the median is kept)")
+      ->capture_default_str()
+      ->transform(number(1, 1000));
+  cmd->add_option("--spec", q.spec, "derive the profile from a GPU specification instead: " + gpu_spec_names());
+  cmd->add_option("-o,--out", q.out, "the profile JSON to write")->required();
+  return cmd;
+}
+
 CLI::App* add_view_command(CLI::App& cli, ViewRequest& view, std::string& folder) {
   auto* cmd = cli.add_subcommand(
       "view", "open a --batch run folder in the window, read only: its traced iterations in every view");
@@ -285,6 +312,8 @@ int run_cli(int argc, char** argv) {
   std::string trace_file;
   auto* replay_cmd = cli.add_subcommand("replay", "run an allocation trace (CSV) through every heuristic");
   replay_cmd->add_option("file", trace_file, "CSV of alloc/free events (format: README.md)")->required();
+  ProfileRequest profile;
+  auto* profile_cmd = add_profile_command(cli, profile);
   ViewRequest view;
   std::string view_folder;
   auto* view_cmd = add_view_command(cli, view, view_folder);
@@ -308,6 +337,10 @@ int run_cli(int argc, char** argv) {
       return 0;
     }
     if (*replay_cmd) return replay_command(trace_file, std::cout);
+    if (*profile_cmd) {
+      profile.progress = !quiet;
+      return profile_command(profile, std::cout);
+    }
     if (*view_cmd) {
       view.folder = view_folder;
       return view_command(view);

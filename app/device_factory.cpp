@@ -3,6 +3,8 @@
 #include <stdexcept>
 
 #include "engine/device/cpu/cpu_device.h"
+#include "engine/device/sim/sim_device.h"
+#include "engine/perf/spec_profiles.h"
 #ifdef TIDEPOOL_HAVE_CUDA
 #include "engine/device/cuda/cuda_device.h"
 #endif
@@ -17,8 +19,20 @@ bool cuda_backend_built() {
 #endif
 }
 
-std::unique_ptr<Device> make_device(DeviceKind kind, double link_gbps, bool for_window) {
+std::unique_ptr<Device> make_device(DeviceKind kind, double link_gbps, bool for_window, const std::string& profile) {
   constexpr int kWindowWorkerNice = 10;
+  if (kind == DeviceKind::sim) {
+    if (profile.empty())
+      throw std::invalid_argument("--device sim runs on a performance profile: give --profile FILE (one written by "
+                                  "`tidepool profile`) or a GPU specification (" + gpu_spec_names() + ")");
+    if (link_gbps != 0)
+      throw std::invalid_argument("--link-gbps throttles the cpu device's link; the sim device's link is its "
+                                  "profile's (leave --link-gbps at 0)");
+    return std::make_unique<SimDevice>(PerfModel(resolve_profile(profile)));
+  }
+  if (!profile.empty())
+    throw std::invalid_argument("--profile is for --device sim; the " + std::string(to_string(kind)) +
+                                " device runs at its own speed");
   if (kind == DeviceKind::cpu)
     return std::make_unique<CpuDevice>(CpuDeviceOptions{link_gbps, for_window ? kWindowWorkerNice : 0});
   if (kind == DeviceKind::cuda) {

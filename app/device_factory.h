@@ -19,7 +19,11 @@ namespace tidepool::app {
 // `for_window`: the cpu device's workers run at a lower priority so the
 // window on the same cores stays responsive (no effect on the numbers, nor
 // on the cuda device, whose work runs on the GPU).
-std::unique_ptr<Device> make_device(DeviceKind kind, double link_gbps, bool for_window = false);
+// sim runs on `profile` (a profile file, or a GPU specification's name:
+// engine/perf/spec_profiles.h); it is required for sim and refused for
+// the others (they have their own speed), like a link bandwidth for cuda.
+std::unique_ptr<Device> make_device(DeviceKind kind, double link_gbps, bool for_window = false,
+                                    const std::string& profile = "");
 
 // Whether this build has the cuda device (configured with TIDEPOOL_CUDA).
 bool cuda_backend_built();

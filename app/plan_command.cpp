@@ -5,11 +5,11 @@
 #include <stdexcept>
 
 #include "app/memory_report.h"
+#include "app/model_shapes.h"
 #include "engine/core/bytes_text.h"
 #include "engine/device/cpu/cpu_kernels.h"
 #include "engine/memory/allocator.h"
 #include "engine/plan/memory_plan.h"
-#include "models/registry.h"
 
 namespace tidepool::app {
 
@@ -43,14 +43,7 @@ std::vector<PlanRow> plan_table(const Network& net, std::int64_t batch, Kernels&
 
 void plan_command(const PlanRequest& q, std::ostream& out) {
   if (q.batch_size <= 0) throw std::invalid_argument("--batch-size must be at least 1");
-  std::int64_t classes = 0;
-  models::InputKind input = models::InputKind::cifar;
-  // fashion-mnist is fed as CIFAR's 3x32x32 (datasets/fashion_mnist.h).
-  if (q.dataset == "cifar10" || q.dataset == "generated" || q.dataset == "fashion-mnist") classes = 10;
-  else if (q.dataset == "cifar100") classes = 100;
-  else if (q.dataset == "imagenet") classes = 1000, input = models::InputKind::imagenet;
-  else throw std::invalid_argument("unknown dataset '" + q.dataset + "' for plan (valid: cifar10, cifar100, fashion-mnist, imagenet)");
-  const Network net = models::make_model(q.model, input, classes);
+  const Network net = model_for_dataset(q.model, q.dataset);
   std::vector<std::string> heuristics = allocator_names();
   if (!q.heuristic.empty()) {
     make_allocator(q.heuristic, 0);  // throws for an unknown name, listing the valid ones
@@ -77,7 +70,7 @@ void plan_command(const PlanRequest& q, std::ostream& out) {
   }
   char line[256];
   std::snprintf(line, sizeof line, "%s, %s input, batch %lld, %s transfers%s (cpu device workspaces)\n",
-                q.model.c_str(), std::string(models::to_string(input)).c_str(), static_cast<long long>(q.batch_size),
+                q.model.c_str(), q.dataset == "imagenet" ? "imagenet" : "cifar", static_cast<long long>(q.batch_size),
                 to_string(q.transfer), q.compress ? ", compressed offloads (pinned: two staging slots)" : "");
   out << line;
   std::snprintf(line, sizeof line, "%-8s %-4s %-17s %-10s %12s %12s %12s %7s %12s %12s %12s %5s\n", "mode", "algo",

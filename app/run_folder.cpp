@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "engine/core/json_file.h"
 #include "engine/observe/sinks/chrome_trace_writer.h"
 #include "engine/observe/sinks/event_file_writer.h"
 #include "engine/observe/sinks/iteration_filter.h"
@@ -21,18 +22,6 @@ namespace {
 fs::path created(fs::path path) {
   fs::create_directories(path);
   return path;
-}
-
-void write_json_atomically(const fs::path& file, const nlohmann::json& j) {
-  fs::path tmp = file;
-  tmp += ".tmp";
-  {
-    std::ofstream out(tmp);
-    if (!out) throw std::runtime_error("cannot write " + tmp.string());
-    out << j.dump(2) << '\n';
-    if (!out) throw std::runtime_error("writing " + tmp.string() + " failed");
-  }
-  fs::rename(tmp, file);
 }
 
 constexpr const char* kMetricsHeader =
@@ -132,7 +121,7 @@ void RunFolder::close_traced(const MemorySummary& memory, std::int64_t batch) {
 
 void RunFolder::finish(const MemorySummary& memory, std::int64_t batch, const nlohmann::json& summary) {
   close_traced(memory, batch);
-  write_json_atomically(path_ / "summary.json", summary);
+  write_json_atomically((path_ / "summary.json").string(), summary);
 }
 
 }  // namespace tidepool::app

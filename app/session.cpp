@@ -75,7 +75,7 @@ TrainingSession::~TrainingSession() = default;
 
 void TrainingSession::start(EventSink* sink) {
   const RunSettings& s = settings_;
-  device_ = make_device(s.device, s.memory.link_gbps, session_options_.for_window);
+  device_ = make_device(s.device, s.memory.link_gbps, session_options_.for_window, s.profile);
   TrainerOptions topts;
   topts.batch = s.batch_size;
   topts.memory = choose_dyn_ ? before_dyn(s.memory) : s.memory;

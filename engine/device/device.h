@@ -50,6 +50,9 @@ struct DeviceCaps {
   // Copies over a simulated host link whose speed can be set
   // (Device::set_link_gbps); otherwise they run at the real link's speed.
   bool simulated_link = false;
+  // Kernels compute values (false: the sim device, which only models their
+  // time; losses and parameters read back are zeros, "no numbers").
+  bool computes_values = true;
 };
 
 class Device {

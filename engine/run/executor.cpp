@@ -8,6 +8,7 @@
 #include <string>
 
 #include "engine/core/bytes_text.h"
+#include "engine/run/layer_args.h"
 
 namespace tidepool {
 
@@ -162,31 +163,9 @@ void Executor::release(const Schedule& s, int t, int step, bool after_copy, Pend
 }
 
 void Executor::compute(const Schedule& s, const Step& st, int step, const IterationInputs& in, Pending& pending) {
-  const NodeTensors& nt = s.nodes[st.node];
   const Layer* layer = network_.nodes()[st.node].layer.get();
   const bool forward = st.kind == StepKind::forward;
-  auto addr = [&](int t) { return device_address(t); };
-  auto fptr = [&](int t) { return reinterpret_cast<float*>(addr(t)); };
-
-  LayerArgs a;
-  for (int t : nt.inputs) {
-    a.input_shapes.push_back(s.tensors[t].info.shape);
-    a.inputs.push_back(addr(t));
-  }
-  a.output_shape = s.tensors[nt.output].info.shape;
-  a.output = addr(nt.output);
-  for (std::size_t j = 0; j < nt.params.size(); ++j) {
-    a.params.push_back(fptr(nt.params[j]));
-    a.param_grads.push_back(fptr(nt.param_grads[j]));
-  }
-  for (int t : nt.saved) a.saved.push_back(addr(t));
-  a.workspace = addr(forward ? nt.forward_workspace : nt.backward_workspace);
-  if (!forward) {
-    a.output_grad = fptr(nt.output_grad);
-    for (int t : nt.input_grads) a.input_grads.push_back(fptr(t));
-  }
-  a.scheme = s.settings.memory.scheme;
-  a.training = s.settings.phase == Phase::train;
+  LayerArgs a = layer_args(s, st.node, forward, [&](int t) { return device_address(t); });
   a.seed = mix_seed(in.seed, in.iteration, st.node);
 
   SpanEvent e;
@@ -225,13 +204,9 @@ void Executor::update(const Schedule& s, const SgdOptions& sgd, int step, Pendin
     float *w, *dw, *v;
   };
   std::vector<Param> params;
-  for (const NodeTensors& nt : s.nodes)
-    for (std::size_t j = 0; j < nt.params.size(); ++j)
-      if (nt.param_grads[j] >= 0)
-        params.push_back({s.tensors[nt.params[j]].info.shape.numel(),
-                          reinterpret_cast<float*>(device_address(nt.params[j])),
-                          reinterpret_cast<float*>(device_address(nt.param_grads[j])),
-                          reinterpret_cast<float*>(device_address(nt.momenta[j]))});
+  auto fptr = [&](int t) { return reinterpret_cast<float*>(device_address(t)); };
+  for (const TrainableParam& p : trainable_params(s))
+    params.push_back({p.count, fptr(p.weight), fptr(p.gradient), fptr(p.momentum)});
   SpanEvent e;
   e.step = step;
   e.kind = SpanKind::update;

@@ -48,6 +48,7 @@ nlohmann::json to_json(const RunSettings& s) {
           {"weight_decay", s.weight_decay},
           {"seed", s.seed},
           {"device", to_string(s.device)},
+          {"profile", s.profile},
           {"compress_threads", s.compress_threads},
           {"heuristic", m.heuristic},
           {"algo", to_string(m.scheme)},
@@ -77,6 +78,7 @@ RunSettings run_settings_from_json(const nlohmann::json& j) {
   s.weight_decay = j.at("weight_decay").get<float>();
   s.seed = integer<std::uint64_t>(j, "seed");
   s.device = parse_choice<DeviceKind>(j.at("device").get<std::string>(), "device");
+  s.profile = j.value("profile", "");  // from before the sim device existed
   s.compress_threads = j.contains("compress_threads") ? integer<int>(j, "compress_threads") : 0;  // from before compression existed
   m.heuristic = j.at("heuristic").get<std::string>();
   m.scheme = parse_choice<ConvScheme>(j.at("algo").get<std::string>(), "conv algorithm scheme");

@@ -16,10 +16,11 @@
 
 namespace tidepool {
 
-enum class DeviceKind : std::uint8_t { cpu, cuda };
+enum class DeviceKind : std::uint8_t { cpu, cuda, sim };
 inline constexpr Choice<DeviceKind> kDeviceKinds[] = {
     {DeviceKind::cpu, "cpu", "oneDNN on this machine's cores"},
     {DeviceKind::cuda, "cuda", "GPU 0 with cuDNN and cuBLAS; needs a build with the CUDA backend"},
+    {DeviceKind::sim, "sim", "a GPU in virtual time from --profile; computes no numbers"},
 };
 constexpr std::span<const Choice<DeviceKind>> choices(DeviceKind) { return kDeviceKinds; }
 
@@ -39,6 +40,9 @@ struct RunSettings {
   float weight_decay = 5e-4f;
   std::uint64_t seed = 1;
   DeviceKind device = DeviceKind::cpu;
+  // The performance profile (engine/perf/spec_profiles.h: a file, or a GPU
+  // specification's name) the sim device runs on.
+  std::string profile;
   int compress_threads = 0;  // host threads per compressed tensor; 0: a quarter of the cores
   MemorySettings memory;     // what may change between iterations
 

@@ -1,0 +1,18 @@
+// A network at a dataset's shapes (input size and classes) without reading
+// the dataset: for the commands that only plan or model (plan, profile,
+// tune).
+#pragma once
+
+#include <string>
+
+#include "engine/core/network.h"
+
+namespace tidepool::app {
+
+// cifar10, generated and fashion-mnist (fed as CIFAR's 3x32x32,
+// datasets/fashion_mnist.h): 10 classes; cifar100: 100; imagenet: 224x224,
+// 1000 classes. Throws std::invalid_argument for another dataset or an
+// unknown model.
+Network model_for_dataset(const std::string& model, const std::string& dataset);
+
+}  // namespace tidepool::app

@@ -1,0 +1,65 @@
+#include "app/profile_command.h"
+
+#include <cstdio>
+#include <iostream>
+#include <stdexcept>
+
+#include "app/device_factory.h"
+#include "app/model_shapes.h"
+#include "engine/perf/profiler.h"
+#include "engine/perf/spec_profiles.h"
+
+namespace tidepool::app {
+
+void print_profile(const Profile& p, std::ostream& out) {
+  out << p.name << " (" << p.source << ")\n";
+  char line[160];
+  std::snprintf(line, sizeof line, "%-20s %12s %16s %6s %10s %8s\n", "class", "peak GFLOP/s", "saturation FLOPs",
+                "slope", "launch us", "samples");
+  out << line;
+  for (const Choice<WorkClass>& c : kWorkClasses)
+    if (const auto& f = p.fit(c.value)) {
+      std::snprintf(line, sizeof line, "%-20s %12.2f %16.4g %6.2f %10.2f %8d\n", c.name, f->peak_gflops,
+                    f->saturation_flops, f->slope, f->launch_us, f->samples);
+      out << line;
+    }
+  std::snprintf(line, sizeof line, "link to host:   %.3f GB/s, %.1f us latency (%d samples)\n", p.to_host.gbps,
+                p.to_host.latency_us, p.to_host.samples);
+  out << line;
+  std::snprintf(line, sizeof line, "link to device: %.3f GB/s, %.1f us latency (%d samples)\n", p.to_device.gbps,
+                p.to_device.latency_us, p.to_device.samples);
+  out << line;
+}
+
+int profile_command(const ProfileRequest& q, std::ostream& out) {
+  if (q.out.empty()) throw std::invalid_argument("tidepool profile needs -o FILE: where to write the profile");
+  Profile p;
+  if (!q.spec.empty()) {
+    auto spec = specification_profile(q.spec);
+    if (!spec) throw std::invalid_argument("unknown GPU specification '" + q.spec + "' (valid: " + gpu_spec_names() + ")");
+    p = *spec;
+  } else {
+    if (q.device == DeviceKind::sim)
+      throw std::invalid_argument("profile measures a real device (cpu or cuda); the sim device runs on a profile");
+    const Network net = model_for_dataset(q.model, q.dataset);
+    ProfilingOptions options;
+    options.batches = profiling_batches(q.batch_size);
+    options.iterations = q.iterations;
+    if (q.progress) options.progress = [](const std::string& line) { std::cerr << "tidepool: " << line << '\n'; };
+    auto make = [&] { return make_device(q.device, q.link_gbps); };
+    std::string name = make()->caps().name + " (measured on " + q.model + ", " + q.dataset + ")";
+    p = measure_profile(make, net, options, std::move(name));
+    std::string batches;
+    for (auto b : options.batches) batches += (batches.empty() ? "" : ",") + std::to_string(b);
+    p.notes = "tidepool profile --model " + q.model + " --dataset " + q.dataset + " --batch-size " +
+              std::to_string(q.batch_size) + " --device " + to_string(q.device) +
+              (q.link_gbps ? " --link-gbps " + std::to_string(q.link_gbps) : "") + ": batches " + batches + ", " +
+              std::to_string(q.iterations) + " timed iterations each (medians), everything offloaded";
+  }
+  save_profile(p, q.out);
+  print_profile(p, out);
+  out << "wrote " << q.out << '\n';
+  return 0;
+}
+
+}  // namespace tidepool::app

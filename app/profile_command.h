@@ -1,0 +1,34 @@
+// `tidepool profile`: a performance profile (engine/perf/profile.h) for the
+// sim device and the AccUDNN planner. Either measured on this machine's
+// cpu device (or the cuda device) at the paper's five batch sizes, each
+// step's time and each copy's, then fitted; or derived from a GPU's
+// published specification (--spec). Prints the fits, writes the JSON.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+
+#include "engine/perf/profile.h"
+#include "engine/run/run_settings.h"
+
+namespace tidepool::app {
+
+struct ProfileRequest {
+  std::string model = "resnet20";
+  std::string dataset = "cifar10";
+  std::int64_t batch_size = 128;  // the largest profiled: 1/8, 1/4, 1/2, 2/3 and 1 of it
+  DeviceKind device = DeviceKind::cpu;
+  double link_gbps = 0;
+  int iterations = 3;
+  std::string spec;  // a GPU specification instead of measuring
+  std::string out;   // the JSON file
+  bool progress = true;
+};
+
+int profile_command(const ProfileRequest& q, std::ostream& out);
+
+// The fits of a profile as a table, one class per line.
+void print_profile(const Profile& p, std::ostream& out);
+
+}  // namespace tidepool::app

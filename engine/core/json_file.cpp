@@ -1,0 +1,30 @@
+#include "engine/core/json_file.h"
+
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+namespace tidepool {
+
+nlohmann::json read_json_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error(path + ": cannot read it (" + (std::filesystem::exists(path) ? "no permission?" : "no such file") + ")");
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw std::runtime_error(path + ": not JSON (" + e.what() + ")");
+  }
+}
+
+void write_json_atomically(const std::string& path, const nlohmann::json& j) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    if (!out) throw std::runtime_error("cannot write " + tmp);
+    out << j.dump(2) << '\n';
+    if (!out) throw std::runtime_error("writing " + tmp + " failed");
+  }
+  std::filesystem::rename(tmp, path);
+}
+
+}  // namespace tidepool

@@ -1,0 +1,108 @@
+#include "engine/device/sim/sim_device.h"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "engine/core/bytes_text.h"
+#include "engine/device/cpu/cpu_kernels.h"
+
+namespace tidepool {
+
+SimDevice::SimDevice(PerfModel model)
+    : model_(std::move(model)), queries_(std::make_unique<CpuKernels>()), counter_(*queries_) {}
+
+SimDevice::~SimDevice() {
+  for (Mapping* m : {&arena_, &pinned_})
+    if (m->base) munmap(m->base, m->bytes);
+}
+
+DeviceCaps SimDevice::caps() const {
+  DeviceCaps c;
+  c.name = "sim (" + model_.profile().name + ")";
+  c.async_streams = true;
+  c.memory_bytes = model_.profile().memory_bytes;
+  c.simulated_link = false;  // the link is the profile's
+  c.computes_values = false;
+  return c;
+}
+
+std::byte* SimDevice::reserve(Mapping& m, std::size_t bytes, const char* what) {
+  if (m.base) throw std::logic_error(std::string("SimDevice: the ") + what + " is reserved twice");
+  if (bytes == 0) bytes = 1;
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED)
+    throw DeviceError(std::string("the sim device cannot reserve ") + format_bytes(bytes) + " of address space for its " +
+                      what + ": " + std::strerror(errno));
+  m = {static_cast<std::byte*>(p), bytes};
+  return m.base;
+}
+
+std::byte* SimDevice::reserve_arena(std::size_t bytes) {
+  const std::size_t memory = model_.profile().memory_bytes;
+  if (memory != 0 && bytes > memory)
+    throw DeviceError("the simulated GPU (" + model_.profile().name + ") has " + format_bytes(memory) +
+                      " of memory; the run needs an arena of " + format_bytes(bytes));
+  return reserve(arena_, bytes, "arena");
+}
+
+std::byte* SimDevice::reserve_pinned(std::size_t bytes) { return reserve(pinned_, bytes, "pinned region"); }
+
+void SimDevice::run_for(Stream s, double us) {
+  double& c = clock(s);
+  c = std::max(c, host_us_) + us;
+}
+
+void SimDevice::submit(Stream s, std::function<void(Kernels&)> work) {
+  counter_.take();
+  work(counter_);
+  run_for(s, model_.compute_us(counter_.take()));
+}
+
+bool SimDevice::in_arena(const void* p) const {
+  const auto* b = static_cast<const std::byte*>(p);
+  return arena_.base && b >= arena_.base && b < arena_.base + arena_.bytes;
+}
+
+void SimDevice::copy_async(Stream s, void* dst, const void* src, std::size_t bytes) {
+  // The direction decides which way of the link the copy takes: into the
+  // arena is host → device.
+  run_for(s, model_.copy_us(bytes, !in_arena(dst) && in_arena(src)));
+}
+
+void SimDevice::host_task(Stream, std::function<void()>) {
+  throw DeviceError("the sim device computes no values, so there is nothing to compress on the host: "
+                    "run without --compress on --device sim");
+}
+
+std::unique_ptr<DeviceEvent> SimDevice::record(Stream s) {
+  return std::make_unique<SimEvent>(this, std::max(clock(s), host_us_));
+}
+
+const SimEvent& SimDevice::own(const DeviceEvent& e) const {
+  const auto* se = dynamic_cast<const SimEvent*>(&e);
+  if (!se || se->device() != this) throw std::logic_error("SimDevice: an event of another device");
+  return *se;
+}
+
+void SimDevice::wait(Stream waiter, const DeviceEvent& e) { clock(waiter) = std::max(clock(waiter), own(e).time_us()); }
+
+void SimDevice::synchronize(const DeviceEvent& e) { host_us_ = std::max(host_us_, own(e).time_us()); }
+
+bool SimDevice::done(const DeviceEvent& e) { return own(e).time_us() <= host_us_; }
+
+void SimDevice::synchronize() {
+  for (double c : clocks_) host_us_ = std::max(host_us_, c);
+}
+
+double SimDevice::elapsed_us(const DeviceEvent& from, const DeviceEvent& to) {
+  return own(to).time_us() - own(from).time_us();
+}
+
+double SimDevice::time_us(const DeviceEvent& e) { return own(e).time_us(); }
+
+}  // namespace tidepool

@@ -1,0 +1,98 @@
+// The sim device: a GPU in virtual time, from a performance model
+// (engine/perf/perf_model.h). It runs schedules through the same executor,
+// allocators and events as the real devices and computes no numbers:
+//
+//  - a kernel call is counted (engine/perf/work.h), not run: each submit
+//    takes the model's time for the work it counted on its stream's clock;
+//  - a copy takes the link's latency + bytes / bandwidth in its direction
+//    and copies nothing;
+//  - each stream has a clock in µs; work starts when its stream is free and
+//    the host has issued it; wait() moves the waiting stream's clock to the
+//    event's time; the host's clock moves only when it synchronises, so an
+//    iteration takes what the device would take with a host that issues
+//    work instantly (the trainer's own host work is not modelled);
+//  - the arena and the pinned region are address space reserved with
+//    MAP_NORESERVE: as large as the simulated GPU, and never touched, so a
+//    24 GiB arena costs no memory;
+//  - workspace and max-pool saved sizes are the cpu device's (oneDNN), so a
+//    plan on the sim device places exactly what it would on the cpu device.
+//
+// Values read back (the loss, parameters) are zeros: caps().computes_values
+// is false and the views say "simulated: no numbers". Host tasks (compression
+// of offloaded tensors) are refused: there are no values to compress.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <memory>
+
+#include "engine/device/device.h"
+#include "engine/perf/perf_model.h"
+#include "engine/perf/work.h"
+
+namespace tidepool {
+
+class SimEvent final : public DeviceEvent {
+ public:
+  SimEvent(const void* device, double time_us) : device_(device), time_us_(time_us) {}
+  const void* device() const { return device_; }
+  double time_us() const { return time_us_; }
+
+ private:
+  const void* device_;
+  double time_us_;
+};
+
+class SimDevice final : public Device {
+ public:
+  // `model`'s profile names the simulated GPU and its memory (0: no limit
+  // beyond the host's address space).
+  explicit SimDevice(PerfModel model);
+  ~SimDevice() override;
+  SimDevice(const SimDevice&) = delete;
+  SimDevice& operator=(const SimDevice&) = delete;
+
+  DeviceCaps caps() const override;
+  const PerfModel& model() const { return model_; }
+
+  std::byte* reserve_arena(std::size_t bytes) override;
+  std::byte* reserve_pinned(std::size_t bytes) override;
+  std::size_t arena_bytes() const override { return arena_.bytes; }
+  std::size_t pinned_bytes() const override { return pinned_.bytes; }
+
+  void submit(Stream, std::function<void(Kernels&)> work) override;
+  void copy_async(Stream, void* dst, const void* src, std::size_t bytes) override;
+  void host_task(Stream, std::function<void()> work) override;
+
+  std::unique_ptr<DeviceEvent> record(Stream) override;
+  void wait(Stream waiter, const DeviceEvent&) override;
+  void synchronize(const DeviceEvent&) override;
+  bool done(const DeviceEvent&) override;
+  void synchronize() override;
+  double elapsed_us(const DeviceEvent& from, const DeviceEvent& to) override;
+  double time_us(const DeviceEvent&) override;
+  double now_us() const override { return host_us_; }
+
+  Kernels& kernels() override { return counter_; }
+
+ private:
+  struct Mapping {
+    std::byte* base = nullptr;
+    std::size_t bytes = 0;
+  };
+  std::byte* reserve(Mapping& m, std::size_t bytes, const char* what);
+  double& clock(Stream s) { return clocks_[static_cast<std::size_t>(s)]; }
+  // Starts `us` of work on `s` when the stream is free and the host has issued it.
+  void run_for(Stream s, double us);
+  const SimEvent& own(const DeviceEvent& e) const;
+  bool in_arena(const void* p) const;
+
+  PerfModel model_;
+  std::unique_ptr<Kernels> queries_;  // the cpu device's size queries
+  WorkCounter counter_;
+  Mapping arena_, pinned_;
+  std::array<double, kStreamCount> clocks_{};
+  double host_us_ = 0;
+};
+
+}  // namespace tidepool

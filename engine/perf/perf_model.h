@@ -1,0 +1,45 @@
+// The performance model (AccUDNN §3.3): a step's compute time from its work
+// (eq. 2, per class of work) and a copy's time over the host link (eq. 5),
+// from a profile. The sim device runs on it and the AccUDNN planner
+// predicts with it.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "engine/perf/profile.h"
+
+namespace tidepool {
+
+class PerfModel {
+ public:
+  // Throws std::invalid_argument when the profile has no compute fits at
+  // all, or a link without bandwidth.
+  explicit PerfModel(Profile profile);
+
+  // Microseconds for a step's work; 0 for a step that launched nothing.
+  // A class the profile has no fit for borrows the nearest related class's
+  // (its other pass first, then depthwise/linear → conv, memory-bound
+  // classes → relu: perf_model.cpp has the table), as borrowed() lists;
+  // throws std::invalid_argument naming the class when nothing related
+  // has a fit.
+  double compute_us(const Work& work) const;
+  // A copy over the host link, device → host (to_host) or back.
+  double copy_us(std::size_t bytes, bool to_host) const;
+
+  const Profile& profile() const { return profile_; }
+  // "depthwise.forward ← conv.forward", one per class that borrowed a fit.
+  std::vector<std::string> borrowed() const;
+
+ private:
+  Profile profile_;
+  // Per class, the class whose fit it uses (-1: none related has one).
+  std::array<int, kWorkClassCount> lender_{};
+};
+
+// Time of `flops` under one class's fit, kernels included (ClassFit's formula).
+double fitted_us(const ClassFit& fit, double flops, int kernels);
+
+}  // namespace tidepool

@@ -1,0 +1,40 @@
+#include "engine/perf/step_work.h"
+
+#include <cstdint>
+
+#include "engine/run/layer_args.h"
+
+namespace tidepool {
+
+Work step_work(const Network& network, const Schedule& s, int step, WorkCounter& counter) {
+  const Step& st = s.steps[static_cast<std::size_t>(step)];
+  counter.take();
+  switch (st.kind) {
+    case StepKind::forward:
+    case StepKind::backward: {
+      const bool forward = st.kind == StepKind::forward;
+      const Layer& layer = *network.nodes()[static_cast<std::size_t>(st.node)].layer;
+      // A null pointer means "no such tensor" to a layer (an input that
+      // needs no gradient), so every tensor the step has gets an address of
+      // its own, as in a real run; the counter never reads them.
+      const LayerArgs a = layer_args(s, st.node, forward, [](int t) -> std::byte* {
+        return t < 0 ? nullptr : reinterpret_cast<std::byte*>(std::uintptr_t{4096} * (static_cast<std::uintptr_t>(t) + 1));
+      });
+      if (forward)
+        layer.forward(counter, a);
+      else
+        layer.backward(counter, a);
+      break;
+    }
+    case StepKind::accumulate:
+      counter.accumulate(s.tensors[static_cast<std::size_t>(st.tensor)].info.shape.numel(), nullptr, nullptr);
+      break;
+    case StepKind::update:
+      for (const TrainableParam& p : trainable_params(s)) counter.sgd_update(p.count, 0, 0, 0, nullptr, nullptr, nullptr);
+      break;
+    default: break;
+  }
+  return counter.take();
+}
+
+}  // namespace tidepool

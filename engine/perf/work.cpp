@@ -1,0 +1,64 @@
+#include "engine/perf/work.h"
+
+namespace tidepool {
+
+namespace {
+bool depthwise(const ConvShape& s) { return s.groups > 1 && s.groups == s.c && s.groups == s.k; }
+double conv_bias_flops(const ConvShape& s) {
+  return s.bias ? static_cast<double>(s.n) * s.k * s.out_h() * s.out_w() : 0.0;
+}
+double elements(std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w) {
+  return static_cast<double>(n) * c * h * w;
+}
+}  // namespace
+
+void WorkCounter::conv_forward(const ConvShape& s, ConvScheme, const float*, const float*, const float*, float*,
+                               void*) {
+  add(depthwise(s) ? WorkClass::depthwise_forward : WorkClass::conv_forward, s.flops() + conv_bias_flops(s));
+}
+
+void WorkCounter::conv_backward_data(const ConvShape& s, ConvScheme, const float*, const float*, float*, void*) {
+  add(depthwise(s) ? WorkClass::depthwise_backward : WorkClass::conv_backward, s.flops());
+}
+
+void WorkCounter::conv_backward_weights(const ConvShape& s, ConvScheme, const float*, const float*, float*, float*,
+                                        void*) {
+  add(depthwise(s) ? WorkClass::depthwise_backward : WorkClass::conv_backward, s.flops() + conv_bias_flops(s));
+}
+
+void WorkCounter::batchnorm_forward_train(const BatchNormShape& s, const float*, const float*, const float*, float*,
+                                          float*, float*, float*, float*) {
+  add(WorkClass::batchnorm_forward, elements(s.n, s.c, s.h, s.w));
+}
+
+void WorkCounter::batchnorm_forward_infer(const BatchNormShape& s, const float*, const float*, const float*,
+                                          const float*, const float*, float*) {
+  add(WorkClass::batchnorm_forward, elements(s.n, s.c, s.h, s.w));
+}
+
+void WorkCounter::batchnorm_backward(const BatchNormShape& s, const float*, const float*, const float*, const float*,
+                                     const float*, float*, float*, float*) {
+  add(WorkClass::batchnorm_backward, elements(s.n, s.c, s.h, s.w));
+}
+
+void WorkCounter::pool_forward(const PoolShape& s, const float*, float*, void*) {
+  add(WorkClass::pool_forward, elements(s.n, s.c, s.out_h(), s.out_w()) * static_cast<double>(s.kh * s.kw));
+}
+
+void WorkCounter::pool_backward(const PoolShape& s, const float*, const float*, const void*, float*) {
+  add(WorkClass::pool_backward, elements(s.n, s.c, s.h, s.w));
+}
+
+void WorkCounter::linear_forward(const LinearShape& s, const float*, const float*, const float*, float*) {
+  add(WorkClass::linear_forward, 2.0 * static_cast<double>(s.n) * s.in * s.out);
+}
+
+void WorkCounter::linear_backward_data(const LinearShape& s, const float*, const float*, float*) {
+  add(WorkClass::linear_backward, 2.0 * static_cast<double>(s.n) * s.in * s.out);
+}
+
+void WorkCounter::linear_backward_weights(const LinearShape& s, const float*, const float*, float*, float*) {
+  add(WorkClass::linear_backward, 2.0 * static_cast<double>(s.n) * s.in * s.out);
+}
+
+}  // namespace tidepool

@@ -1,0 +1,155 @@
+// What a compute step asks of a device, as the performance model sees it
+// (AccUDNN §3.2, "static information"): the class of work, its
+// floating-point operations and how many kernels it launches. A step's work
+// is found by calling its layer with a WorkCounter as the kernel table, so
+// that the static analysis, the profiler and the sim device all count the
+// same calls the real kernels get.
+//
+//   WorkCounter counter(cpu_kernels);          // workspace queries go to cpu_kernels
+//   layer.forward(counter, args);               // pointers may be null: nothing is computed
+//   Work w = counter.take();                    // {conv_forward, 2·MACs, 1 kernel}
+//
+// FLOPs are counted as AccUDNN counts them for convolution and linear
+// layers (2 per multiply-add, eq. 1); every other kernel counts one per
+// element it writes (for a memory-bound kernel the count only has to be
+// proportional to its work: the model fits each class separately).
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "engine/core/choices.h"
+#include "engine/device/kernels.h"
+
+namespace tidepool {
+
+// The layer types AccUDNN fits separately (Fig. 5), by pass. Depthwise
+// convolutions are a class of their own: per FLOP they run an order of
+// magnitude slower than dense ones.
+enum class WorkClass : std::uint8_t {
+  conv_forward,
+  conv_backward,  // data and weights
+  depthwise_forward,
+  depthwise_backward,
+  batchnorm_forward,
+  batchnorm_backward,
+  relu_forward,
+  relu_backward,
+  pool_forward,
+  pool_backward,
+  linear_forward,
+  linear_backward,
+  dropout_forward,
+  dropout_backward,
+  add,         // residual sums
+  copy,        // fan-out and flatten copies
+  accumulate,  // a fan-out tensor's second gradient
+  softmax_forward,
+  softmax_backward,
+  update,  // SGD over the parameters
+};
+inline constexpr Choice<WorkClass> kWorkClasses[] = {
+    {WorkClass::conv_forward, "conv.forward", ""},
+    {WorkClass::conv_backward, "conv.backward", ""},
+    {WorkClass::depthwise_forward, "depthwise.forward", ""},
+    {WorkClass::depthwise_backward, "depthwise.backward", ""},
+    {WorkClass::batchnorm_forward, "batchnorm.forward", ""},
+    {WorkClass::batchnorm_backward, "batchnorm.backward", ""},
+    {WorkClass::relu_forward, "relu.forward", ""},
+    {WorkClass::relu_backward, "relu.backward", ""},
+    {WorkClass::pool_forward, "pool.forward", ""},
+    {WorkClass::pool_backward, "pool.backward", ""},
+    {WorkClass::linear_forward, "linear.forward", ""},
+    {WorkClass::linear_backward, "linear.backward", ""},
+    {WorkClass::dropout_forward, "dropout.forward", ""},
+    {WorkClass::dropout_backward, "dropout.backward", ""},
+    {WorkClass::add, "add", ""},
+    {WorkClass::copy, "copy", ""},
+    {WorkClass::accumulate, "accumulate", ""},
+    {WorkClass::softmax_forward, "softmax.forward", ""},
+    {WorkClass::softmax_backward, "softmax.backward", ""},
+    {WorkClass::update, "update", ""},
+};
+constexpr std::span<const Choice<WorkClass>> choices(WorkClass) { return kWorkClasses; }
+inline constexpr int kWorkClassCount = static_cast<int>(std::size(kWorkClasses));
+
+struct Work {
+  WorkClass work_class = WorkClass::copy;
+  double flops = 0;
+  int kernels = 0;  // 0: the step launched nothing (a flatten of a contiguous tensor)
+  bool operator==(const Work&) const = default;
+};
+
+// A kernel table that computes nothing and counts: the class of the first
+// kernel a step calls (a step is one layer's pass, so its kernels share a
+// class), the FLOPs of all of them and their number. Size queries
+// (workspace, max-pool's saved bytes) go to `queries`, a real device's
+// table, so that a plan made with a counter places what that device would.
+class WorkCounter final : public Kernels {
+ public:
+  explicit WorkCounter(Kernels& queries) : queries_(queries) {}
+
+  // The work counted since the last take(), and a fresh count.
+  Work take() {
+    Work w = work_;
+    work_ = {};
+    return w;
+  }
+
+  std::size_t conv_workspace_bytes(const ConvShape& s, ConvScheme scheme, ConvPass pass) override {
+    return queries_.conv_workspace_bytes(s, scheme, pass);
+  }
+  std::size_t pool_saved_bytes(const PoolShape& s) override { return queries_.pool_saved_bytes(s); }
+
+  void conv_forward(const ConvShape& s, ConvScheme, const float*, const float*, const float*, float*, void*) override;
+  void conv_backward_data(const ConvShape& s, ConvScheme, const float*, const float*, float*, void*) override;
+  void conv_backward_weights(const ConvShape& s, ConvScheme, const float*, const float*, float*, float*,
+                             void*) override;
+  void batchnorm_forward_train(const BatchNormShape& s, const float*, const float*, const float*, float*, float*,
+                               float*, float*, float*) override;
+  void batchnorm_forward_infer(const BatchNormShape& s, const float*, const float*, const float*, const float*,
+                               const float*, float*) override;
+  void batchnorm_backward(const BatchNormShape& s, const float*, const float*, const float*, const float*,
+                          const float*, float*, float*, float*) override;
+  void relu_forward(std::int64_t count, const float*, float*) override { add(WorkClass::relu_forward, count); }
+  void relu_backward(std::int64_t count, const float*, const float*, float*) override {
+    add(WorkClass::relu_backward, count);
+  }
+  void pool_forward(const PoolShape& s, const float*, float*, void*) override;
+  void pool_backward(const PoolShape& s, const float*, const float*, const void*, float*) override;
+  void linear_forward(const LinearShape& s, const float*, const float*, const float*, float*) override;
+  void linear_backward_data(const LinearShape& s, const float*, const float*, float*) override;
+  void linear_backward_weights(const LinearShape& s, const float*, const float*, float*, float*) override;
+  void dropout_forward(std::int64_t count, float, std::uint64_t, const float*, float*, float*) override {
+    add(WorkClass::dropout_forward, count);
+  }
+  void dropout_backward(std::int64_t count, const float*, const float*, float*) override {
+    add(WorkClass::dropout_backward, count);
+  }
+  void add_forward(std::int64_t count, const float*, const float*, float*) override { add(WorkClass::add, count); }
+  void copy(std::int64_t count, const float*, float*) override { add(WorkClass::copy, count); }
+  void accumulate(std::int64_t count, const float*, float*) override { add(WorkClass::accumulate, count); }
+  void softmax_xent_forward(std::int64_t n, std::int64_t classes, const float*, const std::int32_t*, float*,
+                            float*) override {
+    add(WorkClass::softmax_forward, static_cast<double>(n) * classes);
+  }
+  void softmax_xent_backward(std::int64_t n, std::int64_t classes, const float*, const std::int32_t*,
+                             float*) override {
+    add(WorkClass::softmax_backward, static_cast<double>(n) * classes);
+  }
+  void sgd_update(std::int64_t count, float, float, float, float*, const float*, float*) override {
+    add(WorkClass::update, count);
+  }
+
+ private:
+  void add(WorkClass c, double flops) {
+    if (work_.kernels == 0) work_.work_class = c;
+    work_.flops += flops;
+    ++work_.kernels;
+  }
+
+  Kernels& queries_;
+  Work work_;
+};
+
+}  // namespace tidepool

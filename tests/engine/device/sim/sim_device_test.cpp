@@ -1,0 +1,132 @@
+// The sim device: virtual time from the performance model on the same
+// streams and events as the real devices, the real allocators, no values.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "engine/device/cpu/cpu_device.h"
+#include "engine/device/sim/sim_device.h"
+#include "engine/perf/spec_profiles.h"
+#include "engine/perf/step_work.h"
+#include "engine/run/trainer.h"
+#include "models/registry.h"
+#include "testing/batches.h"
+#include "testing/networks.h"
+#include "testing/recorder.h"
+
+namespace tidepool {
+namespace {
+
+Profile test_profile(std::size_t memory = 0) {
+  Profile p = *specification_profile("m40");
+  p.memory_bytes = memory ? memory : p.memory_bytes;
+  return p;
+}
+
+TEST(SimDevice, AKernelTakesTheModelsTimeOnItsStream) {
+  SimDevice device{PerfModel(test_profile())};
+  const ConvShape s{.n = 64, .c = 64, .h = 56, .w = 56, .k = 64, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1};
+  auto start = device.record(Stream::compute);
+  device.submit(Stream::compute, [&](Kernels& k) { k.conv_forward(s, ConvScheme::m, nullptr, nullptr, nullptr, nullptr, nullptr); });
+  auto end = device.record(Stream::compute);
+  EXPECT_DOUBLE_EQ(device.elapsed_us(*start, *end), device.model().compute_us({WorkClass::conv_forward, s.flops(), 1}));
+  EXPECT_EQ(device.now_us(), 0) << "the host has not waited yet";
+  device.synchronize(*end);
+  EXPECT_DOUBLE_EQ(device.now_us(), device.time_us(*end));
+}
+
+TEST(SimDevice, StreamsOverlapAndWaitsOrderThem) {
+  SimDevice device{PerfModel(test_profile())};
+  std::byte* arena = device.reserve_arena(64 << 20);
+  std::byte* pinned = device.reserve_pinned(64 << 20);
+  const std::size_t bytes = 12'000'000;  // 1 ms + 10 µs at the M40's 12 GB/s
+  const double copy_us = device.model().copy_us(bytes, true);
+  EXPECT_DOUBLE_EQ(copy_us, 1010);
+  device.copy_async(Stream::offload, pinned, arena, bytes);
+  device.copy_async(Stream::prefetch, arena + bytes, pinned + bytes, bytes);
+  auto offloaded = device.record(Stream::offload);
+  auto prefetched = device.record(Stream::prefetch);
+  EXPECT_DOUBLE_EQ(device.time_us(*offloaded), copy_us) << "both directions at once";
+  EXPECT_DOUBLE_EQ(device.time_us(*prefetched), device.model().copy_us(bytes, false));
+  device.wait(Stream::compute, *offloaded);
+  device.submit(Stream::compute, [](Kernels& k) { k.relu_forward(1000, nullptr, nullptr); });
+  auto after = device.record(Stream::compute);
+  EXPECT_DOUBLE_EQ(device.time_us(*after), copy_us + device.model().compute_us({WorkClass::relu_forward, 1000, 1}));
+  EXPECT_FALSE(device.done(*after));
+  device.synchronize();
+  EXPECT_TRUE(device.done(*after));
+}
+
+TEST(SimDevice, RefusesAnArenaLargerThanTheSimulatedGpuAndHostWork) {
+  SimDevice device{PerfModel(test_profile(std::size_t{1} << 30))};
+  try {
+    device.reserve_arena(std::size_t{2} << 30);
+    ADD_FAILURE();
+  } catch (const DeviceError& e) {
+    EXPECT_NE(std::string(e.what()).find("1.00 GiB"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(device.host_task(Stream::offload, [] {}), DeviceError);
+  EXPECT_FALSE(device.caps().computes_values);
+}
+
+TEST(SimDevice, ATwentyFourGigabyteArenaCostsNoMemory) {
+  SimDevice device{PerfModel(test_profile())};
+  EXPECT_NE(device.reserve_arena(std::size_t{24} << 30), nullptr);
+}
+
+// The must-show: for the same settings the sim device places every tensor
+// where the cpu device does, iteration after iteration.
+TEST(SimDevice, PlacesEveryTensorWhereTheCpuDeviceDoes) {
+  const Network net = models::make_model("resnet20", models::InputKind::cifar, 10);
+  for (OffloadMode mode : {OffloadMode::base, OffloadMode::all, OffloadMode::conv}) {
+    const TrainerOptions options{.batch = 8, .memory = {.scheme = ConvScheme::m, .mode = mode, .heuristic = "best-fit"}};
+    auto allocs_on = [&](Device& device) {
+      testing::Recorder recorder;
+      Trainer trainer(device, net, options, &recorder);
+      for (int i = 0; i < 2; ++i) {
+        const testing::Batch b = testing::random_batch(options.batch, 50 + i);
+        trainer.train_step(b.images.data(), b.labels.data());
+      }
+      std::vector<std::tuple<std::int64_t, int, int, std::size_t, std::size_t, PoolAction>> placed;
+      for (const AllocEvent& a : recorder.allocs)
+        placed.emplace_back(a.iteration, a.step, a.tensor, a.offset, a.bytes, a.action);
+      return placed;
+    };
+    CpuDevice cpu;
+    SimDevice sim{PerfModel(test_profile())};
+    const auto on_cpu = allocs_on(cpu), on_sim = allocs_on(sim);
+    EXPECT_GT(on_cpu.size(), 100u);
+    EXPECT_EQ(on_sim, on_cpu) << to_string(mode);
+  }
+}
+
+TEST(SimDevice, EachComputeSpanLastsWhatTheModelSaysForItsStep) {
+  const Network net = models::make_model("resnet20", models::InputKind::cifar, 10);
+  SimDevice sim{PerfModel(test_profile())};
+  testing::Recorder recorder;
+  Trainer trainer(sim, net, {.batch = 32, .memory = {.mode = OffloadMode::all}}, &recorder);
+  const testing::Batch b = testing::random_batch(32, 1);
+  trainer.train_step(b.images.data(), b.labels.data());
+  WorkCounter counter(sim.kernels());
+  int compute = 0, copies = 0;
+  for (const SpanEvent& e : recorder.spans) {
+    if (e.kind == SpanKind::forward || e.kind == SpanKind::backward || e.kind == SpanKind::update) {
+      const double us = sim.model().compute_us(step_work(net, trainer.train_schedule(), e.step, counter));
+      EXPECT_NEAR(e.end_us - e.start_us, us, 1e-6 * std::max(1.0, us)) << e.layer;
+      ++compute;
+    }
+    if (e.kind == SpanKind::offload) {
+      EXPECT_NEAR(e.end_us - e.start_us, sim.model().copy_us(e.bytes, true), 1e-6) << e.tensor;
+      ++copies;
+    }
+  }
+  EXPECT_GT(compute, 100);
+  EXPECT_GT(copies, 10);
+  ASSERT_EQ(recorder.iterations.size(), 1u);
+  EXPECT_EQ(recorder.iterations[0].loss, 0) << "no values: the loss read back is zero";
+}
+
+}  // namespace
+}  // namespace tidepool
