@@ -246,6 +246,9 @@ CLI::App* add_plan_command(CLI::App& cli, PlanRequest& plan) {
   add_choice(*cmd, "--transfer", plan.transfer, "transfer semantics",
              "transfers (async parks offloaded blocks where the pool has room)");
   add_size(*cmd, "--budget", plan.budget_bytes, "also AutoSwap's rows: as little offloaded as fits this pool");
+  cmd->add_option("--profile", plan.profile,
+                  "a performance profile (a file, or " + gpu_spec_names() +
+                      "): also AccUDNN's rows, and every row's predicted iteration time and stall");
   cmd->add_flag("--compress", plan.compress, "compressed offloads: the pinned column is their two staging slots");
   cmd->add_flag("--json", plan.json, "a JSON list of result objects");
   return cmd;

@@ -30,9 +30,7 @@ std::unique_ptr<Device> make_device(DeviceKind kind, double link_gbps, bool for_
                                   "profile's (leave --link-gbps at 0)");
     return std::make_unique<SimDevice>(PerfModel(resolve_profile(profile)));
   }
-  if (!profile.empty())
-    throw std::invalid_argument("--profile is for --device sim; the " + std::string(to_string(kind)) +
-                                " device runs at its own speed");
+
   if (kind == DeviceKind::cpu)
     return std::make_unique<CpuDevice>(CpuDeviceOptions{link_gbps, for_window ? kWindowWorkerNice : 0});
   if (kind == DeviceKind::cuda) {

@@ -20,8 +20,8 @@ namespace tidepool::app {
 // window on the same cores stays responsive (no effect on the numbers, nor
 // on the cuda device, whose work runs on the GPU).
 // sim runs on `profile` (a profile file, or a GPU specification's name:
-// engine/perf/spec_profiles.h); it is required for sim and refused for
-// the others (they have their own speed), like a link bandwidth for cuda.
+// engine/perf/spec_profiles.h), which it requires; the other devices run
+// at their own speed and leave a profile to the planner (app/session.cpp).
 std::unique_ptr<Device> make_device(DeviceKind kind, double link_gbps, bool for_window = false,
                                     const std::string& profile = "");
 

@@ -1,6 +1,7 @@
 #include "app/plan_command.h"
 
 #include <cstdio>
+#include <cstring>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -9,16 +10,18 @@
 #include "engine/core/bytes_text.h"
 #include "engine/device/cpu/cpu_kernels.h"
 #include "engine/memory/allocator.h"
+#include "engine/perf/spec_profiles.h"
 #include "engine/plan/memory_plan.h"
 
 namespace tidepool::app {
 
 std::vector<PlanRow> plan_table(const Network& net, std::int64_t batch, Kernels& kernels,
                                 const std::vector<std::string>& heuristics, TransferMode transfer, bool compress,
-                                std::size_t autoswap_budget) {
+                                std::size_t autoswap_budget, const PerfModel* model) {
   std::vector<PlanRow> rows;
   std::vector<OffloadMode> modes = {OffloadMode::base, OffloadMode::all, OffloadMode::conv, OffloadMode::aconv};
   if (autoswap_budget) modes.push_back(OffloadMode::autoswap);
+  if (model) modes.push_back(OffloadMode::accudnn);
   for (OffloadMode mode : modes)
     for (ConvScheme scheme : {ConvScheme::m, ConvScheme::p})
       for (AllocOrder order : {AllocOrder::prefetch_first, AllocOrder::derivative_first})
@@ -29,9 +32,12 @@ std::vector<PlanRow> plan_table(const Network& net, std::int64_t batch, Kernels&
                                         .transfer = transfer,
                                         .compress = compress,
                                         .heuristic = h,
-                                        .budget_bytes = mode == OffloadMode::autoswap ? autoswap_budget : 0};
+                                        .budget_bytes = mode == OffloadMode::autoswap || mode == OffloadMode::accudnn
+                                                            ? autoswap_budget
+                                                            : 0};
           try {
-            rows.push_back({settings, plan_memory(net, batch, settings, kernels).summary(), {}});
+            const MemoryPlan p = plan_memory(net, batch, settings, kernels, {}, model);
+            rows.push_back({settings, p.summary(), {}, p.predicted});
           } catch (const MemoryRefusal& e) {
             PlanRow refused{settings, {}, e.what()};
             refused.memory.minimum_pool_bytes = e.minimum_pool_bytes();
@@ -50,7 +56,10 @@ void plan_command(const PlanRequest& q, std::ostream& out) {
     heuristics = {q.heuristic};
   }
   CpuKernels kernels;  // workspace sizes are the cpu device's
-  const auto rows = plan_table(net, q.batch_size, kernels, heuristics, q.transfer, q.compress, q.budget_bytes);
+  std::optional<PerfModel> model;
+  if (!q.profile.empty()) model.emplace(resolve_profile(q.profile));
+  const auto rows = plan_table(net, q.batch_size, kernels, heuristics, q.transfer, q.compress, q.budget_bytes,
+                               model ? &*model : nullptr);
   if (q.json) {
     nlohmann::json j = nlohmann::json::array();
     for (const PlanRow& r : rows) {
@@ -61,6 +70,10 @@ void plan_command(const PlanRequest& q, std::ostream& out) {
       row["fits"] = r.fits();
       if (r.fits())
         row.update(memory_json(r.memory));
+      if (r.predicted) {
+        row["predicted_iteration_us"] = r.predicted->iteration_us;
+        row["predicted_stall_us"] = r.predicted->stall_us;
+      }
       else
         row.update({{"minimum_pool_bytes", r.memory.minimum_pool_bytes}, {"refusal", r.refusal}});
       j.push_back(std::move(row));
@@ -76,7 +89,8 @@ void plan_command(const PlanRequest& q, std::ostream& out) {
   std::snprintf(line, sizeof line, "%-8s %-4s %-17s %-10s %12s %12s %12s %7s %12s %12s %12s %5s\n", "mode", "algo",
                 "order", "heuristic", "peak load", "pool", "footprint", "ratio", "largest free", "offloaded", "pinned",
                 "parks");
-  out << line;
+  if (model) line[std::strlen(line) - 1] = '\0';
+  out << line << (model ? "   pred ms  stall ms\n" : "");
   for (const PlanRow& r : rows) {
     const MemorySummary& m = r.memory;
     if (!r.fits()) {
@@ -96,12 +110,22 @@ void plan_command(const PlanRequest& q, std::ostream& out) {
                   : m.park_horizon == kParkUntilNeeded                   ? "all"
                   : m.park_horizon == 0                                  ? "no"
                                                                          : std::to_string(m.park_horizon).c_str());
+    if (r.predicted) {
+      line[std::strlen(line) - 1] = '\0';
+      out << line;
+      std::snprintf(line, sizeof line, " %9.2f %9.2f\n", r.predicted->iteration_us / 1e3, r.predicted->stall_us / 1e3);
+    }
     out << line;
   }
   if (q.transfer == TransferMode::async)
     out << "parks: how many blocks freed by async offloads the pool holds parked at once, so forward does not "
            "reuse them and wait for their copies (all: until the pool needs the room; no: the pool is too "
            "tight)\n";
+  if (model)
+    out << "pred ms, stall ms: one iteration as " << model->profile().name
+        << " would run it, by AccUDNN's model (engine/plan/accudnn_schedule.h); accudnn rows: all's inputs that "
+           "go without a stall offloaded, the rest kept"
+        << (q.budget_bytes ? " in the budget" : "") << "\n";
   if (q.budget_bytes)
     out << "autoswap rows: a run with --budget " << exact_bytes_text(q.budget_bytes)
         << ", offloading as little as fits that pool\n";

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -12,6 +13,8 @@
 #include "engine/core/network.h"
 #include "engine/device/kernels.h"
 #include "engine/plan/memory_settings.h"
+#include "engine/perf/perf_model.h"
+#include "engine/plan/accudnn_schedule.h"
 #include "engine/plan/memory_summary.h"
 
 namespace tidepool::app {
@@ -23,6 +26,8 @@ struct PlanRow {
   // what it can do): why, and memory.minimum_pool_bytes is what would work.
   std::string refusal;
   bool fits() const { return refusal.empty(); }
+  // With a performance model: one iteration's predicted time and stall.
+  std::optional<Prediction> predicted;
 };
 
 // `transfer`: async (the default) parks offloaded blocks where the pool has
@@ -30,11 +35,12 @@ struct PlanRow {
 // pinned column is the two staging slots of compressed offloads (placement
 // does not change). `autoswap_budget`: also AutoSwap's rows, offloading as
 // little as fits a pool of that many bytes (as a run with --budget does);
-// 0: none.
+// 0: none. `model`: also AccUDNN's rows (in that budget, or unbounded),
+// and every row's predicted iteration time and stall.
 std::vector<PlanRow> plan_table(const Network& net, std::int64_t batch, Kernels& kernels,
                                 const std::vector<std::string>& heuristics,
                                 TransferMode transfer = TransferMode::async, bool compress = false,
-                                std::size_t autoswap_budget = 0);
+                                std::size_t autoswap_budget = 0, const PerfModel* model = nullptr);
 
 struct PlanRequest {
   std::string model = "resnet18";
@@ -44,6 +50,7 @@ struct PlanRequest {
   TransferMode transfer = TransferMode::async;
   bool compress = false;
   std::size_t budget_bytes = 0;  // AutoSwap's rows for this budget (0: none)
+  std::string profile;           // a performance profile: accudnn rows and predicted times
   bool json = false;
 };
 

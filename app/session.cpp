@@ -8,6 +8,7 @@
 
 #include "app/device_factory.h"
 #include "engine/core/bytes_text.h"
+#include "engine/perf/spec_profiles.h"
 #include "engine/run/lr_schedule.h"
 #include "models/registry.h"
 
@@ -84,6 +85,12 @@ void TrainingSession::start(EventSink* sink) {
   topts.sgd = {s.lr, s.momentum, s.weight_decay};
   topts.staging_bytes = train_staging_bytes_ + eval_staging_bytes_;
   topts.room_to_grow = session_options_.room_to_grow;
+  // A real device plans with the profile it was given (mode accudnn, the
+  // predictions); the sim device runs on it and plans with its own.
+  if (!s.profile.empty() && s.device != DeviceKind::sim) {
+    model_ = std::make_unique<PerfModel>(resolve_profile(s.profile));
+    topts.model = model_.get();
+  }
   trainer_ = std::make_unique<Trainer>(*device_, *network_, topts, sink);
   const auto train_opts = datasets::LoaderOptions::training(s.batch_size, s.seed);
   const auto eval_opts = datasets::LoaderOptions::evaluation(s.batch_size);

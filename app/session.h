@@ -31,6 +31,7 @@
 #include "engine/core/network.h"
 #include "engine/device/device.h"
 #include "engine/observe/events.h"
+#include "engine/perf/perf_model.h"
 #include "engine/run/dyn_mode.h"
 #include "engine/run/run_settings.h"
 #include "engine/run/trainer.h"
@@ -130,6 +131,7 @@ class TrainingSession {
   std::unique_ptr<datasets::Dataset> train_set_, test_set_;
   std::unique_ptr<Network> network_;
   std::unique_ptr<Device> device_;
+  std::unique_ptr<PerfModel> model_;  // --profile on a real device: the planner's model
   std::unique_ptr<Trainer> trainer_;
   std::unique_ptr<datasets::BatchLoader> train_loader_, test_loader_;
   std::size_t train_staging_bytes_ = 0, eval_staging_bytes_ = 0;

@@ -32,6 +32,8 @@
 
 namespace tidepool {
 
+class PerfModel;  // engine/perf/perf_model.h
+
 enum class Stream : int { compute = 0, offload = 1, prefetch = 2 };
 inline constexpr int kStreamCount = 3;
 const char* to_string(Stream s);
@@ -103,6 +105,10 @@ class Device {
       throw std::invalid_argument(caps().name + " copies over its real host link at its own speed; only a device "
                                   "that simulates its link (cpu) can be throttled");
   }
+
+  // The performance model the device runs on (the sim device), which
+  // planners use to predict; null for a device that runs at its own speed.
+  virtual const PerfModel* perf_model() const { return nullptr; }
 
   // The kernel table, for pure queries from the host (workspace sizes). To
   // run a kernel, submit() work to a stream.

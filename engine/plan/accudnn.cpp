@@ -44,10 +44,11 @@ void check(const AccProblem& p, const std::vector<bool>& pinned) {
   for (const AccFeatureMap& m : p.maps) {
     const std::string what = "feature map " + m.name + ": ";
     if (!(0 <= m.produced_by && m.produced_by <= m.offload_after && m.offload_after < m.needed_by &&
-          m.needed_by <= freed_after(m) && freed_after(m) < n))
+          m.needed_by <= freed_after(m) && freed_after(m) < n && m.fetch_after < m.needed_by))
       refuse(what + "needs 0 <= produced_by <= offload_after < needed_by <= freed_after < " + std::to_string(n) +
-             " layers (here " + std::to_string(m.produced_by) + ", " + std::to_string(m.offload_after) + ", " +
-             std::to_string(m.needed_by) + ", " + std::to_string(freed_after(m)) + ")");
+             " layers and fetch_after < needed_by (here " + std::to_string(m.produced_by) + ", " +
+             std::to_string(m.offload_after) + ", " + std::to_string(m.needed_by) + ", " +
+             std::to_string(freed_after(m)) + ", " + std::to_string(m.fetch_after) + ")");
     if (!is_time(m.offload_us) || !is_time(m.prefetch_us))
       refuse(what + "transfer times must be finite and not negative");
   }
@@ -133,8 +134,9 @@ AccTimeline simulate(const AccProblem& p, const std::vector<bool>& pinned, Prefe
     if (runs && at > swap_in) run_begin = runs->fetched.size();
     for (int m : fetches[j]) {
       const AccFeatureMap& map = p.maps[static_cast<std::size_t>(m)];
-      if (offloaded_at[static_cast<std::size_t>(m)] > at) {
-        at = offloaded_at[static_cast<std::size_t>(m)];
+      const double issued = map.fetch_after >= 0 ? tl.finish_us[static_cast<std::size_t>(map.fetch_after)] : 0.0;
+      if (std::max(offloaded_at[static_cast<std::size_t>(m)], issued) > at) {
+        at = std::max(offloaded_at[static_cast<std::size_t>(m)], issued);
         if (runs) run_begin = runs->fetched.size();
       }
       at += map.prefetch_us;

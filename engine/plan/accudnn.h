@@ -89,6 +89,10 @@ struct AccFeatureMap {
   int offload_after = 0;   // its last forward use: the offload starts when this layer finishes
   int needed_by = 0;       // its first backward use: it must be back before this layer starts
   int freed_after = -1;    // its last use, after which it is released; -1: needed_by
+  // Ours, not the paper's: the layer after whose finish the executor issues
+  // the prefetch (its schedule's lookahead), so no earlier; -1: as soon as
+  // the swap-in stream gets to it, as in the paper.
+  int fetch_after = -1;
   double offload_us = 0;   // t_off, eq. 5, at this batch
   double prefetch_us = 0;  // t_pre
 };

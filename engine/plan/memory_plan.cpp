@@ -163,10 +163,37 @@ std::size_t roomy_arena(const Network& net, std::int64_t batch, const MemorySett
   return most + most / 4;
 }
 
+// Mode accudnn's train schedule: `all`'s feature maps offloaded where the
+// model says they go without a stall, the others kept, as
+// choose_accudnn_offloads decides in the budget. AccUDNN counts bytes and
+// the pool places blocks, so where the kept maps do not fit the pool after
+// all, the largest are offloaded again until the schedule fits.
+Schedule accudnn_train(const Network& net, std::int64_t batch, const PlanSettings& train, Kernels& kernels,
+                       const PerfModel& model, const Schedule& all, MemoryPlan& p) {
+  const AccudnnOffloads c = choose_accudnn_offloads(net, all, model, kernels, train.memory.budget_bytes);
+  PlanSettings chosen = train;
+  chosen.swapped = c.offloaded;
+  std::vector<int> pinned = c.pinned;
+  auto bytes = [&](int t) { return all.tensors[static_cast<std::size_t>(t)].info.bytes(); };
+  std::stable_sort(pinned.begin(), pinned.end(), [&](int a, int b) { return bytes(a) > bytes(b); });
+  Schedule s = plan_schedule(net, batch, chosen, kernels);
+  const std::size_t budget = train.memory.budget_bytes;
+  while (budget && !pinned.empty() && needed_pool(s, train.memory.heuristic) > budget) {
+    chosen.swapped.push_back(pinned.front());
+    pinned.erase(pinned.begin());
+    std::sort(chosen.swapped.begin(), chosen.swapped.end());
+    s = plan_schedule(net, batch, chosen, kernels);
+  }
+  std::sort(pinned.begin(), pinned.end());
+  p.accudnn_pinned = std::move(pinned);
+  p.accudnn_stall_free = c.feasible && p.accudnn_pinned.size() == c.pinned.size();
+  return s;
+}
+
 }  // namespace
 
 MemoryPlan plan_memory(const Network& net, std::int64_t batch, const MemorySettings& settings, Kernels& kernels,
-                       const MemoryLimits& limits) {
+                       const MemoryLimits& limits, const PerfModel* model) {
   const std::string& heuristic = settings.heuristic;
   make_allocator(heuristic, 0);  // throws for an unknown name, listing the valid ones
   if (batch <= 0) throw std::invalid_argument("batch size must be positive");
@@ -184,6 +211,15 @@ MemoryPlan plan_memory(const Network& net, std::int64_t batch, const MemorySetti
     p.load_limit_bytes = c.load_limit_bytes;
     least_train = c.least_pool_bytes;
     p.train = std::move(c.train);
+  } else if (settings.mode == OffloadMode::accudnn) {
+    if (!model)
+      throw std::invalid_argument("mode accudnn plans with a performance model: give --profile (a file from "
+                                  "`tidepool profile`, or a GPU specification), or run on --device sim");
+    PlanSettings with_all = train;
+    with_all.memory.mode = OffloadMode::all;
+    const Schedule all = plan_schedule(net, batch, with_all, kernels);
+    least_train = needed_pool(all, heuristic);
+    p.train = accudnn_train(net, batch, train, kernels, *model, all, p);
   } else {
     p.train = plan_schedule(net, batch, train, kernels);
   }
@@ -220,6 +256,8 @@ MemoryPlan plan_memory(const Network& net, std::int64_t batch, const MemorySetti
   p.train.park_horizon = parked.horizon;
   p.figures = (parked.replay ? *parked.replay : unparked).steady.figures;
   p.parking_pool_bytes = parking_hint(p.train, heuristic, p.pool_bytes, limits.arena_bytes);
+
+  if (model) p.predicted = predict(net, p.train, *model, kernels, p.pool_bytes);
 
   if (settings.compress) {
     PlanSettings plain = p.train.settings;

@@ -19,12 +19,16 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "engine/core/network.h"
 #include "engine/device/device.h"
 #include "engine/device/kernels.h"
 #include "engine/memory/replay.h"
+#include "engine/perf/perf_model.h"
+#include "engine/plan/accudnn_schedule.h"
 #include "engine/plan/memory_settings.h"
 #include "engine/plan/memory_summary.h"
 #include "engine/plan/schedule.h"
@@ -59,6 +63,13 @@ struct MemoryPlan {
   PoolFigures figures;
   // With compression: the pinned memory the same offloads take uncompressed.
   std::size_t uncompressed_pinned_bytes = 0;
+  // With a performance model: what it predicts for one train iteration in
+  // the pool (engine/plan/accudnn_schedule.h).
+  std::optional<Prediction> predicted;
+  // Mode accudnn: the feature maps of `all` it keeps on the device (tensor
+  // ids), and whether every stall could be removed in the budget.
+  std::vector<int> accudnn_pinned;
+  bool accudnn_stall_free = true;
   // What a run that starts with this plan reserves (a run in progress: what it has).
   std::size_t arena_bytes = 0;
   std::size_t offload_pinned_bytes = 0;  // room for mode all's offloads (compressed: its staging slots)
@@ -96,11 +107,14 @@ class MemoryRefusal : public DeviceError {
   std::size_t minimum_pool_bytes_;
 };
 
+// `model`: the device's performance model, when there is one; mode
+// accudnn needs it, and with it every plan carries its prediction.
 // Throws std::invalid_argument for settings that mean nothing (an unknown
 // heuristic, a negative lookahead, mode dyn, which profiling resolves
-// first) and MemoryRefusal for a plan that does not fit.
+// first, mode accudnn without a model) and MemoryRefusal for a plan that
+// does not fit.
 MemoryPlan plan_memory(const Network& network, std::int64_t batch, const MemorySettings& settings, Kernels& kernels,
-                       const MemoryLimits& limits = {});
+                       const MemoryLimits& limits = {}, const PerfModel* model = nullptr);
 
 // AutoSwap's train schedule for a load limit (0: none, nothing offloaded):
 // `all`'s tensors ranked by settings.swap_score, chosen by the load model

@@ -31,6 +31,7 @@ enum class OffloadMode : std::uint8_t {
   aconv,     // the inputs of every other convolution, starting with the first
   autoswap,  // as few of `all`'s as fit the budget (engine/plan/autoswap.h)
   dyn,       // the fastest of the fixed modes that fits, found by profiling (engine/run/dyn_mode.h)
+  accudnn,   // all's that go without stalling compute, by the performance model (engine/plan/accudnn_schedule.h)
 };
 inline constexpr Choice<OffloadMode> kOffloadModes[] = {
     {OffloadMode::base, "base", "keep everything on the device"},
@@ -39,6 +40,8 @@ inline constexpr Choice<OffloadMode> kOffloadModes[] = {
     {OffloadMode::aconv, "aconv", "every other convolution's input"},
     {OffloadMode::autoswap, "autoswap", "as little of all's as fits --budget, by priority score"},
     {OffloadMode::dyn, "dyn", "the fastest mode that fits, by profiling"},
+    {OffloadMode::accudnn, "accudnn",
+     "all's inputs that go without stalling compute, the rest kept in --budget (AccUDNN; needs a profile)"},
 };
 constexpr std::span<const Choice<OffloadMode>> choices(OffloadMode) { return kOffloadModes; }
 

@@ -156,7 +156,7 @@ class Planner {
   void choose_offloads() {
     const OffloadMode mode = s_.settings.memory.mode;
     if (!training() || mode == OffloadMode::base) return;
-    if (mode == OffloadMode::autoswap) {
+    if (mode == OffloadMode::autoswap || mode == OffloadMode::accudnn) {
       for (int t : s_.settings.swapped) s_.tensors[t].offloaded = true;
       return;
     }

@@ -22,7 +22,7 @@ Trainer::Trainer(Device& device, const Network& network, TrainerOptions options,
   if (options_.compress_threads < 0) throw std::invalid_argument("compression threads must not be negative");
   if (options_.compress_threads == 0) options_.compress_threads = default_compress_threads();
   MemoryPlan plan = plan_memory(network_, options_.batch, options_.memory, device_.kernels(),
-                                {.room_to_grow = options_.room_to_grow});
+                                {.room_to_grow = options_.room_to_grow}, model());
   arena_ = device_.reserve_arena(plan.arena_bytes);
   // [the caller's staging][the loss read-back][the offloads' slots]
   std::byte* pinned =
@@ -47,7 +47,7 @@ Trainer::~Trainer() {
 
 const MemoryPlan& Trainer::apply(const MemorySettings& settings) {
   // Throws, leaving everything as it was.
-  execute(plan_memory(network_, options_.batch, settings, device_.kernels(), plan_.limits()));
+  execute(plan_memory(network_, options_.batch, settings, device_.kernels(), plan_.limits(), model()));
   return plan_;
 }
 

@@ -39,6 +39,9 @@ struct TrainerOptions {
   int compress_threads = 0;
   // Reserve an arena later budgets may grow into (MemoryLimits::room_to_grow).
   bool room_to_grow = false;
+  // The performance model plans use (mode accudnn, predictions); null: the
+  // device's own (Device::perf_model), if it has one. Not owned.
+  const PerfModel* model = nullptr;
 };
 
 // What TrainerOptions::compress_threads = 0 means on this machine.
@@ -81,6 +84,8 @@ class Trainer {
   const MemoryPlan& memory() const { return plan_; }
   const Schedule& train_schedule() const { return plan_.train; }
   const TrainerOptions& options() const { return options_; }
+  // The performance model plans are made with (TrainerOptions::model), or null.
+  const PerfModel* model() const { return options_.model ? options_.model : device_.perf_model(); }
   const DevicePool& pool() const { return executor_->pool(); }
   std::span<std::byte> staging() const { return staging_; }
 

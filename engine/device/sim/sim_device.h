@@ -54,6 +54,7 @@ class SimDevice final : public Device {
 
   DeviceCaps caps() const override;
   const PerfModel& model() const { return model_; }
+  const PerfModel* perf_model() const override { return &model_; }
 
   std::byte* reserve_arena(std::size_t bytes) override;
   std::byte* reserve_pinned(std::size_t bytes) override;

@@ -66,6 +66,19 @@ TEST(AccUdnn, ReadyTimesWithMemoryToSpareAccumulateThePrefetches) {
   EXPECT_EQ(t.peak_bytes, 560u);
 }
 
+// Ours: a prefetch the executor issues only once B2 has finished (its
+// schedule's lookahead) cannot start at 25 as the swap-in stream would
+// like: a0 is in at 40 + 5 = 45, and B1 stalls the 5 µs; x follows at 50.
+TEST(AccUdnn, APrefetchIssuedAfterALayerStartsWhenThatLayerFinishes) {
+  AccProblem p = three_layer_net(1000);
+  p.maps[kA0].fetch_after = 3;
+  const AccTimeline t = ready_times(p, {});
+  expect_times(t.ready_us, {0, 0, 0, 0, 45, 50}, "ready");
+  expect_times(t.stall_us, {0, 0, 0, 0, 5, 0}, "stall");
+  p.maps[kA0].fetch_after = 4;  // not before the layer that needs it
+  EXPECT_THROW(ready_times(p, {}), std::invalid_argument);
+}
+
 // Budget 340: F0..B2 fit at 0 µs (200 + 100 + 20 + 20). B1 needs 220 and
 // may hold 340: the held 340 must fall to 120. x's offload (15) and a0's
 // (25) bring it to 140, not enough; B2's finish at 40 frees 120. So

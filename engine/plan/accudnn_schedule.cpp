@@ -1,0 +1,113 @@
+#include "engine/plan/accudnn_schedule.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "engine/memory/allocator.h"
+#include "engine/perf/step_work.h"
+
+namespace tidepool {
+
+namespace {
+
+bool is_compute(StepKind k) {
+  return k == StepKind::forward || k == StepKind::backward || k == StepKind::accumulate || k == StepKind::update;
+}
+
+std::size_t transient_budget(const Schedule& s, std::size_t pool_bytes) {
+  if (!pool_bytes) return std::numeric_limits<std::size_t>::max() / 2;
+  return pool_bytes > s.persistent_bytes ? pool_bytes - s.persistent_bytes : 0;
+}
+
+}  // namespace
+
+AccSchedule accudnn_problem(const Network& net, const Schedule& s, const PerfModel& model, Kernels& queries,
+                            std::size_t budget_bytes) {
+  AccSchedule out;
+  AccProblem& p = out.problem;
+  p.budget_bytes = transient_budget(s, budget_bytes);
+  std::vector<int> map_of(s.tensors.size(), -1);
+  std::vector<int> frees(s.tensors.size(), 0);
+  std::size_t pending_alloc = 0;  // placed before the next compute step
+  WorkCounter counter(queries);
+  // Layer indices: `next` is the compute step to come, `last` the one before.
+  auto next = [&] { return static_cast<int>(p.layers.size()); };
+  auto last = [&] { return std::max(0, static_cast<int>(p.layers.size()) - 1); };
+  std::vector<int> waits;  // maps whose needed_by is the next compute step
+
+  for (int i = 0; i < static_cast<int>(s.steps.size()); ++i) {
+    const Step& st = s.steps[static_cast<std::size_t>(i)];
+    const int t = st.tensor;
+    if (is_compute(st.kind)) {
+      const Work w = step_work(net, s, i, counter);
+      std::string name = st.node >= 0 ? net.nodes()[static_cast<std::size_t>(st.node)].layer->name() : "sgd";
+      name += st.kind == StepKind::forward ? " fwd" : st.kind == StepKind::backward ? " bwd" : st.kind == StepKind::accumulate ? " acc" : "";
+      p.layers.push_back({std::move(name), model.compute_us(w), pending_alloc, 0});
+      pending_alloc = 0;
+      for (int m : waits) p.maps[static_cast<std::size_t>(m)].needed_by = last();
+      waits.clear();
+      continue;
+    }
+    const bool is_map = t >= 0 && s.tensors[static_cast<std::size_t>(t)].offloaded;
+    const std::size_t bytes = t >= 0 ? round_up(s.tensors[static_cast<std::size_t>(t)].info.bytes()) : 0;
+    switch (st.kind) {
+      case StepKind::alloc:
+        if (!is_map) {
+          pending_alloc += bytes;
+        } else if (map_of[t] < 0) {  // its first placement; the later one is the prefetch's
+          map_of[t] = static_cast<int>(p.maps.size());
+          out.map_tensor.push_back(t);
+          AccFeatureMap m;
+          m.name = s.tensors[static_cast<std::size_t>(t)].info.name;
+          m.bytes = bytes;
+          m.produced_by = next();
+          m.offload_us = model.copy_us(s.tensors[static_cast<std::size_t>(t)].info.bytes(), true);
+          m.prefetch_us = model.copy_us(s.tensors[static_cast<std::size_t>(t)].info.bytes(), false);
+          p.maps.push_back(std::move(m));
+        }
+        break;
+      case StepKind::free:
+        if (!is_map) {
+          if (p.layers.empty()) break;  // nothing was placed before the first compute step that it could free
+          p.layers[static_cast<std::size_t>(last())].release_bytes += bytes;
+        } else if (++frees[t] == 2) {  // the first free is the offload's: the map leaves when its copy is done
+          p.maps[static_cast<std::size_t>(map_of[t])].freed_after = last();
+        }
+        break;
+      case StepKind::offload:
+        if (is_map) p.maps[static_cast<std::size_t>(map_of[t])].offload_after = last();
+        break;
+      case StepKind::prefetch:
+        if (is_map) p.maps[static_cast<std::size_t>(map_of[t])].fetch_after = p.layers.empty() ? -1 : last();
+        break;
+      case StepKind::wait_prefetch:
+        if (is_map) waits.push_back(map_of[t]);
+        break;
+      default: break;
+    }
+  }
+  return out;
+}
+
+Prediction predict(const Network& net, const Schedule& s, const PerfModel& model, Kernels& queries,
+                   std::size_t pool_bytes) {
+  const AccSchedule a = accudnn_problem(net, s, model, queries, pool_bytes);
+  const AccTimeline t = ready_times(a.problem, {});
+  return {t.iteration_us, t.total_stall_us};
+}
+
+AccudnnOffloads choose_accudnn_offloads(const Network& net, const Schedule& all, const PerfModel& model,
+                                        Kernels& queries, std::size_t pool_bytes) {
+  const AccSchedule a = accudnn_problem(net, all, model, queries, pool_bytes);
+  const AccChoice choice = choose_pinned(a.problem);
+  AccudnnOffloads out;
+  out.feasible = choice.feasible;
+  for (std::size_t m = 0; m < a.map_tensor.size(); ++m)
+    (choice.pinned.empty() || !choice.pinned[m] ? out.offloaded : out.pinned).push_back(a.map_tensor[m]);
+  std::sort(out.offloaded.begin(), out.offloaded.end());
+  std::sort(out.pinned.begin(), out.pinned.end());
+  out.predicted = {choice.timeline.iteration_us, choice.timeline.total_stall_us};
+  return out;
+}
+
+}  // namespace tidepool

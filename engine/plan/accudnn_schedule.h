@@ -1,0 +1,57 @@
+// AccUDNN on our schedules: a schedule as the paper's sequences
+// (engine/plan/accudnn.h), timed by the performance model
+// (engine/perf/perf_model.h), for three uses:
+//   - predicting any plan's iteration time and stall (`plan`'s columns,
+//     the window's Stats);
+//   - mode accudnn: offload every feature map of `all` that goes without
+//     stalling compute, keep (pin) on the device those that would stall;
+//   - the efficiency-optimal batch (`tidepool tune`, `--batch --tune`).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "engine/core/network.h"
+#include "engine/perf/perf_model.h"
+#include "engine/plan/accudnn.h"
+#include "engine/plan/schedule.h"
+
+namespace tidepool {
+
+// The sequences of a train schedule: a layer per compute step (forward,
+// backward, accumulate, update) timed by the model; a feature map per
+// offloaded tensor, with its copy times and the layer after which the
+// schedule issues its prefetch; every other allocation and free with the
+// compute step it belongs to. `budget_bytes`: what the transient tensors
+// may hold (the pool less the persistent bytes; 0: unlimited). The input
+// batch's upload is left out, as the paper leaves it (pre-cached input).
+struct AccSchedule {
+  AccProblem problem;
+  std::vector<int> map_tensor;  // per map, its tensor id in the schedule
+};
+AccSchedule accudnn_problem(const Network& network, const Schedule& train, const PerfModel& model, Kernels& queries,
+                            std::size_t budget_bytes);
+
+// What the model predicts for one iteration of a schedule in a pool.
+struct Prediction {
+  double iteration_us = 0;
+  double stall_us = 0;  // compute waiting for prefetches (and for memory)
+};
+Prediction predict(const Network& network, const Schedule& train, const PerfModel& model, Kernels& queries,
+                   std::size_t pool_bytes);
+
+// Mode accudnn's choice at one batch: which of `all`'s tensors to offload
+// (the rest stay on the device), by choose_pinned on `all`'s sequences in
+// `pool_bytes` (0: unlimited). `feasible` false: some stall cannot be
+// removed within the pool; the offloads are then the pins that helped.
+struct AccudnnOffloads {
+  std::vector<int> offloaded;  // tensor ids, ascending
+  std::vector<int> pinned;
+  bool feasible = false;
+  Prediction predicted;
+};
+AccudnnOffloads choose_accudnn_offloads(const Network& network, const Schedule& all, const PerfModel& model,
+                                        Kernels& queries, std::size_t pool_bytes);
+
+}  // namespace tidepool
