@@ -24,7 +24,9 @@
 //          after each choice, as SWDOA is. The paper standardises the
 //          scores and lets the weights range over [-1, 1]; ours are
 //          non-negative, since every score argues for taking a tensor, and
-//          only their ratios matter.
+//          only their ratios matter. search_swap_weights
+//          (engine/plan/swap_weight_search.h) finds them from about 30
+//          measured or simulated iterations.
 //
 // Tensors are chosen in descending score until the modelled peak is at or
 // under the limit; the MemoryPlan then checks the real schedule's peak and

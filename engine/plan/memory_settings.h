@@ -54,7 +54,8 @@ inline constexpr Choice<SwapScore> kSwapScores[] = {
 constexpr std::span<const Choice<SwapScore>> choices(SwapScore) { return kSwapScores; }
 
 // The weights of SwapScore::bo's mix, each score normalised over the
-// candidates first (engine/plan/autoswap.h). Only their ratios matter.
+// candidates first (engine/plan/autoswap.h). Only their ratios matter;
+// engine/plan/swap_weight_search.h finds them by measured overhead.
 struct SwapWeights {
   double aoa = 0.25, doa = 0.25, wdoa = 0.25, swdoa = 0.25;
   bool operator==(const SwapWeights&) const = default;
