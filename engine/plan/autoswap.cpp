@@ -1,6 +1,9 @@
 #include "engine/plan/autoswap.h"
 
 #include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
 
 #include "engine/memory/allocator.h"
 
@@ -29,7 +32,24 @@ double over_absence(const std::vector<double>& before, const SwapCandidate& c) {
 
 }  // namespace
 
-std::vector<SwapCandidate> autoswap_order(const Schedule& base, const Schedule& all, SwapScore score) {
+SwapWeights normalised(const SwapWeights& weights) {
+  const double w[] = {weights.aoa, weights.doa, weights.wdoa, weights.swdoa};
+  const char* names[] = {"aoa", "doa", "wdoa", "swdoa"};
+  double sum = 0;
+  for (int i = 0; i < 4; ++i) {
+    if (!std::isfinite(w[i]) || w[i] < 0) {
+      std::ostringstream msg;
+      msg << "swap weight " << names[i] << " must be a finite number of at least 0, not " << w[i];
+      throw std::invalid_argument(msg.str());
+    }
+    sum += w[i];
+  }
+  if (sum == 0) return SwapWeights{};
+  return {w[0] / sum, w[1] / sum, w[2] / sum, w[3] / sum};
+}
+
+std::vector<SwapCandidate> autoswap_order(const Schedule& base, const Schedule& all, SwapScore score,
+                                          const SwapWeights& weights) {
   const std::vector<std::size_t> load = base.load_after_steps();
   if (load.empty()) return {};
   const int peak_step = static_cast<int>(std::max_element(load.begin(), load.end()) - load.begin());
@@ -60,17 +80,33 @@ std::vector<SwapCandidate> autoswap_order(const Schedule& base, const Schedule& 
   }
 
   // Scores on a load curve (per step): the fixed ones once, SWDOA after
-  // every choice on what the choices so far leave.
+  // every choice on what the choices so far leave (`area`; `unswapped`
+  // keeps WDOA's curve).
   std::vector<double> curve(load.begin(), load.end());
   const std::vector<double> steps = compute_step_prefix(base, std::vector<double>(load.size(), 1.0));
-  std::vector<double> area = compute_step_prefix(base, curve);
+  const std::vector<double> unswapped = compute_step_prefix(base, curve);
+  std::vector<double> area = unswapped;
+  // BO's mix: each score over its largest on the load without swapping, so
+  // that a weight means the same whatever the units (AOA is DOA times at
+  // least a MiB). SWDOA shares WDOA's divisor: the same area, on a lower load.
+  const SwapWeights w = score == SwapScore::bo ? normalised(weights) : SwapWeights{};
+  double most_doa = 0, most_aoa = 0, most_wdoa = 0;
+  for (const SwapCandidate& c : candidates) {
+    most_doa = std::max(most_doa, over_absence(steps, c));
+    most_aoa = std::max(most_aoa, over_absence(steps, c) * static_cast<double>(c.bytes));
+    most_wdoa = std::max(most_wdoa, over_absence(unswapped, c));
+  }
+  auto over = [](double value, double most) { return most > 0 ? value / most : 0.0; };
   auto score_of = [&](const SwapCandidate& c) {
     const double doa = over_absence(steps, c);
     switch (score) {
       case SwapScore::doa: return doa;
       case SwapScore::aoa: return doa * static_cast<double>(c.bytes);
-      case SwapScore::wdoa:
+      case SwapScore::wdoa: return over_absence(unswapped, c);
       case SwapScore::swdoa: return over_absence(area, c);
+      case SwapScore::bo:
+        return w.aoa * over(doa * static_cast<double>(c.bytes), most_aoa) + w.doa * over(doa, most_doa) +
+               w.wdoa * over(over_absence(unswapped, c), most_wdoa) + w.swdoa * over(over_absence(area, c), most_wdoa);
     }
     return 0.0;
   };
@@ -78,7 +114,8 @@ std::vector<SwapCandidate> autoswap_order(const Schedule& base, const Schedule& 
   auto better = [](const SwapCandidate& a, const SwapCandidate& b) {
     return a.score != b.score ? a.score > b.score : a.tensor < b.tensor;
   };
-  if (score != SwapScore::swdoa) {
+  const bool submodular = score == SwapScore::swdoa || (score == SwapScore::bo && w.swdoa > 0);
+  if (!submodular) {
     for (SwapCandidate& c : candidates) c.score = score_of(c);
     std::sort(candidates.begin(), candidates.end(), better);
     return candidates;

@@ -34,7 +34,8 @@ class AutoSwapSchedules {
     without.memory.mode = OffloadMode::base;
     with_all.memory.mode = OffloadMode::all;
     base_ = plan_schedule(net, batch, without, kernels);
-    order_ = autoswap_order(base_, plan_schedule(net, batch, with_all, kernels), train.memory.swap_score);
+    order_ = autoswap_order(base_, plan_schedule(net, batch, with_all, kernels), train.memory.swap_score,
+                            train.memory.swap_weights);
   }
 
   const Schedule& base() const { return base_; }

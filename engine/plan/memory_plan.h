@@ -110,16 +110,17 @@ class MemoryRefusal : public DeviceError {
 // `model`: the device's performance model, when there is one; mode
 // accudnn needs it, and with it every plan carries its prediction.
 // Throws std::invalid_argument for settings that mean nothing (an unknown
-// heuristic, a negative lookahead, mode dyn, which profiling resolves
-// first, mode accudnn without a model) and MemoryRefusal for a plan that
-// does not fit.
+// heuristic, a negative lookahead, AutoSwap's bo with a negative weight,
+// mode dyn, which profiling resolves first, mode accudnn without a model)
+// and MemoryRefusal for a plan that does not fit.
 MemoryPlan plan_memory(const Network& network, std::int64_t batch, const MemorySettings& settings, Kernels& kernels,
                        const MemoryLimits& limits = {}, const PerfModel* model = nullptr);
 
 // AutoSwap's train schedule for a load limit (0: none, nothing offloaded):
-// `all`'s tensors ranked by settings.swap_score, chosen by the load model
-// until its peak is under the limit, then more while the real schedule's
-// peak is above. plan_memory searches the limit that fits the budget.
+// `all`'s tensors ranked by settings.swap_score (bo: mixed by
+// settings.swap_weights), chosen by the load model until its peak is under
+// the limit, then more while the real schedule's peak is above.
+// plan_memory searches the limit that fits the budget.
 Schedule plan_autoswap(const Network& network, std::int64_t batch, const MemorySettings& settings, Kernels& kernels,
                        std::size_t load_limit_bytes);
 

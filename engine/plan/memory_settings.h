@@ -46,14 +46,23 @@ inline constexpr Choice<OffloadMode> kOffloadModes[] = {
 constexpr std::span<const Choice<OffloadMode>> choices(OffloadMode) { return kOffloadModes; }
 
 // AutoSwap's priority scores (engine/plan/autoswap.h).
-enum class SwapScore : std::uint8_t { doa, aoa, wdoa, swdoa };
+enum class SwapScore : std::uint8_t { doa, aoa, wdoa, swdoa, bo };
 inline constexpr Choice<SwapScore> kSwapScores[] = {
     {SwapScore::doa, "doa", "the steps a tensor could be away"},
     {SwapScore::aoa, "aoa", "doa times its size"},
     {SwapScore::wdoa, "wdoa", "the area under the load while it is away"},
     {SwapScore::swdoa, "swdoa", "wdoa on the load the choices so far leave"},
+    {SwapScore::bo, "bo", "a·AOA + b·DOA + c·WDOA + d·SWDOA, weights by Bayesian optimisation"},
 };
 constexpr std::span<const Choice<SwapScore>> choices(SwapScore) { return kSwapScores; }
+
+// The weights of SwapScore::bo's mix, each score normalised over the
+// candidates first (engine/plan/autoswap.h). Only their ratios matter;
+// engine/plan/swap_weight_search.h finds them by measured overhead.
+struct SwapWeights {
+  double aoa = 0.25, doa = 0.25, wdoa = 0.25, swdoa = 0.25;
+  bool operator==(const SwapWeights&) const = default;
+};
 
 // Which buffers a backward step allocates first (vDNN++ §IV): the tensors
 // being prefetched for coming layers, or this layer's gradients.
@@ -89,6 +98,7 @@ struct MemorySettings {
   // pinned region holds only the two staging slots of Schedule::staging_bytes.
   bool compress = false;
   SwapScore swap_score = SwapScore::swdoa;  // AutoSwap's ranking
+  SwapWeights swap_weights;                 // its mix, when swap_score is bo
   std::string heuristic = "best-fit";       // the pool's placement policy (engine/memory/allocator.h)
   std::size_t budget_bytes = 0;             // the pool; 0: what these settings need
   double link_gbps = 0;  // a device that simulates its host link (cpu): its speed, 0 = unthrottled

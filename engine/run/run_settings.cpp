@@ -1,5 +1,6 @@
 #include "engine/run/run_settings.h"
 
+#include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <utility>
@@ -30,6 +31,21 @@ Int integer(const nlohmann::json& j, const char* key) {
                               std::to_string(std::numeric_limits<Int>::max()) + ", not " + v.dump());
 }
 
+// AutoSwap's mix, refused here (naming the key) rather than when a plan is
+// first made: the weights must be finite and at least 0
+// (engine/plan/autoswap.h).
+SwapWeights swap_weights(const nlohmann::json& j) {
+  if (!j.is_object()) throw std::invalid_argument("'swap_weights' must be an object, not " + j.dump());
+  auto weight = [&](const char* key) {
+    const nlohmann::json& v = j.at(key);
+    if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0)
+      throw std::invalid_argument(std::string("swap weight '") + key + "' must be a finite number of at least 0, not " +
+                                  v.dump());
+    return v.get<double>();
+  };
+  return {.aoa = weight("aoa"), .doa = weight("doa"), .wdoa = weight("wdoa"), .swdoa = weight("swdoa")};
+}
+
 }  // namespace
 
 std::int64_t json_int64(const nlohmann::json& j, const char* key) { return integer<std::int64_t>(j, key); }
@@ -58,6 +74,11 @@ nlohmann::json to_json(const RunSettings& s) {
           {"lookahead", m.lookahead},
           {"compress", m.compress},
           {"swap_score", to_string(m.swap_score)},
+          {"swap_weights",
+           {{"aoa", m.swap_weights.aoa},
+            {"doa", m.swap_weights.doa},
+            {"wdoa", m.swap_weights.wdoa},
+            {"swdoa", m.swap_weights.swdoa}}},
           {"budget", m.budget_bytes ? exact_bytes_text(m.budget_bytes) : ""},
           {"link_gbps", m.link_gbps},
           {"trace_iterations", s.trace_iterations}};
@@ -88,6 +109,7 @@ RunSettings run_settings_from_json(const nlohmann::json& j) {
   m.lookahead = integer<int>(j, "lookahead");
   m.compress = j.value("compress", false);
   m.swap_score = parse_choice<SwapScore>(j.value("swap_score", std::string("swdoa")), "swap score");
+  if (j.contains("swap_weights")) m.swap_weights = swap_weights(j.at("swap_weights"));  // from before bo
   const std::string budget = j.at("budget").get<std::string>();
   m.budget_bytes = budget.empty() ? 0 : parse_bytes(budget);
   m.link_gbps = j.at("link_gbps").get<double>();

@@ -66,8 +66,8 @@ struct RunSettings {
 // As checkpoints keep them (the run folder's settings): names from the
 // tables, the budget as a size. Reads what earlier versions wrote too.
 // Reading throws nlohmann::json's exceptions for a missing key or a wrong
-// type, and std::invalid_argument for an unknown name or a number that is
-// not an integer of the field's range.
+// type, and std::invalid_argument for an unknown name, a number that is
+// not an integer of the field's range, or a swap weight below 0.
 nlohmann::json to_json(const RunSettings& s);
 RunSettings run_settings_from_json(const nlohmann::json& j);
 

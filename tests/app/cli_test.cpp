@@ -53,7 +53,7 @@ TEST(Cli, MissingDataFolderNamesThePath) {
 
 TEST(Cli, UnknownModeAndSwapScoreListTheValidOnes) {
   expect_error(run("--batch --quiet --mode swapall --iterations 1"), "valid: base, all, conv, aconv, autoswap, dyn");
-  expect_error(run("--batch --quiet --mode autoswap --swap-score size --iterations 1"), "valid: doa, aoa, wdoa, swdoa");
+  expect_error(run("--batch --quiet --mode autoswap --swap-score size --iterations 1"), "valid: doa, aoa, wdoa, swdoa, bo");
   expect_error(run("--batch --quiet --compress-threads -2 --iterations 1"), "--compress-threads");
 }
 
