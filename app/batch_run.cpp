@@ -1,5 +1,8 @@
 #include "app/batch_run.h"
 
+#include <algorithm>
+#include <limits>
+
 #include <chrono>
 #include <cstdio>
 #include <sstream>
@@ -103,6 +106,15 @@ nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& 
               static_cast<long long>(net.parameter_count()), session.train_set().name().c_str(),
               static_cast<long long>(s.batch_size), static_cast<long long>(total), folder.path().string().c_str());
   print_memory(session);
+  if (const auto& bo = session.swap_weight_search()) {
+    double best_single = bo->history.empty() ? 0 : std::numeric_limits<double>::infinity();
+    for (std::size_t i = 1; i < std::min<std::size_t>(5, bo->history.size()); ++i)  // tries 2-5: each score alone
+      best_single = std::min(best_single, bo->history[i].overhead_us);
+    std::printf("autoswap bo: weights aoa %.3f doa %.3f wdoa %.3f swdoa %.3f, overhead %.2f ms per iteration "
+                "(best single score %.2f ms) after %zu simulated iterations\n",
+                bo->best.aoa, bo->best.doa, bo->best.wdoa, bo->best.swdoa, bo->overhead_us / 1e3, best_single / 1e3,
+                bo->history.size());
+  }
 
   const bool imagenet = s.dataset == "imagenet";
   Progress progress(s.progress);
@@ -228,8 +240,13 @@ nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& 
   if (session.diverged())  // after summary.json: the exit status says so as well
     throw std::runtime_error(session.divergence() + " (" + (folder.path() / "summary.json").string() +
                              " says \"status\": \"diverged\")");
-  std::printf("done: test accuracy %.2f%%, %.1f images/s; %s\n", 100.0 * last_eval.accuracy,
-              summary["images_per_second"].get<double>(), (folder.path() / "summary.json").string().c_str());
+  if (session.device().caps().computes_values)
+    std::printf("done: test accuracy %.2f%%, %.1f images/s; %s\n", 100.0 * last_eval.accuracy,
+                summary["images_per_second"].get<double>(), (folder.path() / "summary.json").string().c_str());
+  else
+    std::printf("done (simulated: no numbers, so no accuracy), %.1f images/s on %s; %s\n",
+                summary["images_per_second"].get<double>(), session.device().caps().name.c_str(),
+                (folder.path() / "summary.json").string().c_str());
   return summary;
 }
 

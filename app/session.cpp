@@ -8,7 +8,9 @@
 
 #include "app/device_factory.h"
 #include "engine/core/bytes_text.h"
+#include "engine/device/sim/sim_device.h"
 #include "engine/perf/spec_profiles.h"
+#include "engine/run/swap_weight_tuning.h"
 #include "engine/run/lr_schedule.h"
 #include "models/registry.h"
 
@@ -40,6 +42,16 @@ MemorySettings before_dyn(MemorySettings m) {
   return m;
 }
 
+}  // namespace
+
+namespace {
+// The sim device computes no values: compressing its offloads would
+// compress nothing, and say nothing about a real run.
+void refuse_compression_without_values(const MemorySettings& m, const Device& device) {
+  if (m.compress && !device.caps().computes_values)
+    throw std::invalid_argument(device.caps().name + " computes no values, so there is nothing to compress: run "
+                                "without --compress");
+}
 }  // namespace
 
 TrainingSession::TrainingSession(const RunSettings& s, SessionOptions session)
@@ -91,6 +103,17 @@ void TrainingSession::start(EventSink* sink) {
     model_ = std::make_unique<PerfModel>(resolve_profile(s.profile));
     topts.model = model_.get();
   }
+  refuse_compression_without_values(s.memory, *device_);
+  const PerfModel* model = topts.model ? topts.model : device_->perf_model();
+  if (topts.memory.mode == OffloadMode::autoswap && topts.memory.swap_score == SwapScore::bo &&
+      topts.memory.budget_bytes) {
+    if (!model)
+      throw std::invalid_argument("--swap-score bo tunes its weights on simulated iterations: give --profile (a "
+                                  "file from `tidepool profile`, or a GPU specification), or run on --device sim");
+    swap_weight_search_ = tune_swap_weights(*network_, s.batch_size, topts.memory,
+                                            [&] { return std::make_unique<SimDevice>(*model); });
+    topts.memory.swap_weights = settings_.memory.swap_weights = swap_weight_search_->best;
+  }
   trainer_ = std::make_unique<Trainer>(*device_, *network_, topts, sink);
   const auto train_opts = datasets::LoaderOptions::training(s.batch_size, s.seed);
   const auto eval_opts = datasets::LoaderOptions::evaluation(s.batch_size);
@@ -122,6 +145,7 @@ ApplyOutcome TrainingSession::apply(const MemorySettings& wanted) {
     if (wanted.link_gbps != 0 && !device_->caps().simulated_link)
       throw std::invalid_argument("only a device that simulates its host link (cpu) can be throttled; " +
                                   device_->caps().name + " copies at the speed of its own");
+    refuse_compression_without_values(wanted, *device_);
     const bool dyn = wanted.mode == OffloadMode::dyn;
     // Throws, changing nothing, when the settings cannot work.
     const MemoryPlan& plan = trainer_->apply(dyn ? before_dyn(wanted) : wanted);
@@ -157,7 +181,10 @@ StepReport TrainingSession::train_iteration() {
   trainer_->set_learning_rate(report.lr);
   const auto t0 = Clock::now();
   report.result = trainer_->train_step(batch->images, batch->labels);
-  report.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  // The sim device's iteration takes virtual time: its rate is the
+  // simulated GPU's, not this host's.
+  report.seconds = device_->caps().computes_values ? std::chrono::duration<double>(Clock::now() - t0).count()
+                                                   : (report.result.end_us - report.result.start_us) * 1e-6;
   report.images = batch->size;
   ++iteration_;
   if (++batch_in_epoch_ == per_epoch_) {

@@ -32,6 +32,7 @@
 #include "engine/device/device.h"
 #include "engine/observe/events.h"
 #include "engine/perf/perf_model.h"
+#include "engine/plan/swap_weight_search.h"
 #include "engine/run/dyn_mode.h"
 #include "engine/run/run_settings.h"
 #include "engine/run/trainer.h"
@@ -46,7 +47,7 @@ struct Evaluation {
 
 struct StepReport {
   IterationResult result;
-  double seconds = 0;  // wall time of the iteration
+  double seconds = 0;  // wall time of the iteration (the sim device: its simulated time)
   float lr = 0;
   std::int64_t images = 0;
   bool epoch_end = false;        // that was the epoch's last batch
@@ -121,6 +122,8 @@ class TrainingSession {
   const datasets::Dataset& test_set() const { return *test_set_; }
   Device& device() { return *device_; }
   Trainer& trainer() { return *trainer_; }
+  // AutoSwap's bo: the search start() ran for its weights (none otherwise).
+  const std::optional<SwapWeightSearch>& swap_weight_search() const { return swap_weight_search_; }
   // What the window shows of it (the state and the last request's outcome
   // are the runner's to fill in).
   ui::SessionStatus status() const;
@@ -132,6 +135,7 @@ class TrainingSession {
   std::unique_ptr<Network> network_;
   std::unique_ptr<Device> device_;
   std::unique_ptr<PerfModel> model_;  // --profile on a real device: the planner's model
+  std::optional<SwapWeightSearch> swap_weight_search_;
   std::unique_ptr<Trainer> trainer_;
   std::unique_ptr<datasets::BatchLoader> train_loader_, test_loader_;
   std::size_t train_staging_bytes_ = 0, eval_staging_bytes_ = 0;

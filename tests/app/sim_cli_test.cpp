@@ -1,0 +1,77 @@
+// The sim device and the profile command from the command line: a run on
+// a GPU specification, AutoSwap's bo weights tuned on simulated iterations,
+// and clear refusals.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <set>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "engine/perf/profile.h"
+#include "testing/run_command.h"
+#include "testing/temp_dir.h"
+#include "testing/tiny_datasets.h"
+
+namespace tidepool {
+namespace {
+
+testing::CommandResult run(const std::string& args) {
+  return testing::run_command(std::string(TIDEPOOL_BINARY) + " " + args);
+}
+
+TEST(SimCli, TrainsOnASpecificationWithBoWeightsTunedOnSimulatedIterations) {
+  testing::TempDir dir("sim_cli");
+  testing::write_tiny_cifar10(dir.path());
+  const std::string out = (dir.path() / "run").string();
+  const auto r = run("--batch --quiet --device sim --profile m40 --model resnet20 --dataset cifar10 --data " +
+                     dir.path().string() + " --batch-size 16 --iterations 2 --mode autoswap --swap-score bo "
+                     "--budget 16MiB --out " + out);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("autoswap bo: weights"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("after 30 simulated iterations"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("simulated: no numbers"), std::string::npos) << r.output;
+  std::ifstream in(out + "/summary.json");
+  const nlohmann::json summary = nlohmann::json::parse(in);
+  const std::string text = summary.dump();
+  EXPECT_NE(text.find("swap_weights"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"profile\":\"m40\""), std::string::npos) << text;
+  EXPECT_GT(summary.at("images_per_second").get<double>(), 0);
+}
+
+TEST(SimCli, RefusesWhatCannotWorkInWords) {
+  testing::TempDir dir("sim_refusals");
+  const std::string out = " --out " + (dir.path() / "run").string();
+  auto run = [&](const std::string& args) { return testing::run_command(std::string(TIDEPOOL_BINARY) + " " + args + out); };
+  auto refused = [](const testing::CommandResult& r, const std::string& words) {
+    EXPECT_EQ(r.status, 1) << r.output;
+    EXPECT_NE(r.output.find(words), std::string::npos) << r.output;
+  };
+  refused(run("--batch --quiet --device sim --iterations 1"), "--device sim runs on a performance profile");
+  refused(run("--batch --quiet --device sim --profile no-such-gpu --iterations 1"), "m40, v100, h100");
+  refused(run("--batch --quiet --device sim --profile m40 --compress --iterations 1"), "nothing to compress");
+  refused(run("--batch --quiet --mode accudnn --iterations 1"), "mode accudnn plans with a performance model");
+  refused(testing::run_command(std::string(TIDEPOOL_BINARY) + " profile --spec k80 -o " + (dir.path() / "k80.json").string()),
+          "unknown GPU specification 'k80'");
+}
+
+TEST(SimCli, ProfileWritesASpecificationAndMeasuresTheCpuDevice) {
+  testing::TempDir dir("profile_cli");
+  const std::string spec = (dir.path() / "h100.json").string();
+  ASSERT_EQ(run("profile --spec h100 -o " + spec).status, 0);
+  EXPECT_EQ(load_profile(spec).source, "specification");
+  const std::string measured = (dir.path() / "cpu.json").string();
+  const auto r = run("--quiet profile --model resnet20 --batch-size 8 --iterations 1 -o " + measured);
+  ASSERT_EQ(r.status, 0) << r.output;
+  const Profile p = load_profile(measured);
+  EXPECT_EQ(p.source, "measured");
+  EXPECT_TRUE(p.fit(WorkClass::conv_forward));
+  EXPECT_GT(p.to_host.gbps, 0);
+  // 1/8, 1/4, 1/2, 2/3 and 1 of 8: batches 1, 2, 4, 5 and 8.
+  std::set<std::int64_t> batches;
+  for (const ComputeSample& s : p.compute_samples) batches.insert(s.batch);
+  EXPECT_EQ(batches, (std::set<std::int64_t>{1, 2, 4, 5, 8}));
+}
+
+}  // namespace
+}  // namespace tidepool
