@@ -15,6 +15,7 @@
 #include "app/models_command.h"
 #include "app/plan_command.h"
 #include "app/profile_command.h"
+#include "app/tune_command.h"
 #include "engine/perf/spec_profiles.h"
 #include "app/replay_command.h"
 #include "app/view_command.h"
@@ -276,6 +277,37 @@ CLI::App* add_profile_command(CLI::App& cli, ProfileRequest& q) {
   return cmd;
 }
 
+CLI::App* add_tune_command(CLI::App& cli, TuneRequest& q) {
+  auto* cmd = cli.add_subcommand(
+      "tune", "AccUDNN's efficiency-optimal batch under a budget: the largest batch without offload, k_max, "
+              "Algorithm 2's candidates, k* with its swap strategy, and eq. 9's learning rate");
+  cmd->add_option("--model", q.model, "network")->capture_default_str();
+  cmd->add_option("--dataset", q.dataset, "its input shapes: cifar10, cifar100, fashion-mnist or imagenet")
+      ->capture_default_str();
+  add_size(*cmd, "--budget", q.memory.budget_bytes, "the memory budget the batch must fit (required)")->required();
+  cmd->add_option("--profile", q.profile,
+                  "the performance profile (a file, or " + gpu_spec_names() +
+                      "); default: measure one now on --device at 1/8 ... 1 of k_max");
+  add_choice(*cmd, "--device", q.device, "device", "device to measure on when no --profile is given");
+  cmd->add_option("--link-gbps", q.link_gbps, "cpu device: throttle its link while measuring (0 = off)")
+      ->capture_default_str()
+      ->transform(number(0.0));
+  cmd->add_option("--heuristic", q.memory.heuristic, "memory-pool heuristic")->capture_default_str();
+  add_choice(*cmd, "--algo", q.memory.scheme, "conv algorithm scheme", "conv algorithm scheme");
+  cmd->add_option("--lr", q.base_lr, "a learning rate that trains well at --batch-size (eq. 9 adapts it to k*)")
+      ->capture_default_str()
+      ->transform(number(0.0));
+  cmd->add_option("--batch-size", q.base_batch, "the batch --lr is for")
+      ->capture_default_str()
+      ->transform(number<std::int64_t>(1, kMostBatch));
+  cmd->add_option("--lr-convexity", q.convexity,
+                  "eq. 9's c (default from the paper's ResNet-101 figure: lr 0.1 at 256 becomes 0.22 at 592)")
+      ->capture_default_str()
+      ->transform(number(1e-9, 1e9));
+  cmd->add_flag("--json", q.json, "one JSON object");
+  return cmd;
+}
+
 CLI::App* add_view_command(CLI::App& cli, ViewRequest& view, std::string& folder) {
   auto* cmd = cli.add_subcommand(
       "view", "open a --batch run folder in the window, read only: its traced iterations in every view");
@@ -317,6 +349,8 @@ int run_cli(int argc, char** argv) {
   replay_cmd->add_option("file", trace_file, "CSV of alloc/free events (format: README.md)")->required();
   ProfileRequest profile;
   auto* profile_cmd = add_profile_command(cli, profile);
+  TuneRequest tune;
+  auto* tune_cmd = add_tune_command(cli, tune);
   ViewRequest view;
   std::string view_folder;
   auto* view_cmd = add_view_command(cli, view, view_folder);
@@ -340,6 +374,10 @@ int run_cli(int argc, char** argv) {
       return 0;
     }
     if (*replay_cmd) return replay_command(trace_file, std::cout);
+    if (*tune_cmd) {
+      tune.progress = !quiet;
+      return tune_command(tune, std::cout);
+    }
     if (*profile_cmd) {
       profile.progress = !quiet;
       return profile_command(profile, std::cout);

@@ -1,0 +1,125 @@
+#include "app/tune_command.h"
+
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "app/device_factory.h"
+#include "app/memory_report.h"
+#include "app/model_shapes.h"
+#include "engine/core/bytes_text.h"
+#include "engine/device/cpu/cpu_kernels.h"
+#include "engine/perf/profiler.h"
+#include "engine/perf/spec_profiles.h"
+
+namespace tidepool::app {
+
+PerfModel tuning_model(const TuneRequest& q, const Network& net, std::string& note) {
+  if (!q.profile.empty()) {
+    note = "profile " + q.profile;
+    return PerfModel(resolve_profile(q.profile));
+  }
+  if (q.device == DeviceKind::sim)
+    throw std::invalid_argument("the sim device runs on a profile: give --profile to tune on it");
+  CpuKernels kernels;
+  MemorySettings all = q.memory;
+  all.mode = OffloadMode::all;
+  const std::int64_t k_max = largest_batch(
+      [&](std::int64_t k) {
+        try {
+          plan_memory(net, k, all, kernels);
+          return true;
+        } catch (const MemoryRefusal&) {
+          return false;
+        }
+      },
+      1 << 16);
+  if (!k_max) plan_memory(net, 1, all, kernels);  // throws the refusal with the smallest budget
+  ProfilingOptions options;
+  options.batches = profiling_batches(k_max);
+  if (q.progress) options.progress = [](const std::string& line) { std::cerr << "tidepool: " << line << '\n'; };
+  auto make = [&] { return make_device(q.device, q.link_gbps); };
+  note = "measured now on " + make()->caps().name + " at 1/8 ... 1 of k_max = " + std::to_string(k_max);
+  return PerfModel(measure_profile(make, net, options, make()->caps().name + " (measured by tune)"));
+}
+
+int tune_command(const TuneRequest& q, std::ostream& out) {
+  const Network net = model_for_dataset(q.model, q.dataset);
+  std::string note;
+  const PerfModel model = tuning_model(q, net, note);
+  CpuKernels kernels;  // workspace sizes are the cpu device's
+  BatchTuningOptions options{q.base_lr, q.base_batch, q.convexity};
+  if (q.progress) options.progress = [](const std::string& line) { std::cerr << "tidepool: " << line << '\n'; };
+  const BatchTuning t = tune_batch(net, q.memory, kernels, model, options);
+  auto rate = [](std::int64_t k, const Prediction& p) { return p.iteration_us > 0 ? k * 1e6 / p.iteration_us : 0.0; };
+
+  if (q.json) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const AccBatchRow& r : t.search.table)
+      rows.push_back({{"batch", r.batch}, {"trainable", r.trainable}, {"stall_free", r.stall_free},
+                      {"images_per_second", r.images_per_s}, {"stall_us", r.trainable ? r.stall_us : 0.0},
+                      {"offloaded_bytes", r.offloaded_bytes}, {"pinned_bytes", r.pinned_bytes}});
+    nlohmann::json j = {{"model", q.model},
+                        {"dataset", q.dataset},
+                        {"budget_bytes", q.memory.budget_bytes},
+                        {"profile", model.profile().name},
+                        {"largest_batch_without_offload", t.largest_without_offload},
+                        {"images_per_second_without_offload",
+                         t.without_offload ? rate(t.largest_without_offload, *t.without_offload) : 0.0},
+                        {"largest_batch_with_offload", t.largest_with_offload},
+                        {"candidates", rows}};
+    if (t.best) {
+      j["efficiency_optimal_batch"] = *t.best;
+      j["images_per_second"] = rate(*t.best, *t.plan->predicted);
+      j["learning_rate"] = t.lr;
+      j["offloaded_bytes"] = t.plan->offloaded_bytes();
+      j["pinned_feature_maps"] = t.plan->accudnn_pinned.size();
+    }
+    out << j.dump(2) << '\n';
+    return 0;
+  }
+  char line[256];
+  out << q.model << " (" << q.dataset << " shapes) in a budget of " << format_bytes(q.memory.budget_bytes) << " on "
+      << model.profile().name << " (" << note << ")\n";
+  if (t.largest_without_offload)
+    std::snprintf(line, sizeof line, "largest batch without offload: %lld, %.1f images/s predicted\n",
+                  static_cast<long long>(t.largest_without_offload), rate(t.largest_without_offload, *t.without_offload));
+  else
+    std::snprintf(line, sizeof line, "largest batch without offload: none (not even 1 fits)\n");
+  out << line;
+  std::snprintf(line, sizeof line, "largest batch with everything offloaded (k_max): %lld\n",
+                static_cast<long long>(t.largest_with_offload));
+  out << line;
+  out << "candidates (Algorithm 2, largest first):\n";
+  std::snprintf(line, sizeof line, "%8s %12s %10s %12s %12s\n", "batch", "images/s", "stall ms", "offloaded", "pinned");
+  out << line;
+  for (const AccBatchRow& r : t.search.table) {
+    if (!r.trainable) {
+      std::snprintf(line, sizeof line, "%8lld %12s\n", static_cast<long long>(r.batch), "does not fit");
+    } else {
+      std::snprintf(line, sizeof line, "%8lld %12.1f %10.2f %12s %12s%s\n", static_cast<long long>(r.batch),
+                    r.images_per_s, r.stall_us / 1e3, format_bytes(r.offloaded_bytes).c_str(),
+                    format_bytes(r.pinned_bytes).c_str(), r.stall_free ? "  stall-free" : "");
+    }
+    out << line;
+  }
+  if (!t.best) {
+    out << "no batch trains without stalls in this budget\n";
+    return 0;
+  }
+  std::snprintf(line, sizeof line,
+                "efficiency-optimal batch k* = %lld: %.1f images/s predicted, %s offloaded, %zu feature maps kept "
+                "on the device (mode accudnn, pool %s)\n",
+                static_cast<long long>(*t.best), rate(*t.best, *t.plan->predicted),
+                format_bytes(t.plan->offloaded_bytes()).c_str(), t.plan->accudnn_pinned.size(),
+                format_bytes(t.plan->pool_bytes).c_str());
+  out << line;
+  std::snprintf(line, sizeof line,
+                "learning rate (eq. 9): %.4g at batch %lld, from %.4g at batch %lld with c = %.3g\n", t.lr,
+                static_cast<long long>(*t.best), q.base_lr, static_cast<long long>(q.base_batch), q.convexity);
+  out << line;
+  return 0;
+}
+
+}  // namespace tidepool::app

@@ -1,0 +1,37 @@
+// `tidepool tune`: AccUDNN's efficiency-optimal minibatch and learning rate
+// (engine/plan/batch_tuning.h) for a model under a budget, on a
+// performance profile given or measured now, as a table.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+
+#include "engine/plan/batch_tuning.h"
+#include "engine/plan/memory_settings.h"
+#include "engine/run/run_settings.h"
+
+namespace tidepool::app {
+
+struct TuneRequest {
+  std::string model = "resnet20";
+  std::string dataset = "cifar10";
+  MemorySettings memory;        // the budget (required), heuristic, algo
+  std::string profile;          // a file or a GPU specification; empty: measure on `device`
+  DeviceKind device = DeviceKind::cpu;
+  double link_gbps = 0;         // when measuring on the cpu device
+  double base_lr = 0.1;         // eq. 9: a learning rate that trains well ...
+  std::int64_t base_batch = 128;  // ... at this batch
+  double convexity = kAccudnnConvexity;
+  bool json = false;
+  bool progress = true;
+};
+
+// The model, from the request's profile, or measured on its device at
+// 1/8 ... 1 of the largest batch that trains with everything offloaded
+// (AccUDNN's profiling); `note` says which.
+PerfModel tuning_model(const TuneRequest& q, const Network& net, std::string& note);
+
+int tune_command(const TuneRequest& q, std::ostream& out);
+
+}  // namespace tidepool::app
