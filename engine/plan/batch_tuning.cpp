@@ -73,13 +73,19 @@ BatchTuning tune_batch(const Network& net, const MemorySettings& settings, Kerne
         return accudnn_problem(net, plan_schedule(net, k, all, kernels), model, kernels, settings.budget_bytes).problem;
       },
       k_max, search);
-  // AccUDNN counts bytes; the pool places blocks. Step down from k* to the
-  // first batch whose accudnn plan the pool holds.
+  // AccUDNN counts bytes; the pool places blocks, and where it cannot hold
+  // every map AccUDNN keeps, the plan offloads some again, which may stall.
+  // Step down from k* to the first batch whose accudnn plan keeps them all.
+  // Where everything fits without offload, keeping everything is a
+  // stall-free choice the greedy pinning may miss: k* is at least that.
   MemorySettings acc = settings;
   acc.mode = OffloadMode::accudnn;
-  for (std::int64_t k = t.search.batch.value_or(0); k >= 1 && !t.plan; --k) {
+  const std::int64_t from = std::max(t.search.batch.value_or(0), t.largest_without_offload);
+  for (std::int64_t k = from; k >= 1 && !t.plan; --k) {
     try {
-      t.plan = plan_memory(net, k, acc, kernels, {}, &model);
+      MemoryPlan p = plan_memory(net, k, acc, kernels, {}, &model);
+      if (!p.accudnn_stall_free) continue;
+      t.plan = std::move(p);
       t.best = k;
     } catch (const MemoryRefusal&) {
     }

@@ -179,7 +179,9 @@ Schedule accudnn_train(const Network& net, std::int64_t batch, const PlanSetting
   std::stable_sort(pinned.begin(), pinned.end(), [&](int a, int b) { return bytes(a) > bytes(b); });
   Schedule s = plan_schedule(net, batch, chosen, kernels);
   const std::size_t budget = train.memory.budget_bytes;
-  while (budget && !pinned.empty() && needed_pool(s, train.memory.heuristic) > budget) {
+  // Fits as the plan checks it: two iterations replayed in the pool.
+  auto fits = [&](const Schedule& x) { return !budget || replay_schedule(x, train.memory.heuristic, budget, 0).fits(); };
+  while (!pinned.empty() && !fits(s)) {
     chosen.swapped.push_back(pinned.front());
     pinned.erase(pinned.begin());
     std::sort(chosen.swapped.begin(), chosen.swapped.end());
@@ -188,6 +190,20 @@ Schedule accudnn_train(const Network& net, std::int64_t batch, const PlanSetting
   std::sort(pinned.begin(), pinned.end());
   p.accudnn_pinned = std::move(pinned);
   p.accudnn_stall_free = c.feasible && p.accudnn_pinned.size() == c.pinned.size();
+  // Keeping every map is one of AccUDNN's choices too, and stalls nothing:
+  // where the greedy pinning left a stall but the pool holds everything,
+  // keep everything.
+  if (!p.accudnn_stall_free) {
+    chosen.swapped.clear();
+    Schedule kept = plan_schedule(net, batch, chosen, kernels);
+    if (fits(kept)) {
+      p.accudnn_pinned.clear();
+      for (std::size_t t = 0; t < all.tensors.size(); ++t)
+        if (all.tensors[t].offloaded) p.accudnn_pinned.push_back(static_cast<int>(t));
+      p.accudnn_stall_free = true;
+      return kept;
+    }
+  }
   return s;
 }
 
