@@ -87,7 +87,7 @@ RunSettings resume_settings(const RunSettings& cli, const std::set<std::string>&
   return s;
 }
 
-nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& resume) {
+nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& resume, const nlohmann::json& tuned) {
   const auto wall_start = Clock::now();
   TrainingSession session(s);  // data and model first: a wrong path fails before anything slow
   const Network& net = session.network();
@@ -229,6 +229,7 @@ nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& 
   };
   summary.update(memory_json(plan));  // the MemoryPlan the run executed, as `tidepool plan` prints it
   if (session.diverged()) summary["divergence"] = session.divergence();
+  if (!tuned.is_null()) summary["tune"] = tuned;
   if (last_compressed.compressed_from_bytes)
     std::printf("compressed offloads: the last iteration's %s took %s on the host (%.0f%% saved); the store holds %s\n",
                 format_bytes(last_compressed.compressed_from_bytes).c_str(),

@@ -39,6 +39,8 @@ RunSettings resume_settings(const RunSettings& cli, const std::set<std::string>&
 // missing data, ...); the run folder keeps what was written so far. A run
 // that diverges writes summary.json ("status": "diverged", "divergence":
 // the message) and then throws the message.
-nlohmann::json run_batch(const RunSettings& settings, const std::optional<Checkpoint>& resume);
+// `tuned`: --tune's decision (app/tune_command.h), kept in summary.json.
+nlohmann::json run_batch(const RunSettings& settings, const std::optional<Checkpoint>& resume,
+                         const nlohmann::json& tuned = nullptr);
 
 }  // namespace tidepool::app

@@ -334,9 +334,12 @@ int run_cli(int argc, char** argv) {
   cli.footer("models: " + joined(models::model_names()) +
              "\nrun `tidepool models` for their sizes; README.md for the details");
   RunSettings s;
-  bool batch = false, quiet = false;
+  bool batch = false, quiet = false, tune_run_flag = false;
   cli.add_flag("--batch", batch, "train headless and write a run folder (no window)");
   add_training_options(cli, s);
+  cli.add_flag("--tune", tune_run_flag,
+               "with --batch and --budget: train at AccUDNN's efficiency-optimal batch, with eq. 9's learning rate "
+               "for it and mode accudnn (profiled first unless --profile is given)");
   cli.add_flag("--quiet", quiet, "no progress bar");
   WindowRequest window;
   add_window_options(cli, window);
@@ -386,6 +389,7 @@ int run_cli(int argc, char** argv) {
       view.folder = view_folder;
       return view_command(view);
     }
+    if (tune_run_flag && !batch) throw std::invalid_argument("--tune is for --batch runs (the window's batch is chosen when it starts)");
     if (!batch) return run_window_command(s, window);
     if (window.given()) {  // the window's options would otherwise be ignored without a word
       const char* name = !window.screenshot.empty() ? "--screenshot"
@@ -400,6 +404,13 @@ int run_cli(int argc, char** argv) {
       for (const char* name : {"model", "dataset", "batch-size", "epochs", "iterations", "data", "out"})
         if (cli.count(std::string("--") + name)) given.insert(name);
       s = resume_settings(s, given, *checkpoint, s.resume);
+    }
+    if (tune_run_flag) {
+      if (checkpoint)
+        throw std::invalid_argument("--tune decided this run's batch when it started; resume it without --tune");
+      const TunedRun tuned = tune_run(s);
+      run_batch(tuned.settings, std::nullopt, tuned.decision);
+      return 0;
     }
     run_batch(s, checkpoint);
     return 0;

@@ -1,6 +1,7 @@
 #include "app/tune_command.h"
 
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -8,6 +9,7 @@
 #include "app/device_factory.h"
 #include "app/memory_report.h"
 #include "app/model_shapes.h"
+#include "app/run_folder.h"
 #include "engine/core/bytes_text.h"
 #include "engine/device/cpu/cpu_kernels.h"
 #include "engine/perf/profiler.h"
@@ -120,6 +122,61 @@ int tune_command(const TuneRequest& q, std::ostream& out) {
                 static_cast<long long>(*t.best), q.base_lr, static_cast<long long>(q.base_batch), q.convexity);
   out << line;
   return 0;
+}
+
+TunedRun tune_run(RunSettings s) {
+  if (!s.memory.budget_bytes)
+    throw std::invalid_argument("--tune picks the batch that fits --budget: give one (e.g. --budget 2GiB)");
+  const std::string folder = s.out.empty() ? RunFolder::default_path(s).string() : s.out;
+  TuneRequest q;
+  q.model = s.model;
+  q.dataset = s.dataset;
+  q.memory = s.memory;
+  q.profile = s.profile;
+  q.device = s.device;
+  q.link_gbps = s.memory.link_gbps;
+  q.base_lr = s.lr;
+  q.base_batch = s.batch_size;
+  q.progress = s.progress;
+  const Network net = model_for_dataset(q.model, q.dataset);
+  std::string note;
+  const PerfModel model = tuning_model(q, net, note);
+  if (s.profile.empty()) {  // measured now: the run plans with it, and a resume finds it
+    std::filesystem::create_directories(folder);
+    s.profile = (std::filesystem::path(folder) / "profile.json").string();
+    save_profile(model.profile(), s.profile);
+  }
+  CpuKernels kernels;
+  BatchTuningOptions options{q.base_lr, q.base_batch, q.convexity};
+  if (q.progress) options.progress = [](const std::string& line) { std::cerr << "tidepool: " << line << '\n'; };
+  const BatchTuning t = tune_batch(net, s.memory, kernels, model, options);
+  if (!t.best)
+    throw std::invalid_argument("--tune: no batch of " + s.model + " trains without stalls in a budget of " +
+                                format_bytes(s.memory.budget_bytes) + " on " + model.profile().name);
+  const double rate = *t.best * 1e6 / t.plan->predicted->iteration_us;
+  TunedRun r;
+  r.decision = {{"profile", s.profile},
+                {"model_source", note},
+                {"largest_batch_without_offload", t.largest_without_offload},
+                {"largest_batch_with_offload", t.largest_with_offload},
+                {"efficiency_optimal_batch", *t.best},
+                {"predicted_images_per_second", rate},
+                {"learning_rate", t.lr},
+                {"base_learning_rate", s.lr},
+                {"base_batch_size", s.batch_size},
+                {"convexity", q.convexity},
+                {"mode", "accudnn"}};
+  std::printf("tune: batch %lld (was %lld), learning rate %.4g (eq. 9 from %.4g), mode accudnn; %.1f images/s "
+              "predicted on %s; the largest batch without offload is %lld, with everything offloaded %lld\n",
+              static_cast<long long>(*t.best), static_cast<long long>(s.batch_size), t.lr, s.lr, rate,
+              model.profile().name.c_str(), static_cast<long long>(t.largest_without_offload),
+              static_cast<long long>(t.largest_with_offload));
+  s.batch_size = *t.best;
+  s.lr = static_cast<float>(t.lr);
+  s.memory.mode = OffloadMode::accudnn;
+  s.out = folder;
+  r.settings = std::move(s);
+  return r;
 }
 
 }  // namespace tidepool::app

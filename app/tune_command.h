@@ -11,6 +11,8 @@
 #include "engine/plan/memory_settings.h"
 #include "engine/run/run_settings.h"
 
+#include <nlohmann/json.hpp>
+
 namespace tidepool::app {
 
 struct TuneRequest {
@@ -33,5 +35,22 @@ struct TuneRequest {
 PerfModel tuning_model(const TuneRequest& q, const Network& net, std::string& note);
 
 int tune_command(const TuneRequest& q, std::ostream& out);
+
+// `--batch --tune`: the run's settings with AccUDNN's decision in them —
+// the batch k*, eq. 9's learning rate for it (from --lr at --batch-size),
+// mode accudnn — and the decision as JSON for summary.json. The model is
+// --profile's, or one measured now on the run's device at 1/8 ... 1 of
+// k_max and saved as profile.json in the run folder (whose path is then
+// fixed in the settings' `out`), so that the run plans with it and a
+// resumed run finds it. The profiling iterations train a throwaway copy of
+// the model, not the run (the paper's count toward training; ours start
+// the run from its seed's initialisation, so the same seed gives the same
+// run however it was tuned). Throws std::invalid_argument without
+// --budget, or when no batch trains without stalls in it.
+struct TunedRun {
+  RunSettings settings;
+  nlohmann::json decision;
+};
+TunedRun tune_run(RunSettings settings);
 
 }  // namespace tidepool::app

@@ -75,3 +75,45 @@ TEST(SimCli, ProfileWritesASpecificationAndMeasuresTheCpuDevice) {
 
 }  // namespace
 }  // namespace tidepool
+
+namespace tidepool {
+namespace {
+
+TEST(TuneCli, TuneAndBatchTuneAgreeAndTheRunRecordsTheDecision) {
+  testing::TempDir dir("tune_cli");
+  testing::write_tiny_cifar10(dir.path());
+  const auto tuned = run("--quiet tune --model resnet20 --budget 40MiB --profile m40 --lr 0.1 --batch-size 128 --json");
+  ASSERT_EQ(tuned.status, 0) << tuned.output;
+  const nlohmann::json t = nlohmann::json::parse(tuned.output);
+  const std::int64_t k = t.at("efficiency_optimal_batch").get<std::int64_t>();
+  EXPECT_GE(k, t.at("largest_batch_without_offload").get<std::int64_t>());
+  EXPECT_LE(k, t.at("largest_batch_with_offload").get<std::int64_t>());
+  EXPECT_GT(t.at("candidates").size(), 1u);
+
+  const std::string out = (dir.path() / "run").string();
+  const auto r = run("--batch --quiet --tune --profile m40 --model resnet20 --dataset cifar10 --data " +
+                     dir.path().string() + " --budget 40MiB --iterations 1 --out " + out);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("tune: batch " + std::to_string(k)), std::string::npos) << r.output;
+  std::ifstream in(out + "/summary.json");
+  const nlohmann::json summary = nlohmann::json::parse(in);
+  EXPECT_EQ(summary.at("batch_size").get<std::int64_t>(), k);
+  EXPECT_EQ(summary.at("mode"), "accudnn");
+  EXPECT_EQ(summary.at("tune").at("efficiency_optimal_batch").get<std::int64_t>(), k);
+  // The run's --lr is a float: 0.1f is 0.1 to seven digits.
+  EXPECT_NEAR(summary.at("tune").at("learning_rate").get<double>(), t.at("learning_rate").get<double>(), 1e-7);
+}
+
+TEST(TuneCli, RefusesWhatCannotBeTuned) {
+  auto refused = [](const testing::CommandResult& r, const std::string& words) {
+    EXPECT_EQ(r.status, 1) << r.output;
+    EXPECT_NE(r.output.find(words), std::string::npos) << r.output;
+  };
+  refused(run("--batch --quiet --tune --profile m40 --iterations 1"), "--tune picks the batch that fits --budget");
+  refused(run("--tune --profile m40 --budget 40MiB"), "--tune is for --batch runs");
+  refused(run("--quiet tune --model resnet20 --budget 1MiB --profile m40"), "the smallest budget that works");
+  EXPECT_NE(run("tune --model resnet20 --profile m40").status, 0) << "--budget is required";
+}
+
+}  // namespace
+}  // namespace tidepool
