@@ -9,6 +9,8 @@
 #include "engine/memory/allocator.h"
 #include "engine/device/cpu/cpu_device.h"
 #include "engine/device/cpu/cpu_kernels.h"
+#include "engine/perf/spec_profiles.h"
+#include "engine/plan/memory_plan.h"
 #include "engine/run/trainer.h"
 #include "testing/batches.h"
 #include "testing/networks.h"
@@ -145,6 +147,31 @@ TEST(Plan, JsonHasTheDocumentedKeys) {
     EXPECT_TRUE(j[0].contains(key)) << key;
   EXPECT_THROW(plan_command({.model = "resnet20", .dataset = "mnist"}, out), std::invalid_argument);
   EXPECT_THROW(plan_command({.model = "resnet20", .heuristic = "nope"}, out), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace tidepool::app
+
+namespace tidepool::app {
+namespace {
+
+// With a performance model the table gains AccUDNN's rows, and every row
+// its prediction: the one the MemoryPlan carries for those settings.
+TEST(Plan, AProfileAddsAccudnnRowsAndPredictions) {
+  const Network net = testing::residual_net();
+  CpuKernels kernels;
+  const PerfModel model(*specification_profile("m40"));
+  const auto rows = plan_table(net, 8, kernels, {"best-fit"}, TransferMode::async, false, 0, &model);
+  ASSERT_EQ(rows.size(), 5u * 2 * 2);
+  EXPECT_EQ(std::count_if(rows.begin(), rows.end(), [](const PlanRow& r) { return r.settings.mode == OffloadMode::accudnn; }), 4);
+  for (const PlanRow& r : rows) {
+    ASSERT_TRUE(r.predicted) << to_string(r.settings.mode);
+    const MemoryPlan p = plan_memory(net, 8, r.settings, kernels, {}, &model);
+    EXPECT_DOUBLE_EQ(r.predicted->iteration_us, p.predicted->iteration_us);
+    EXPECT_DOUBLE_EQ(r.predicted->stall_us, p.predicted->stall_us);
+  }
+  const auto plain = plan_table(net, 8, kernels, {"best-fit"});
+  EXPECT_TRUE(std::none_of(plain.begin(), plain.end(), [](const PlanRow& r) { return r.predicted.has_value(); }));
 }
 
 }  // namespace
