@@ -12,6 +12,7 @@
 #include "app/run_folder.h"
 #include "app/session.h"
 #include "engine/core/bytes_text.h"
+#include "engine/perf/profile.h"
 
 namespace fs = std::filesystem;
 
@@ -106,6 +107,8 @@ nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& 
               static_cast<long long>(net.parameter_count()), session.train_set().name().c_str(),
               static_cast<long long>(s.batch_size), static_cast<long long>(total), folder.path().string().c_str());
   print_memory(session);
+  // The profile travels with the run: `--device sim --profile RUN/profile.json` replays it anywhere.
+  if (const PerfModel* model = trainer.model()) save_profile(model->profile(), (folder.path() / "profile.json").string());
   if (const auto& bo = session.swap_weight_search()) {
     double best_single = bo->history.empty() ? 0 : std::numeric_limits<double>::infinity();
     for (std::size_t i = 1; i < std::min<std::size_t>(5, bo->history.size()); ++i)  // tries 2-5: each score alone

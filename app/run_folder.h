@@ -6,6 +6,8 @@
 //   events.bin         their every event, for `tidepool view` (engine/observe/event_file.h)
 //   checkpoint.bin     the state, written atomically and durably (app/checkpoint.h)
 //   summary.json       the run's figures, written atomically at the end
+//   profile.json       the performance profile the run planned or simulated with, if any
+//                      (engine/perf/profile.h: `--profile`, the sim device's, or --tune's measurement)
 //   timeline.png, address_map.png, memory_load.png   the window's pictures of the traced iterations
 //
 // Resuming reopens the folder as the checkpoint left it:

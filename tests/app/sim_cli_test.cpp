@@ -37,6 +37,7 @@ TEST(SimCli, TrainsOnASpecificationWithBoWeightsTunedOnSimulatedIterations) {
   EXPECT_NE(text.find("swap_weights"), std::string::npos) << text;
   EXPECT_NE(text.find("\"profile\":\"m40\""), std::string::npos) << text;
   EXPECT_GT(summary.at("images_per_second").get<double>(), 0);
+  EXPECT_EQ(load_profile(out + "/profile.json").name, "NVIDIA Tesla M40 24 GB") << "the profile travels with the run";
 }
 
 TEST(SimCli, RefusesWhatCannotWorkInWords) {
