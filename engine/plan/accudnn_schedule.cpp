@@ -89,9 +89,8 @@ AccSchedule accudnn_problem(const Network& net, const Schedule& s, const PerfMod
   return out;
 }
 
-Prediction predict(const Network& net, const Schedule& s, const PerfModel& model, Kernels& queries,
-                   std::size_t pool_bytes) {
-  const AccSchedule a = accudnn_problem(net, s, model, queries, pool_bytes);
+Prediction predict(const Network& net, const Schedule& s, const PerfModel& model, Kernels& queries) {
+  const AccSchedule a = accudnn_problem(net, s, model, queries, 0);
   const AccTimeline t = ready_times(a.problem, {});
   return {t.iteration_us, t.total_stall_us};
 }

@@ -33,13 +33,15 @@ struct AccSchedule {
 AccSchedule accudnn_problem(const Network& network, const Schedule& train, const PerfModel& model, Kernels& queries,
                             std::size_t budget_bytes);
 
-// What the model predicts for one iteration of a schedule in a pool.
+// What the model predicts for one iteration of a schedule as the executor
+// runs it: every block is placed where the plan put it, so no prefetch
+// waits for memory (Algorithm 1 with an unlimited budget); a prefetch
+// starts when the executor issues it and its offload is done.
 struct Prediction {
   double iteration_us = 0;
-  double stall_us = 0;  // compute waiting for prefetches (and for memory)
+  double stall_us = 0;  // compute waiting for prefetches
 };
-Prediction predict(const Network& network, const Schedule& train, const PerfModel& model, Kernels& queries,
-                   std::size_t pool_bytes);
+Prediction predict(const Network& network, const Schedule& train, const PerfModel& model, Kernels& queries);
 
 // Mode accudnn's choice at one batch: which of `all`'s tensors to offload
 // (the rest stay on the device), by choose_pinned on `all`'s sequences in

@@ -166,42 +166,56 @@ std::size_t roomy_arena(const Network& net, std::int64_t batch, const MemorySett
 
 // Mode accudnn's train schedule: `all`'s feature maps offloaded where the
 // model says they go without a stall, the others kept, as
-// choose_accudnn_offloads decides in the budget. AccUDNN counts bytes and
-// the pool places blocks, so where the kept maps do not fit the pool after
-// all, the largest are offloaded again until the schedule fits.
+// choose_accudnn_offloads decides in the budget. Keeping maps moves where
+// the planner issues the remaining prefetches (its lookahead counts the
+// offloaded layers), so the choice is made again on the schedule it gives
+// until nothing more needs keeping. AccUDNN counts bytes and the pool
+// places blocks, so where the kept maps do not fit the pool after all, the
+// largest are offloaded again until the schedule fits; and where that
+// leaves a stall but the pool holds everything, everything is kept (one
+// of AccUDNN's choices too, and it stalls nothing).
 Schedule accudnn_train(const Network& net, std::int64_t batch, const PlanSettings& train, Kernels& kernels,
                        const PerfModel& model, const Schedule& all, MemoryPlan& p) {
-  const AccudnnOffloads c = choose_accudnn_offloads(net, all, model, kernels, train.memory.budget_bytes);
-  PlanSettings chosen = train;
-  chosen.swapped = c.offloaded;
-  std::vector<int> pinned = c.pinned;
-  auto bytes = [&](int t) { return all.tensors[static_cast<std::size_t>(t)].info.bytes(); };
-  std::stable_sort(pinned.begin(), pinned.end(), [&](int a, int b) { return bytes(a) > bytes(b); });
-  Schedule s = plan_schedule(net, batch, chosen, kernels);
+  constexpr int kRounds = 8;  // each round keeps more; in practice two or three settle it
   const std::size_t budget = train.memory.budget_bytes;
+  PlanSettings chosen = train;
+  std::vector<int> kept;
+  Schedule s = all;
+  for (int round = 0; round < kRounds; ++round) {
+    const AccudnnOffloads c = choose_accudnn_offloads(net, s, model, kernels, budget);
+    if (c.pinned.empty()) break;
+    kept.insert(kept.end(), c.pinned.begin(), c.pinned.end());
+    chosen.swapped = c.offloaded;
+    s = plan_schedule(net, batch, chosen, kernels);
+  }
+  if (kept.empty()) {  // nothing stalls: everything goes, as in `all`, planned as mode accudnn
+    for (std::size_t t = 0; t < all.tensors.size(); ++t)
+      if (all.tensors[t].offloaded) chosen.swapped.push_back(static_cast<int>(t));
+    s = plan_schedule(net, batch, chosen, kernels);
+  }
   // Fits as the plan checks it: two iterations replayed in the pool.
   auto fits = [&](const Schedule& x) { return !budget || replay_schedule(x, train.memory.heuristic, budget, 0).fits(); };
-  while (!pinned.empty() && !fits(s)) {
-    chosen.swapped.push_back(pinned.front());
-    pinned.erase(pinned.begin());
+  auto bytes = [&](int t) { return all.tensors[static_cast<std::size_t>(t)].info.bytes(); };
+  std::stable_sort(kept.begin(), kept.end(), [&](int a, int b) { return bytes(a) > bytes(b); });
+  while (!kept.empty() && !fits(s)) {
+    chosen.swapped.push_back(kept.front());
+    kept.erase(kept.begin());
     std::sort(chosen.swapped.begin(), chosen.swapped.end());
     s = plan_schedule(net, batch, chosen, kernels);
   }
-  std::sort(pinned.begin(), pinned.end());
-  p.accudnn_pinned = std::move(pinned);
-  p.accudnn_stall_free = c.feasible && p.accudnn_pinned.size() == c.pinned.size();
-  // Keeping every map is one of AccUDNN's choices too, and stalls nothing:
-  // where the greedy pinning left a stall but the pool holds everything,
-  // keep everything.
+  std::sort(kept.begin(), kept.end());
+  p.accudnn_pinned = std::move(kept);
+  const Prediction predicted = predict(net, s, model, kernels);
+  p.accudnn_stall_free = predicted.stall_us <= kStallTolerance * predicted.iteration_us;
   if (!p.accudnn_stall_free) {
     chosen.swapped.clear();
-    Schedule kept = plan_schedule(net, batch, chosen, kernels);
-    if (fits(kept)) {
+    Schedule everything = plan_schedule(net, batch, chosen, kernels);
+    if (fits(everything)) {
       p.accudnn_pinned.clear();
       for (std::size_t t = 0; t < all.tensors.size(); ++t)
         if (all.tensors[t].offloaded) p.accudnn_pinned.push_back(static_cast<int>(t));
       p.accudnn_stall_free = true;
-      return kept;
+      return everything;
     }
   }
   return s;
@@ -274,7 +288,7 @@ MemoryPlan plan_memory(const Network& net, std::int64_t batch, const MemorySetti
   p.figures = (parked.replay ? *parked.replay : unparked).steady.figures;
   p.parking_pool_bytes = parking_hint(p.train, heuristic, p.pool_bytes, limits.arena_bytes);
 
-  if (model) p.predicted = predict(net, p.train, *model, kernels, p.pool_bytes);
+  if (model) p.predicted = predict(net, p.train, *model, kernels);
 
   if (settings.compress) {
     PlanSettings plain = p.train.settings;

@@ -60,11 +60,11 @@ TEST(AccudnnSchedule, WithoutOffloadsTheIterationIsTheComputeAndAFastLinkHidesTh
   const Network net = models::make_model("resnet20", models::InputKind::cifar, 10);
   const Schedule base = plan_schedule(net, 32, {Phase::train, {}, {}}, cpu);
   const Schedule all = plan_schedule(net, 32, {Phase::train, {.mode = OffloadMode::all}, {}}, cpu);
-  const Prediction none = predict(net, base, m40_with_link(12), cpu, 0);
+  const Prediction none = predict(net, base, m40_with_link(12), cpu);
   EXPECT_EQ(none.stall_us, 0);
   EXPECT_GT(none.iteration_us, 0);
-  EXPECT_NEAR(predict(net, all, m40_with_link(1e6), cpu, 0).stall_us, 0, 1e-3 * none.iteration_us);
-  const Prediction slow = predict(net, all, m40_with_link(0.5), cpu, 0);
+  EXPECT_NEAR(predict(net, all, m40_with_link(1e6), cpu).stall_us, 0, 1e-3 * none.iteration_us);
+  const Prediction slow = predict(net, all, m40_with_link(0.5), cpu);
   EXPECT_GT(slow.stall_us, 0.5 * none.iteration_us) << "half a GB/s cannot bring the maps back in time";
   EXPECT_NEAR(slow.iteration_us, none.iteration_us + slow.stall_us, 1e-6 * slow.iteration_us);
 }
