@@ -86,7 +86,7 @@ TEST(SimDevice, PlacesEveryTensorWhereTheCpuDeviceDoes) {
       testing::Recorder recorder;
       Trainer trainer(device, net, options, &recorder);
       for (int i = 0; i < 2; ++i) {
-        const testing::Batch b = testing::random_batch(options.batch, 50 + i);
+        const testing::Batch b = testing::random_batch(options.batch, 50 + i, {3 * 32 * 32, 10});
         trainer.train_step(b.images.data(), b.labels.data());
       }
       std::vector<std::tuple<std::int64_t, int, int, std::size_t, std::size_t, PoolAction>> placed;
@@ -107,7 +107,7 @@ TEST(SimDevice, EachComputeSpanLastsWhatTheModelSaysForItsStep) {
   SimDevice sim{PerfModel(test_profile())};
   testing::Recorder recorder;
   Trainer trainer(sim, net, {.batch = 32, .memory = {.mode = OffloadMode::all}}, &recorder);
-  const testing::Batch b = testing::random_batch(32, 1);
+  const testing::Batch b = testing::random_batch(32, 1, {3 * 32 * 32, 10});
   trainer.train_step(b.images.data(), b.labels.data());
   WorkCounter counter(sim.kernels());
   int compute = 0, copies = 0;
