@@ -273,10 +273,14 @@ ui::SessionStatus TrainingSession::status() const {
   s.epoch = epoch_;
   s.epochs = epochs_;
   s.test_accuracy = test_accuracy_;
+  s.computes_values = device_computes_values(settings_.device);
   if (trainer_) {
     s.device = device_->caps().name;
     s.link_adjustable = device_->caps().simulated_link;
-    s.memory = trainer_->memory().summary();
+    s.computes_values = device_->caps().computes_values;
+    const MemoryPlan& plan = trainer_->memory();
+    s.memory = plan.summary();
+    if (plan.predicted) s.predicted = ui::PredictedIteration{plan.predicted->iteration_us, plan.predicted->stall_us};
   }
   return s;
 }
