@@ -49,4 +49,6 @@ std::unique_ptr<Device> make_device(DeviceKind kind, double link_gbps, bool for_
   throw std::logic_error("make_device: a device kind without a factory");
 }
 
+bool device_computes_values(DeviceKind kind) { return kind != DeviceKind::sim; }
+
 }  // namespace tidepool::app

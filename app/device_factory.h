@@ -25,6 +25,10 @@ namespace tidepool::app {
 std::unique_ptr<Device> make_device(DeviceKind kind, double link_gbps, bool for_window = false,
                                     const std::string& profile = "");
 
+// What a device of `kind` will say in DeviceCaps::computes_values, before
+// there is one (a window starting a run, a recorded run): sim computes none.
+bool device_computes_values(DeviceKind kind);
+
 // Whether this build has the cuda device (configured with TIDEPOOL_CUDA).
 bool cuda_backend_built();
 

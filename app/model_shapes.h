@@ -6,13 +6,18 @@
 #include <string>
 
 #include "engine/core/network.h"
+#include "models/registry.h"
 
 namespace tidepool::app {
 
+// The models' input for a dataset: imagenet and imagenet-shapes feed
+// 3x224x224 images, the others CIFAR's 3x32x32.
+models::InputKind input_for_dataset(const std::string& dataset);
+
 // cifar10, generated and fashion-mnist (fed as CIFAR's 3x32x32,
-// datasets/fashion_mnist.h): 10 classes; cifar100: 100; imagenet: 224x224,
-// 1000 classes. Throws std::invalid_argument for another dataset or an
-// unknown model.
+// datasets/fashion_mnist.h): 10 classes; cifar100: 100; imagenet and
+// imagenet-shapes: 224x224, 1000 classes. Throws std::invalid_argument for
+// another dataset or an unknown model.
 Network model_for_dataset(const std::string& model, const std::string& dataset);
 
 }  // namespace tidepool::app

@@ -83,7 +83,8 @@ void plan_command(const PlanRequest& q, std::ostream& out) {
   }
   char line[256];
   std::snprintf(line, sizeof line, "%s, %s input, batch %lld, %s transfers%s (cpu device workspaces)\n",
-                q.model.c_str(), q.dataset == "imagenet" ? "imagenet" : "cifar", static_cast<long long>(q.batch_size),
+                q.model.c_str(), std::string(models::to_string(input_for_dataset(q.dataset))).c_str(),
+                static_cast<long long>(q.batch_size),
                 to_string(q.transfer), q.compress ? ", compressed offloads (pinned: two staging slots)" : "");
   out << line;
   std::snprintf(line, sizeof line, "%-8s %-4s %-17s %-10s %12s %12s %12s %7s %12s %12s %12s %5s\n", "mode", "algo",

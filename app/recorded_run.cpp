@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "app/device_factory.h"
 #include "app/memory_report.h"
 #include "engine/observe/event_file.h"
 
@@ -40,6 +41,9 @@ ui::SessionStatus RecordedRun::status_from_summary(const nlohmann::json& j) {
     s.epoch = std::min(s.epochs - 1, (s.iteration - 1) * s.epochs / s.total_iterations);
   s.memory = memory_from_json(j);
   s.link_adjustable = s.settings.device == DeviceKind::cpu;  // the cpu device simulated the link
+  // A sim run's losses were zeros. Its plan's prediction is not in
+  // summary.json: the Stats view shows what the iterations took only.
+  s.computes_values = device_computes_values(s.settings.device);
   s.test_accuracy = static_cast<float>(j.value("final_test_accuracy", -1.0));
   s.error = j.value("divergence", std::string());  // the Controls show it
   return s;

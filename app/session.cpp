@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "app/device_factory.h"
+#include "app/model_shapes.h"
 #include "engine/core/bytes_text.h"
 #include "engine/device/sim/sim_device.h"
 #include "engine/perf/spec_profiles.h"
@@ -63,13 +64,18 @@ TrainingSession::TrainingSession(const RunSettings& s, SessionOptions session)
   choose_dyn_ = s.memory.mode == OffloadMode::dyn;
 
   // Data first: a wrong path should fail before anything slow happens.
+  // A folder given to a dataset that reads none is refused rather than
+  // ignored: whoever gave it meant other data than they would get.
+  if (!datasets::reads_files(s.dataset) && !s.data_dir.empty())
+    throw std::invalid_argument("--dataset " + s.dataset + " reads no files (its images are made from nothing): "
+                                "drop --data " + s.data_dir);
   std::string data_dir = s.data_dir.empty() ? datasets::default_data_dir(s.dataset).string() : s.data_dir;
-  if (data_dir.empty())
+  if (data_dir.empty() && datasets::reads_files(s.dataset))
     throw std::invalid_argument("--dataset " + s.dataset + " needs --data DIR (the folder with its files)");
   train_set_ = datasets::make_dataset(s.dataset, data_dir, datasets::Split::train);
   test_set_ = datasets::make_dataset(s.dataset, data_dir, datasets::Split::test);
-  const auto input = s.dataset == "imagenet" ? models::InputKind::imagenet : models::InputKind::cifar;
-  network_ = std::make_unique<Network>(models::make_model(s.model, input, train_set_->classes()));
+  network_ =
+      std::make_unique<Network>(models::make_model(s.model, input_for_dataset(s.dataset), train_set_->classes()));
 
   const auto train_opts = datasets::LoaderOptions::training(s.batch_size, s.seed);
   per_epoch_ = static_cast<std::int64_t>(train_set_->size()) / s.batch_size;
@@ -115,8 +121,11 @@ void TrainingSession::start(EventSink* sink) {
     topts.memory.swap_weights = settings_.memory.swap_weights = swap_weight_search_->best;
   }
   trainer_ = std::make_unique<Trainer>(*device_, *network_, topts, sink);
-  const auto train_opts = datasets::LoaderOptions::training(s.batch_size, s.seed);
-  const auto eval_opts = datasets::LoaderOptions::evaluation(s.batch_size);
+  auto train_opts = datasets::LoaderOptions::training(s.batch_size, s.seed);
+  auto eval_opts = datasets::LoaderOptions::evaluation(s.batch_size);
+  // A device that computes no values never reads an image: the loaders
+  // hand it labels only, or decoding would be all a simulated run waits for.
+  train_opts.decode = eval_opts.decode = device_->caps().computes_values;
   train_loader_ = std::make_unique<datasets::BatchLoader>(
       *train_set_, trainer_->staging().subspan(0, train_staging_bytes_), train_opts);
   test_loader_ = std::make_unique<datasets::BatchLoader>(
@@ -201,6 +210,9 @@ StepReport TrainingSession::train_iteration() {
   // were finite too. The loss alone would not do: a NaN parameter can be
   // hidden from it by a ReLU or a max pool and stay NaN. The scan is one
   // copy of the parameters per iteration (README: How a run ended).
+  // A device that computes no values reads back zeros: nothing to scan
+  // (VGG-16's 553 MB would be most of a simulated iteration's host time).
+  if (!device_->caps().computes_values) return report;
   if (!std::isfinite(report.result.loss))
     diverge("the loss is " + nonfinite_text(report.result.loss));
   else if (const std::string p = trainer_->nonfinite_parameter(); !p.empty())
@@ -220,6 +232,10 @@ void TrainingSession::diverge(const std::string& what) {
 }
 
 Evaluation TrainingSession::evaluate() {
+  // A device that computes no values would score nothing, and an
+  // evaluation's events reach no view: not worth the host's time (VGG-16
+  // on imagenet-shapes' 50,000 test images at batch 64: 5 s).
+  if (!device_->caps().computes_values) return {};
   MutedSink muted(*trainer_);
   Evaluation e;
   std::int64_t correct = 0, correct5 = 0;
@@ -257,10 +273,14 @@ ui::SessionStatus TrainingSession::status() const {
   s.epoch = epoch_;
   s.epochs = epochs_;
   s.test_accuracy = test_accuracy_;
+  s.computes_values = device_computes_values(settings_.device);
   if (trainer_) {
     s.device = device_->caps().name;
     s.link_adjustable = device_->caps().simulated_link;
-    s.memory = trainer_->memory().summary();
+    s.computes_values = device_->caps().computes_values;
+    const MemoryPlan& plan = trainer_->memory();
+    s.memory = plan.summary();
+    if (plan.predicted) s.predicted = ui::PredictedIteration{plan.predicted->iteration_us, plan.predicted->stall_us};
   }
   return s;
 }

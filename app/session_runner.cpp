@@ -2,11 +2,14 @@
 
 #include <chrono>
 
+#include "app/device_factory.h"
+
 
 namespace tidepool::app {
 SessionRunner::SessionRunner(RunSettings settings, RingCapacities ring) : settings_(std::move(settings)), ring_(ring) {
   status_.settings = settings_;
   status_.dataset_name = settings_.dataset;
+  status_.computes_values = device_computes_values(settings_.device);
 }
 
 SessionRunner::~SessionRunner() { stop(); }

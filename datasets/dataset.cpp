@@ -7,11 +7,13 @@
 #include "datasets/fashion_mnist.h"
 #include "datasets/generated.h"
 #include "datasets/imagenet.h"
+#include "datasets/imagenet_shapes.h"
 
 namespace tidepool::datasets {
 namespace {
 
-constexpr std::array<std::string_view, 5> kNames = {"generated", "cifar10", "cifar100", "fashion-mnist", "imagenet"};
+constexpr std::array<std::string_view, 6> kNames = {"generated", "cifar10",  "cifar100",
+                                                    "fashion-mnist", "imagenet", "imagenet-shapes"};
 
 std::uint64_t finalize(std::uint64_t z) {
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -40,6 +42,8 @@ std::filesystem::path default_data_dir(std::string_view name) {
   return {};
 }
 
+bool reads_files(std::string_view name) { return name != "imagenet-shapes"; }
+
 void require_directory(const std::filesystem::path& dir, std::string_view what) {
   std::error_code ec;
   const auto st = std::filesystem::status(dir, ec);
@@ -61,6 +65,7 @@ std::unique_ptr<Dataset> make_dataset(std::string_view name, const std::filesyst
   if (name == "cifar100") return std::make_unique<CifarDataset>(CifarKind::cifar100, dir, split, options);
   if (name == "fashion-mnist") return std::make_unique<FashionMnistDataset>(dir, split, options);
   if (name == "imagenet") return std::make_unique<ImageNetDataset>(dir, split, options);
+  if (name == "imagenet-shapes") return std::make_unique<ImageNetShapesDataset>(split, options);
 
   std::string valid;
   for (std::string_view n : kNames) {

@@ -9,7 +9,8 @@
 //
 // Formats, one per file: cifar.h (CIFAR-10/100 binary), fashion_mnist.h
 // (IDX files, read by idx.h), imagenet.h (ILSVRC folders), generated.h (the
-// embedded default, written as CIFAR-10 binary).
+// embedded default, written as CIFAR-10 binary), imagenet_shapes.h (noise at
+// ImageNet's shapes, no files: for timing and memory only).
 #pragma once
 
 #include <cstdint>
@@ -126,7 +127,7 @@ struct DatasetOptions {
   std::optional<bool> augment;
   // CIFAR-100: the 20 coarse superclasses instead of the 100 fine classes.
   bool cifar100_coarse = false;
-  // ImageNet: the side of the square crop fed to the network...
+  // ImageNet (and imagenet-shapes): the side of the square crop fed to the network...
   std::int64_t image_size = 224;
   // ...and, for evaluation, the shorter side the image is resized to before
   // the centre crop; 0 means image_size * 256 / 224 (the usual 256 for 224).
@@ -137,8 +138,9 @@ struct DatasetOptions {
 std::span<const std::string_view> dataset_names();
 
 // "generated" (written to `dir` on first use, then read as CIFAR-10),
-// "cifar10", "cifar100", "fashion-mnist" or "imagenet". An unknown name
-// throws DatasetError listing the valid ones.
+// "cifar10", "cifar100", "fashion-mnist", "imagenet" or "imagenet-shapes"
+// (which reads no files: `dir` is not used). An unknown name throws
+// DatasetError listing the valid ones.
 std::unique_ptr<Dataset> make_dataset(std::string_view name, const std::filesystem::path& dir,
                                       Split split, const DatasetOptions& options = {});
 
@@ -146,6 +148,10 @@ std::unique_ptr<Dataset> make_dataset(std::string_view name, const std::filesyst
 // "generated", Debian's package folder for "fashion-mnist"; empty for the
 // others, which must be told where their files are.
 std::filesystem::path default_data_dir(std::string_view name);
+
+// Whether the dataset is read from files; "imagenet-shapes" is made from
+// nothing, and a folder given for it would be a mistake to point out.
+bool reads_files(std::string_view name);
 
 // Shared by the formats: the folder exists and is a folder, or DatasetError.
 void require_directory(const std::filesystem::path& dir, std::string_view what);

@@ -240,7 +240,9 @@ std::int64_t BatchLoader::fill(Slot& slot, std::int64_t epoch, std::int64_t firs
     float* image = slot.images + j * sample_elements_;
     std::int32_t label = 0;
     Rng rng(sample_seed(options_.seed, epoch, index));
-    bool ok = dataset_.read(index, image, label, rng);
+    bool ok = true;
+    if (options_.decode) ok = dataset_.read(index, image, label, rng);
+    else label = dataset_.label(index);
     if (!ok) {
       ++unreadable;
       if (options_.drop_last) {

@@ -65,6 +65,13 @@ struct LoaderOptions {
   int depth = 3;           // slots, including the one the consumer holds
   int workers = 0;         // decoding threads; 0 = one per hardware thread, at most 8
   std::uint64_t seed = 0;  // epoch order and augmentation
+  // false: each sample's index and label (Dataset::label) only, its image
+  // left as the slot held it. For a device that computes no values (the
+  // sim device), which never reads an image: a simulated iteration takes
+  // well under a millisecond of the host's time, and decoding a batch of
+  // ImageNet JPEGs (or writing 38 MB of imagenet-shapes) would be all a
+  // simulated run waits for. Nothing is unreadable then.
+  bool decode = true;
 
   static LoaderOptions training(std::int64_t batch_size, std::uint64_t seed) {
     return {batch_size, true, true, 3, 0, seed};

@@ -35,7 +35,7 @@ void Dashboard::refresh() {
   timeline_ = build_timeline(events_, std::max(kTimelineIterations, recorded));
   map_ = build_address_map(events_, status_.memory.pool_bytes);
   load_ = build_memory_load(events_, status_.memory.pool_bytes, std::max(kLoadIterations, recorded),
-                            status_.settings.batch_size, status_.memory.load_limit_bytes);
+                            status_.settings.batch_size, status_.memory.load_limit_bytes, status_.computes_values);
   stats_ = build_stats(events_, timeline_, status_.memory.pinned_bytes);
   stalls_ = iteration_stalls(events_);
 }

@@ -13,6 +13,7 @@
 #include "ui/scene/address_map.h"
 #include "ui/scene/memory_load.h"
 #include "ui/scene/stats.h"
+#include "ui/scene/stats_table.h"
 #include "ui/scene/timeline.h"
 #include "ui/session_link.h"
 #include "ui/views/address_map_view.h"
@@ -38,6 +39,8 @@ class Dashboard {
   // The figures of the iteration the Stats view shows (what a screenshot
   // records besides its pixels).
   const IterationStats& shown() const { return stats_; }
+  // The Stats view's rows as it drew them last.
+  std::vector<StatsRow> shown_table() const { return stats_table(status_, stats_); }
   // For screenshots of the scenarios.
   void show_fragmentation(bool on) { show_fragmentation_ = on; }
   // The session runs the overlap scenario's settings: show it, and let it

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "engine/observe/sinks/ring_sink.h"
@@ -37,6 +38,19 @@ inline const char* to_string(RunState s) {
   return "?";
 }
 
+// What the views write where a loss or an accuracy would go when the
+// device computes no values (SessionStatus::computes_values): the sim
+// device's read back as zeros, which would read as a result.
+inline constexpr const char* kNoNumbers = "simulated: no numbers";
+
+// What the plan's performance model predicts for one train iteration
+// (MemoryPlan::predicted, engine/plan/accudnn_schedule.h), for the views to
+// show beside what the iterations took.
+struct PredictedIteration {
+  double iteration_us = 0;
+  double stall_us = 0;  // the compute stream waiting for prefetches (and for memory)
+};
+
 struct SessionStatus {
   RunState state = RunState::starting;
   // The run's settings, the memory ones as in effect.
@@ -50,6 +64,12 @@ struct SessionStatus {
   // limit, parking (engine/plan/memory_summary.h).
   MemorySummary memory;
   bool link_adjustable = false;  // the device simulates its link (cpu)
+  // false: the device computes no values (sim): losses and accuracies are
+  // zeros and the views say kNoNumbers instead; times are simulated.
+  bool computes_values = true;
+  // The plan's prediction, where the run has a performance model (the sim
+  // device, or --profile); a recorded run has none.
+  std::optional<PredictedIteration> predicted;
   float test_accuracy = -1;      // the last evaluation's, -1 before the first
   // The last request's outcome: applied (refused = false) or refused with
   // the reason in `message`. `requests` counts requests handled.

@@ -15,7 +15,8 @@ struct WindowOptions {
   int width = 1600, height = 900;
   std::string title = "Tidepool";
   // Screenshot mode: after `frames` frames that show a finished iteration's
-  // data, write the window to this PNG and return.
+  // data, write the window to this PNG, print the frame rate and the Stats
+  // view's rows ("stats | figure | value"), and return.
   std::string screenshot;
   int frames = 1;
   // Screenshot mode: give up (and fail) when no iteration has reached the

@@ -106,6 +106,22 @@ TEST(RecordedRunStatus, ComesFromTheSummary) {
   EXPECT_THROW(RecordedRun::status_from_summary(summary), nlohmann::json::exception);
 }
 
+// A sim run's losses were zeros: its settings say so, and the views say
+// "simulated: no numbers". summary.json keeps no prediction.
+TEST(RecordedRunStatus, OfASimRunComputesNoValues) {
+  RunSettings trained;
+  trained.device = DeviceKind::sim;
+  trained.profile = "m40";
+  nlohmann::json summary = {{"iterations", 2}, {"epochs", 1}, {"settings", to_json(trained)}};
+  summary.update(memory_json({}));
+  const ui::SessionStatus sim = RecordedRun::status_from_summary(summary);
+  EXPECT_FALSE(sim.computes_values);
+  EXPECT_FALSE(sim.predicted);
+  EXPECT_FALSE(sim.link_adjustable);
+  summary["settings"] = to_json(RunSettings{});
+  EXPECT_TRUE(RecordedRun::status_from_summary(summary).computes_values);
+}
+
 // A --batch run end to end: what it wrote, RecordedRun shows.
 TEST(RecordedRunOfABatchRun, ShowsTheTracedIterationsAndTheSummary) {
   testing::TempDir dir("recorded_batch");

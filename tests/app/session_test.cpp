@@ -17,6 +17,9 @@
 #include "engine/run/lr_schedule.h"
 #include "testing/temp_dir.h"
 #include "testing/tiny_datasets.h"
+#include "ui/scene/memory_load.h"
+#include "ui/scene/stats_table.h"
+#include "ui/scene/timeline.h"
 
 namespace tidepool::app {
 namespace {
@@ -89,6 +92,57 @@ TEST(Session, AnImpossibleBudgetIsRefusedWithTheMinimumAndTrainingContinues) {
   const ApplyOutcome too_big = session.apply(impossible);
   EXPECT_FALSE(too_big.applied);
   EXPECT_NE(too_big.message.find("exceeds"), std::string::npos) << too_big.message;
+}
+
+// The row of the Stats view named `figure` ("" when there is none).
+std::string stats_value(const std::vector<ui::StatsRow>& rows, const std::string& figure) {
+  for (const ui::StatsRow& r : rows)
+    if (r.figure == figure) return r.value;
+  return "";
+}
+
+// The sim device computes no values: its status says so from the start,
+// carries the plan's prediction, and the Stats view says "simulated: no
+// numbers" where the test accuracy would be and puts the prediction beside
+// the simulated times. A cpu session without a profile has numbers and no
+// prediction.
+TEST(Session, ASimSessionSaysNoNumbersAndCarriesThePlansPrediction) {
+  testing::TempDir dir("session");
+  testing::write_tiny_cifar10(dir.path());
+  RunSettings settings = tiny(dir.path());
+  settings.device = DeviceKind::sim;
+  settings.profile = "m40";
+  settings.memory.mode = OffloadMode::all;
+  TrainingSession session(settings);
+  EXPECT_FALSE(session.status().computes_values) << "known before the device exists";
+  RingSink ring;
+  session.start(&ring);
+  session.train_iteration();
+  session.train_iteration();
+  const ui::SessionStatus s = session.status();
+  EXPECT_FALSE(s.computes_values);
+  ASSERT_TRUE(s.predicted);
+  EXPECT_GT(s.predicted->iteration_us, 0.0);
+  EXPECT_EQ(s.predicted->iteration_us, session.trainer().memory().predicted->iteration_us);
+  EXPECT_EQ(s.predicted->stall_us, session.trainer().memory().predicted->stall_us);
+
+  const RingSnapshot events = ring.snapshot();
+  const ui::IterationStats stats = ui::build_stats(events, ui::build_timeline(events, 1), s.memory.pinned_bytes);
+  const auto rows = ui::stats_table(s, stats);
+  EXPECT_EQ(stats_value(rows, "test accuracy"), ui::kNoNumbers);
+  const std::string time = stats_value(rows, "iteration time");
+  EXPECT_NE(time.find(" ms simulated | "), std::string::npos) << time;
+  char predicted[32];
+  std::snprintf(predicted, sizeof predicted, "%.2f ms predicted", s.predicted->iteration_us * 1e-3);
+  EXPECT_NE(time.find(predicted), std::string::npos) << time;
+  EXPECT_NE(stats_value(rows, "stall time").find(" predicted"), std::string::npos);
+  EXPECT_FALSE(ui::build_memory_load(events, s.memory.pool_bytes, 2, 32, 0, s.computes_values).computes_values);
+
+  TrainingSession cpu(tiny(dir.path()));
+  cpu.start(nullptr);
+  EXPECT_TRUE(cpu.status().computes_values);
+  EXPECT_FALSE(cpu.status().predicted) << "no performance model";
+  EXPECT_EQ(stats_value(ui::stats_table(cpu.status(), {}), "test accuracy"), "after the first epoch");
 }
 
 TEST(Session, ALookaheadReplansThePrefetches) {

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "app/model_shapes.h"
 #include "engine/perf/profile.h"
 #include "testing/run_command.h"
 #include "testing/temp_dir.h"
@@ -40,6 +41,24 @@ TEST(SimCli, TrainsOnASpecificationWithBoWeightsTunedOnSimulatedIterations) {
   EXPECT_EQ(load_profile(out + "/profile.json").name, "NVIDIA Tesla M40 24 GB") << "the profile travels with the run";
 }
 
+// The paper-scale run a laptop can do: ImageNet's shapes with no files.
+TEST(SimCli, TrainsResnet18AtImageNetShapesWithNoFiles) {
+  testing::TempDir dir("sim_imagenet_shapes");
+  const std::string out = (dir.path() / "run").string();
+  const auto r = run("--batch --quiet --device sim --profile m40 --model resnet18 --dataset imagenet-shapes "
+                     "--batch-size 8 --iterations 2 --out " + out);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("simulated: no numbers"), std::string::npos) << r.output;
+  std::ifstream in(out + "/summary.json");
+  const nlohmann::json summary = nlohmann::json::parse(in);
+  EXPECT_EQ(summary.at("dataset"), "imagenet-shapes");
+  EXPECT_EQ(summary.at("iterations"), 2);
+  // The ImageNet network: 224x224 input, 1000 classes.
+  EXPECT_EQ(summary.at("parameters").get<std::int64_t>(),
+            app::model_for_dataset("resnet18", "imagenet").parameter_count());
+  EXPECT_GT(summary.at("images_per_second").get<double>(), 0);
+}
+
 TEST(SimCli, RefusesWhatCannotWorkInWords) {
   testing::TempDir dir("sim_refusals");
   const std::string out = " --out " + (dir.path() / "run").string();
@@ -52,6 +71,9 @@ TEST(SimCli, RefusesWhatCannotWorkInWords) {
   refused(run("--batch --quiet --device sim --profile no-such-gpu --iterations 1"), "m40, v100, h100");
   refused(run("--batch --quiet --device sim --profile m40 --compress --iterations 1"), "nothing to compress");
   refused(run("--batch --quiet --mode accudnn --iterations 1"), "mode accudnn plans with a performance model");
+  refused(run("--batch --quiet --device sim --profile m40 --dataset imagenet-shapes --data " + dir.path().string() +
+              " --iterations 1"),
+          "--dataset imagenet-shapes reads no files");
   refused(testing::run_command(std::string(TIDEPOOL_BINARY) + " profile --spec k80 -o " + (dir.path() / "k80.json").string()),
           "unknown GPU specification 'k80'");
 }

@@ -253,6 +253,26 @@ TEST(BatchLoader, UnreadableSamplesAreReplacedInTrainingAndDroppedInEvaluation) 
   EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
 }
 
+// For a device that computes no values: the same samples and labels in
+// the same order, and no image read (the slots keep what they held).
+TEST(BatchLoader, WithoutDecodingDeliversTheSameSamplesAndLabelsAndReadsNoImage) {
+  IndexDataset data(40);
+  LoaderOptions labels_only = options(8, true, 2);
+  labels_only.decode = false;
+  Harness plain(data, labels_only);
+  Harness decoded(data, options(8, true, 2));
+  std::fill(plain.memory.begin(), plain.memory.end(), std::byte{0xAB});
+  data.throw_at = 9;  // sample 9 is in every epoch: reading it would throw
+  const Delivered d = run_epoch(plain.loader, 0);
+  data.throw_at = -1;
+  const Delivered reference = run_epoch(decoded.loader, 0);
+  EXPECT_EQ(d.samples, reference.samples);
+  EXPECT_EQ(d.labels, reference.labels);
+  float untouched;
+  std::memset(&untouched, 0xAB, sizeof untouched);
+  for (float v : d.images) ASSERT_EQ(std::memcmp(&v, &untouched, sizeof v), 0);
+}
+
 TEST(BatchLoader, WorkerErrorsReachTheConsumer) {
   IndexDataset data(100);
   data.throw_at = 42;

@@ -153,6 +153,37 @@ TEST_F(Window, OverlapScenarioShowsComputeStalls) {
   EXPECT_GT(count_colour(image, l[ViewId::timeline], span_colour(SpanKind::offload)), 50);
 }
 
+// The Stats view's value for `figure` as the screenshot printed it
+// ("stats | figure | value"), or "" when it printed none.
+std::string stats_value(const std::string& output, const std::string& figure) {
+  const std::string key = "stats | " + figure + " | ";
+  const auto at = output.find(key);
+  if (at == std::string::npos) return "";
+  const auto from = at + key.size();
+  return output.substr(from, output.find('\n', from) - from);
+}
+
+// The sim device at ImageNet's shapes, no files: the views draw its
+// iterations, and the Stats view says "simulated: no numbers" for the test
+// accuracy and puts the plan's prediction beside the simulated times.
+TEST_F(Window, SimDeviceSaysNoNumbersAndShowsThePrediction) {
+  const std::string shot = (dir_.path() / "sim.png").string();
+  const Result r = run_command("xvfb-run -a " + std::string(TIDEPOOL_BINARY) +
+                               " --device sim --profile m40 --model resnet18 --dataset imagenet-shapes --batch-size 8"
+                               " --mode all --screenshot " + shot + " --frames 5");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(stats_value(r.output, "test accuracy"), "simulated: no numbers") << r.output;
+  const std::string time = stats_value(r.output, "iteration time");
+  EXPECT_NE(time.find(" ms simulated | "), std::string::npos) << r.output;
+  EXPECT_NE(time.find(" ms predicted"), std::string::npos) << r.output;
+  EXPECT_NE(stats_value(r.output, "stall time").find(" ms predicted"), std::string::npos) << r.output;
+  const cv::Mat image = cv::imread(shot, cv::IMREAD_COLOR);
+  ASSERT_FALSE(image.empty()) << "no PNG at " << shot;
+  const Layout l = layout_for(static_cast<float>(image.cols), static_cast<float>(image.rows), kMenuHeight);
+  EXPECT_GT(count_colour(image, l[ViewId::timeline], span_colour(SpanKind::forward)), 200);
+  EXPECT_GT(count_colour(image, l[ViewId::memory_load], kLoad), 100);
+}
+
 // A run that cannot start (here a budget below the smallest) has nothing to
 // show: --screenshot says why at once instead of waiting for data.
 TEST_F(Window, ARunThatCannotStartEndsTheScreenshotWithItsReason) {
@@ -215,6 +246,25 @@ TEST_F(View, ScreenshotShowsTheRecordedIterationsInEveryView) {
   // Controls (what the run was trained with) and stats: text.
   EXPECT_GT(count_bright(image, l[ViewId::controls]), 1000);
   EXPECT_GT(count_bright(image, l[ViewId::stats]), 1000);
+}
+
+// A sim run's folder: its losses were zeros, and the Stats view says so;
+// summary.json keeps no prediction, so the times stand alone.
+TEST_F(View, ASimRunSaysNoNumbers) {
+  if (!have_xvfb()) GTEST_SKIP() << "xvfb-run is not installed (scripts/install-deps.sh installs it)";
+  const std::filesystem::path run = dir_.path() / "sim-run";
+  const Result trained = run_command(std::string(TIDEPOOL_BINARY) +
+                                     " --batch --quiet --device sim --profile m40 --model resnet20 --dataset cifar10"
+                                     " --data " + (dir_.path() / "data").string() +
+                                     " --batch-size 8 --iterations 2 --mode all --out " + run.string());
+  ASSERT_EQ(trained.status, 0) << trained.output;
+  const Result r = run_command("xvfb-run -a " + view(run) + " --screenshot " + (dir_.path() / "sim-view.png").string() +
+                               " --frames 3");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(stats_value(r.output, "test accuracy"), "simulated: no numbers") << r.output;
+  const std::string time = stats_value(r.output, "iteration time");
+  EXPECT_NE(time.find(" ms"), std::string::npos) << r.output;
+  EXPECT_EQ(time.find("predicted"), std::string::npos) << r.output;
 }
 
 // Refused before any window opens, so no display is needed.

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ui/scene/colours.h"
+#include "ui/session_link.h"  // kNoNumbers
 
 namespace tidepool::ui::paint {
 namespace {
@@ -153,10 +154,11 @@ struct Series {
 
 // One small multiple: the series against the iteration number, with its
 // own value axis. The title is in parts, each in the colour of the series
-// it names.
+// it names. `instead`: words that stand in the panel in place of the
+// series, whose values mean nothing (a device that computes none).
 void draw_panel(Painter& p, const Box& panel, const LinearScale& x, const LegendEntries& title,
                 const std::vector<std::int64_t>& iterations, const std::vector<Series>& series, double lo, double hi,
-                double unit_divisor, bool titled_axis) {
+                double unit_divisor, bool titled_axis, const char* instead = nullptr) {
   p.fill_rect(panel, kPlotBackground);
   float title_x = panel.x0;
   for (const auto& [text, colour] : title) {
@@ -173,9 +175,9 @@ void draw_panel(Painter& p, const Box& panel, const LinearScale& x, const Legend
   draw_y_axis(p, panel, y, nice_ticks_in(lo, hi, std::max(1, static_cast<int>(panel.height() / 40)), unit_divisor),
               unit_divisor, "");
   draw_x_axis(p, panel, x, x_ticks, 1, titled_axis ? "iteration" : "");
-  if (iterations.empty()) {
-    p.text({(panel.x0 + panel.x1) / 2, (panel.y0 + panel.y1) / 2}, "no finished iterations", kDimText,
-           TextSize::small, HAlign::centre, VAlign::middle);
+  if (iterations.empty() || instead) {
+    p.text({(panel.x0 + panel.x1) / 2, (panel.y0 + panel.y1) / 2}, instead ? instead : "no finished iterations",
+           kDimText, TextSize::small, HAlign::centre, VAlign::middle);
     return;
   }
   for (const Series& s : series) {
@@ -207,15 +209,19 @@ void draw_iterations(Painter& p, const MemoryLoadLayout& l, const MemoryLoadScen
   }
   // The axis is titled under the bottom row only.
   const float bottom_row = l.panels[3].y0;
-  auto panel = [&](int i, const LegendEntries& title, const std::vector<Series>& series, double hi, double unit) {
+  auto panel = [&](int i, const LegendEntries& title, const std::vector<Series>& series, double hi, double unit,
+                   const char* instead = nullptr) {
     const std::size_t k = static_cast<std::size_t>(i);
-    draw_panel(p, l.panels[k], l.panel_x[k], title, its, series, 0, hi, unit, l.panels[k].y0 == bottom_row);
+    draw_panel(p, l.panels[k], l.panel_x[k], title, its, series, 0, hi, unit, l.panels[k].y0 == bottom_row, instead);
   };
+  // The sim device's losses and accuracies are zeros: a flat line at 0
+  // would read as a result.
+  const char* no_numbers = scene.computes_values ? nullptr : kNoNumbers;
   const ByteUnit unit = byte_unit_for(max_bytes);
   panel(0, {{"peak load", kLoad}, {" / ", kText}, {"footprint", kExtent}, {std::string(" (") + unit.name + ")", kText}},
         {footprint, peak}, max_bytes * 1.1, unit.bytes);
-  panel(1, {{"loss", kLossColour}}, {loss}, max_loss * 1.1, 1);
-  panel(2, {{"accuracy (%)", kAccuracyColour}}, {accuracy}, 100, 1);
+  panel(1, {{"loss", kLossColour}}, {loss}, max_loss * 1.1, 1, no_numbers);
+  panel(2, {{"accuracy (%)", kAccuracyColour}}, {accuracy}, 100, 1, no_numbers);
   panel(3, {{"images / s", kThroughputColour}}, {throughput}, max_throughput * 1.1, 1);
 }
 

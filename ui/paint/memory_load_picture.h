@@ -4,7 +4,8 @@
 // limit) and the peak marked. Below: one small panel per quantity over the
 // whole run, one point per iteration: peak load and footprint, loss,
 // accuracy, images per second; four across a wide picture, two by two in
-// a narrow one.
+// a narrow one. Where the device computes no values (sim) the loss and
+// accuracy panels say "simulated: no numbers" instead of a line at zero.
 #pragma once
 
 #include <array>

@@ -6,10 +6,11 @@
 namespace tidepool::ui {
 
 MemoryLoadScene build_memory_load(const RingSnapshot& events, std::size_t budget_bytes, int iterations,
-                                  std::int64_t batch, std::size_t load_limit_bytes) {
+                                  std::int64_t batch, std::size_t load_limit_bytes, bool computes_values) {
   MemoryLoadScene scene;
   scene.budget_bytes = budget_bytes;
   scene.load_limit_bytes = load_limit_bytes;
+  scene.computes_values = computes_values;
   std::set<std::int64_t> keep;  // the newest iterations that have samples
   for (auto it = events.loads.rbegin(); it != events.loads.rend(); ++it) {
     if (it->iteration < 0) continue;  // the set-up placement is not an iteration

@@ -35,13 +35,17 @@ struct MemoryLoadScene {
   std::size_t peak_index = 0;     // into points
   std::size_t max_extent_bytes = 0;
   std::vector<IterationPoint> iterations;  // every summary in the snapshot
+  // false: the device computes no values (sim), so the iterations' losses
+  // and accuracies are zeros that mean nothing, and the pictures say so.
+  bool computes_values = true;
   bool empty() const { return points.empty() && iterations.empty(); }
 };
 
 // `iterations`: how many of the latest iterations' per-step samples to keep;
 // `batch`: images per iteration, for images/s; `load_limit_bytes`: the
-// AutoSwap limit in effect (PlanSettings::load_limit_bytes), 0 for none.
-MemoryLoadScene build_memory_load(const RingSnapshot& events, std::size_t budget_bytes,
-                                  int iterations, std::int64_t batch, std::size_t load_limit_bytes = 0);
+// AutoSwap limit in effect (PlanSettings::load_limit_bytes), 0 for none;
+// `computes_values`: the device's (SessionStatus::computes_values).
+MemoryLoadScene build_memory_load(const RingSnapshot& events, std::size_t budget_bytes, int iterations,
+                                  std::int64_t batch, std::size_t load_limit_bytes = 0, bool computes_values = true);
 
 }  // namespace tidepool::ui

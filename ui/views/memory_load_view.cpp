@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "ui/paint/memory_load_picture.h"
 
@@ -46,10 +47,14 @@ void MemoryLoadView::draw(const Frame& frame) {
   for (std::size_t i = 0; i < layout.panels.size(); ++i) {
     if (!c.hovered || !layout.panels[i].contains(mouse) || scene.iterations.empty()) continue;
     const IterationPoint& it = nearest(scene.iterations, layout.panel_x[i].invert(mouse.x));
-    ImGui::SetTooltip("iteration %lld\npeak load %s\nfootprint %s\nloss %.4f\naccuracy %.1f %% of the batch\n"
-                      "%.1f images/s",
+    char numbers[96];
+    if (scene.computes_values)
+      std::snprintf(numbers, sizeof numbers, "loss %.4f\naccuracy %.1f %% of the batch", it.loss, 100.0 * it.accuracy);
+    else
+      std::snprintf(numbers, sizeof numbers, "loss, accuracy: %s", kNoNumbers);
+    ImGui::SetTooltip("iteration %lld\npeak load %s\nfootprint %s\n%s\n%.1f images/s",
                       static_cast<long long>(it.iteration), format_bytes(it.peak_load_bytes).c_str(),
-                      format_bytes(it.footprint_bytes).c_str(), it.loss, 100.0 * it.accuracy, it.images_per_second);
+                      format_bytes(it.footprint_bytes).c_str(), numbers, it.images_per_second);
   }
 }
 

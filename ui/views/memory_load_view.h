@@ -3,7 +3,8 @@
 // of the last iterations against the budget, and per iteration across the
 // run the peak load and footprint, the loss, the batch accuracy and
 // images/s); the view adds tooltips for the sample or iteration under the
-// pointer.
+// pointer (whose loss and accuracy, on a device that computes no values,
+// are "simulated: no numbers").
 #pragma once
 
 #include "ui/views/view.h"

@@ -1,7 +1,5 @@
 #include "ui/views/view.h"
 
-#include "engine/memory/parking.h"  // kParkUntilNeeded
-
 #include <algorithm>
 #include <cstdio>
 
@@ -29,12 +27,6 @@ Canvas begin_canvas(const char* id, ImVec2 size) {
   c.draw = ImGui::GetWindowDrawList();
   c.draw->AddRectFilled(c.min, c.max, IM_COL32(24, 24, 28, 255));
   return c;
-}
-
-std::string freed_blocks_text(int park_horizon) {
-  if (park_horizon == kParkUntilNeeded) return "parked until needed";
-  if (park_horizon > 0) return "up to " + std::to_string(park_horizon) + " parked at once";
-  return "reused at once";
 }
 
 void waiting_text(const SessionStatus& status) {

@@ -17,6 +17,7 @@
 #include "ui/scene/address_map.h"
 #include "ui/scene/memory_load.h"
 #include "ui/scene/stats.h"
+#include "ui/scene/stats_table.h"  // freed_blocks_text
 #include "ui/scene/timeline.h"
 #include "ui/session_link.h"
 
@@ -46,11 +47,6 @@ struct Canvas {
   paint::Box area() const { return {min.x, min.y, max.x, max.y}; }
 };
 Canvas begin_canvas(const char* id, ImVec2 size = {0, 0});
-
-// What async offloads do with the blocks they free, for a park horizon
-// (SessionStatus::park_horizon): "parked until needed", "up to 2 parked at
-// once" or "reused at once".
-std::string freed_blocks_text(int park_horizon);
 
 // The greyed-out message views show before there is anything to draw.
 void waiting_text(const SessionStatus& status);

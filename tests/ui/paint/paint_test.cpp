@@ -8,6 +8,7 @@
 // OpenCV picture too. Then the OpenCV painter's own promises.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <functional>
 #include <set>
@@ -24,6 +25,7 @@
 #include "ui/paint/opencv_painter.h"
 #include "ui/paint/timeline_picture.h"
 #include "ui/scene/colours.h"
+#include "ui/session_link.h"
 
 namespace tidepool::ui {
 namespace {
@@ -258,6 +260,33 @@ TEST(Paint, TheWindowsFontMovesTextNotShapes) {
 }
 
 // ---- what the window test looks for, in the PNG -----------------------------
+
+// A device that computes no values: its losses and accuracies are zeros,
+// so their panels say so in words where the lines would be; the memory
+// panels and images/s are drawn as ever.
+TEST(Paint, MemoryLoadWithoutValuesSaysSoInTheLossAndAccuracyPanels) {
+  MemoryLoadScene scene = memory_load_scene();
+  auto in = [](const Box& b, Point p) { return p.x >= b.x0 && p.x <= b.x1 && p.y >= b.y0 && p.y <= b.y1; };
+  for (bool computes_values : {true, false}) {
+    SCOPED_TRACE(computes_values ? "computes values" : "sim");
+    scene.computes_values = computes_values;
+    RecordingPainter p(window_font);
+    paint::draw_memory_load(p, scene, kArea);
+    const paint::MemoryLoadLayout l = paint::memory_load_layout(p, scene, kArea);
+    std::array<int, 4> lines{}, no_numbers{};
+    for (const Call& c : p.calls)
+      for (std::size_t k = 0; k < 4; ++k) {
+        if (c.kind == Call::Kind::polyline && in(l.panels[k], c.points.front())) ++lines[k];
+        if (c.kind == Call::Kind::text && c.text == kNoNumbers && in(l.panels[k], c.points.front())) ++no_numbers[k];
+      }
+    EXPECT_EQ(lines[0], 2) << "peak load and footprint";
+    EXPECT_EQ(lines[3], 1) << "images/s";
+    for (std::size_t k : {1, 2}) {
+      EXPECT_EQ(lines[k], computes_values ? 1 : 0) << "panel " << k;
+      EXPECT_EQ(no_numbers[k], computes_values ? 0 : 1) << "panel " << k;
+    }
+  }
+}
 
 TEST(Paint, AddressMapShowsParkedBlocksTransfersAndTheLargestFreeBlock) {
   const AddressMapScene scene = address_map_scene_with_parking();

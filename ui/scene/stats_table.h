@@ -1,0 +1,32 @@
+// The Stats view's table as words, one row per figure: the run and its
+// state, the latest finished iteration's figures (ui/scene/stats.h) beside
+// the plan's prediction, and the MemoryPlan's figures from the status. The
+// view (ui/views/stats_view.h) draws these rows as they are, so the tests
+// read what the window shows without drawing it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ui/scene/stats.h"
+#include "ui/session_link.h"
+
+namespace tidepool::ui {
+
+struct StatsRow {
+  std::string figure, value;
+};
+
+// Where the device computes no values (the sim device) the test accuracy
+// says kNoNumbers, and the iteration's times are "simulated" rather than
+// "measured". With a prediction (SessionStatus::predicted) the iteration
+// and stall times are shown beside it: "12.40 ms simulated | 12.10 ms
+// predicted".
+std::vector<StatsRow> stats_table(const SessionStatus& status, const IterationStats& stats);
+
+// What async offloads do with the blocks they free, for a park horizon
+// (MemorySummary::park_horizon): "parked until needed", "up to 2 parked at
+// once" or "reused at once".
+std::string freed_blocks_text(int park_horizon);
+
+}  // namespace tidepool::ui
