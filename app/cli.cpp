@@ -266,6 +266,7 @@ CLI::App* add_profile_command(CLI::App& cli, ProfileRequest& q) {
       ->capture_default_str()
       ->transform(number<std::int64_t>(1, kMostBatch));
   add_choice(*cmd, "--device", q.device, "device", "device to measure");
+  add_choice(*cmd, "--algo", q.scheme, "conv algorithm scheme", "conv algorithm scheme to measure (as the runs it drives)");
   cmd->add_option("--link-gbps", q.link_gbps, "cpu device: throttle its host link while measuring (0 = off)")
       ->capture_default_str()
       ->transform(number(0.0));

@@ -45,6 +45,7 @@ int profile_command(const ProfileRequest& q, std::ostream& out) {
     ProfilingOptions options;
     options.batches = profiling_batches(q.batch_size);
     options.iterations = q.iterations;
+    options.memory.scheme = q.scheme;
     if (q.progress) options.progress = [](const std::string& line) { std::cerr << "tidepool: " << line << '\n'; };
     auto make = [&] { return make_device(q.device, q.link_gbps); };
     std::string name = make()->caps().name + " (measured on " + q.model + ", " + q.dataset + ")";
@@ -52,7 +53,7 @@ int profile_command(const ProfileRequest& q, std::ostream& out) {
     std::string batches;
     for (auto b : options.batches) batches += (batches.empty() ? "" : ",") + std::to_string(b);
     p.notes = "tidepool profile --model " + q.model + " --dataset " + q.dataset + " --batch-size " +
-              std::to_string(q.batch_size) + " --device " + to_string(q.device) +
+              std::to_string(q.batch_size) + " --device " + to_string(q.device) + " --algo " + to_string(q.scheme) +
               (q.link_gbps ? " --link-gbps " + std::to_string(q.link_gbps) : "") + ": batches " + batches + ", " +
               std::to_string(q.iterations) + " timed iterations each (medians), everything offloaded";
   }

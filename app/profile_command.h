@@ -20,6 +20,7 @@ struct ProfileRequest {
   std::int64_t batch_size = 128;  // the largest profiled: 1/8, 1/4, 1/2, 2/3 and 1 of it
   DeviceKind device = DeviceKind::cpu;
   double link_gbps = 0;
+  ConvScheme scheme = ConvScheme::p;  // conv algorithms differ in speed: profile the ones the run uses
   int iterations = 3;
   std::string spec;  // a GPU specification instead of measuring
   std::string out;   // the JSON file

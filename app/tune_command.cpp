@@ -40,6 +40,7 @@ PerfModel tuning_model(const TuneRequest& q, const Network& net, std::string& no
   if (!k_max) plan_memory(net, 1, all, kernels);  // throws the refusal with the smallest budget
   ProfilingOptions options;
   options.batches = profiling_batches(k_max);
+  options.memory.scheme = q.memory.scheme;  // the conv algorithms the run will use
   if (q.progress) options.progress = [](const std::string& line) { std::cerr << "tidepool: " << line << '\n'; };
   auto make = [&] { return make_device(q.device, q.link_gbps); };
   note = "measured now on " + make()->caps().name + " at 1/8 ... 1 of k_max = " + std::to_string(k_max);

@@ -121,7 +121,7 @@ def main():
     profile = Path(args.profile) if args.profile else root / "profile.json"
     if not args.profile:
         tidepool(args, ["profile", "--model", args.model, "--batch-size", str(args.batch), "--link-gbps",
-                        str(args.link_gbps), "--iterations", str(args.profile_iterations), "-o", str(profile)])
+                        str(args.link_gbps), "--algo", args.algo, "--iterations", str(args.profile_iterations), "-o", str(profile)])
 
     free = plan(args, profile)
     least_all, base_pool = free["all"]["minimum_pool_bytes"], free["base"]["needed_pool_bytes"]

@@ -84,10 +84,11 @@ TEST(SimCli, ProfileWritesASpecificationAndMeasuresTheCpuDevice) {
   ASSERT_EQ(run("profile --spec h100 -o " + spec).status, 0);
   EXPECT_EQ(load_profile(spec).source, "specification");
   const std::string measured = (dir.path() / "cpu.json").string();
-  const auto r = run("--quiet profile --model resnet20 --batch-size 8 --iterations 1 -o " + measured);
+  const auto r = run("--quiet profile --model resnet20 --batch-size 8 --iterations 1 --algo m -o " + measured);
   ASSERT_EQ(r.status, 0) << r.output;
   const Profile p = load_profile(measured);
   EXPECT_EQ(p.source, "measured");
+  EXPECT_NE(p.notes.find("--algo m"), std::string::npos) << "the conv algorithms measured are on record: " << p.notes;
   EXPECT_TRUE(p.fit(WorkClass::conv_forward));
   EXPECT_GT(p.to_host.gbps, 0);
   // 1/8, 1/4, 1/2, 2/3 and 1 of 8: batches 1, 2, 4, 5 and 8.
