@@ -264,21 +264,28 @@ CLI::App* add_plan_command(CLI::App& cli, PlanRequest& plan) {
   return cmd;
 }
 
+// profile and tune: the network a profile is measured on, and the device
+// and link it is measured with.
+void add_measuring_options(CLI::App& cmd, std::string& model, std::string& dataset, DeviceKind& device,
+                           double& link_gbps, const std::string& device_help) {
+  cmd.add_option("--model", model, "network")->capture_default_str();
+  cmd.add_option("--dataset", dataset, "its input shapes: cifar10, cifar100, fashion-mnist or imagenet")
+      ->capture_default_str();
+  add_choice(cmd, "--device", device, "device", device_help);
+  cmd.add_option("--link-gbps", link_gbps, "cpu device: throttle its host link while measuring (0 = off)")
+      ->capture_default_str()
+      ->transform(number(0.0));
+}
+
 CLI::App* add_profile_command(CLI::App& cli, ProfileRequest& q) {
   auto* cmd = cli.add_subcommand(
       "profile", "measure a device's performance profile (per-layer times at five batch sizes, fitted), or derive "
                  "one from a GPU specification, for --device sim and the AccUDNN planner");
-  cmd->add_option("--model", q.model, "network to measure on")->capture_default_str();
-  cmd->add_option("--dataset", q.dataset, "its input shapes: cifar10, cifar100, fashion-mnist or imagenet")
-      ->capture_default_str();
+  add_measuring_options(*cmd, q.model, q.dataset, q.device, q.link_gbps, "device to measure");
   cmd->add_option("--batch-size", q.batch_size, "the largest batch profiled (also 1/8, 1/4, 1/2 and 2/3 of it)")
       ->capture_default_str()
       ->transform(number<std::int64_t>(1, kMostBatch));
-  add_choice(*cmd, "--device", q.device, "device", "device to measure");
   add_choice(*cmd, "--algo", q.scheme, "conv algorithm scheme", "conv algorithm scheme to measure (as the runs it drives)");
-  cmd->add_option("--link-gbps", q.link_gbps, "cpu device: throttle its host link while measuring (0 = off)")
-      ->capture_default_str()
-      ->transform(number(0.0));
   cmd->add_option("--iterations", q.iterations, "timed iterations per batch size (the median is kept)")
       ->capture_default_str()
       ->transform(number(1, 1000));
@@ -291,17 +298,12 @@ CLI::App* add_tune_command(CLI::App& cli, TuneRequest& q) {
   auto* cmd = cli.add_subcommand(
       "tune", "AccUDNN's efficiency-optimal batch under a budget: the largest batch without offload, k_max, "
               "Algorithm 2's candidates, k* with its swap strategy, and eq. 9's learning rate");
-  cmd->add_option("--model", q.model, "network")->capture_default_str();
-  cmd->add_option("--dataset", q.dataset, "its input shapes: cifar10, cifar100, fashion-mnist or imagenet")
-      ->capture_default_str();
+  add_measuring_options(*cmd, q.model, q.dataset, q.device, q.link_gbps,
+                        "device to measure on when no --profile is given");
   add_size(*cmd, "--budget", q.memory.budget_bytes, "the memory budget the batch must fit (required)")->required();
   cmd->add_option("--profile", q.profile,
                   "the performance profile (a file, or " + gpu_spec_names() +
                       "); default: measure one now on --device at 1/8 ... 1 of k_max");
-  add_choice(*cmd, "--device", q.device, "device", "device to measure on when no --profile is given");
-  cmd->add_option("--link-gbps", q.link_gbps, "cpu device: throttle its link while measuring (0 = off)")
-      ->capture_default_str()
-      ->transform(number(0.0));
   cmd->add_option("--heuristic", q.memory.heuristic, "memory-pool heuristic")->capture_default_str();
   add_choice(*cmd, "--algo", q.memory.scheme, "conv algorithm scheme", "conv algorithm scheme");
   cmd->add_option("--lr", q.base_lr, "a learning rate that trains well at --batch-size (eq. 9 adapts it to k*)")

@@ -31,6 +31,26 @@ void print_profile(const Profile& p, std::ostream& out) {
   out << line;
 }
 
+Profile measure_device(const ProfileRequest& q, const Network& net) {
+  if (q.device == DeviceKind::sim)
+    throw std::invalid_argument("profile measures a real device (cpu or cuda); the sim device runs on a profile");
+  ProfilingOptions options;
+  options.batches = profiling_batches(q.batch_size);
+  options.iterations = q.iterations;
+  options.memory.scheme = q.scheme;
+  if (q.progress) options.progress = [](const std::string& line) { std::cerr << "tidepool: " << line << '\n'; };
+  auto make = [&] { return make_device(q.device, q.link_gbps); };
+  std::string name = make()->caps().name + " (measured on " + q.model + ", " + q.dataset + ")";
+  Profile p = measure_profile(make, net, options, std::move(name));
+  std::string batches;
+  for (auto b : options.batches) batches += (batches.empty() ? "" : ",") + std::to_string(b);
+  p.notes = "tidepool profile --model " + q.model + " --dataset " + q.dataset + " --batch-size " +
+            std::to_string(q.batch_size) + " --device " + to_string(q.device) + " --algo " + to_string(q.scheme) +
+            (q.link_gbps ? " --link-gbps " + std::to_string(q.link_gbps) : "") + ": batches " + batches + ", " +
+            std::to_string(q.iterations) + " timed iterations each (medians), everything offloaded";
+  return p;
+}
+
 int profile_command(const ProfileRequest& q, std::ostream& out) {
   if (q.out.empty()) throw std::invalid_argument("tidepool profile needs -o FILE: where to write the profile");
   Profile p;
@@ -39,23 +59,7 @@ int profile_command(const ProfileRequest& q, std::ostream& out) {
     if (!spec) throw std::invalid_argument("unknown GPU specification '" + q.spec + "' (valid: " + gpu_spec_names() + ")");
     p = *spec;
   } else {
-    if (q.device == DeviceKind::sim)
-      throw std::invalid_argument("profile measures a real device (cpu or cuda); the sim device runs on a profile");
-    const Network net = model_for_dataset(q.model, q.dataset);
-    ProfilingOptions options;
-    options.batches = profiling_batches(q.batch_size);
-    options.iterations = q.iterations;
-    options.memory.scheme = q.scheme;
-    if (q.progress) options.progress = [](const std::string& line) { std::cerr << "tidepool: " << line << '\n'; };
-    auto make = [&] { return make_device(q.device, q.link_gbps); };
-    std::string name = make()->caps().name + " (measured on " + q.model + ", " + q.dataset + ")";
-    p = measure_profile(make, net, options, std::move(name));
-    std::string batches;
-    for (auto b : options.batches) batches += (batches.empty() ? "" : ",") + std::to_string(b);
-    p.notes = "tidepool profile --model " + q.model + " --dataset " + q.dataset + " --batch-size " +
-              std::to_string(q.batch_size) + " --device " + to_string(q.device) + " --algo " + to_string(q.scheme) +
-              (q.link_gbps ? " --link-gbps " + std::to_string(q.link_gbps) : "") + ": batches " + batches + ", " +
-              std::to_string(q.iterations) + " timed iterations each (medians), everything offloaded";
+    p = measure_device(q, model_for_dataset(q.model, q.dataset));
   }
   save_profile(p, q.out);
   print_profile(p, out);

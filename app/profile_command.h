@@ -9,6 +9,7 @@
 #include <ostream>
 #include <string>
 
+#include "engine/core/network.h"
 #include "engine/perf/profile.h"
 #include "engine/run/run_settings.h"
 
@@ -28,6 +29,11 @@ struct ProfileRequest {
 };
 
 int profile_command(const ProfileRequest& q, std::ostream& out);
+
+// Measures `net` (q.model on q.dataset) on a real device at 1/8 ... 1 of
+// q.batch_size, with the conv algorithms and link of the runs the profile
+// will drive; its notes say how. `tidepool profile`, and tune without one.
+Profile measure_device(const ProfileRequest& q, const Network& net);
 
 // The fits of a profile as a table, one class per line.
 void print_profile(const Profile& p, std::ostream& out);

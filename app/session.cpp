@@ -61,6 +61,7 @@ TrainingSession::TrainingSession(const RunSettings& s, SessionOptions session)
   if (s.epochs < 0 || s.iterations < 0) throw std::invalid_argument("--epochs and --iterations must not be negative");
   if (s.memory.lookahead < 0) throw std::invalid_argument("--lookahead must not be negative");
   if (s.compress_threads < 0) throw std::invalid_argument("--compress-threads must not be negative");
+  refuse_unscaled_fp16(s.memory);
   choose_dyn_ = s.memory.mode == OffloadMode::dyn;
 
   // Data first: a wrong path should fail before anything slow happens.

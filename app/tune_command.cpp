@@ -6,13 +6,12 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "app/device_factory.h"
 #include "app/memory_report.h"
 #include "app/model_shapes.h"
+#include "app/profile_command.h"
 #include "app/run_folder.h"
 #include "engine/core/bytes_text.h"
 #include "engine/device/cpu/cpu_kernels.h"
-#include "engine/perf/profiler.h"
 #include "engine/perf/spec_profiles.h"
 
 namespace tidepool::app {
@@ -38,13 +37,16 @@ PerfModel tuning_model(const TuneRequest& q, const Network& net, std::string& no
       },
       1 << 16);
   if (!k_max) plan_memory(net, 1, all, kernels);  // throws the refusal with the smallest budget
-  ProfilingOptions options;
-  options.batches = profiling_batches(k_max);
-  options.memory.scheme = q.memory.scheme;  // the conv algorithms the run will use
-  if (q.progress) options.progress = [](const std::string& line) { std::cerr << "tidepool: " << line << '\n'; };
-  auto make = [&] { return make_device(q.device, q.link_gbps); };
-  note = "measured now on " + make()->caps().name + " at 1/8 ... 1 of k_max = " + std::to_string(k_max);
-  return PerfModel(measure_profile(make, net, options, make()->caps().name + " (measured by tune)"));
+  const ProfileRequest measuring{.model = q.model,
+                                 .dataset = q.dataset,
+                                 .batch_size = k_max,
+                                 .device = q.device,
+                                 .link_gbps = q.link_gbps,
+                                 .scheme = q.memory.scheme,  // the conv algorithms the run will use
+                                 .progress = q.progress};
+  Profile p = measure_device(measuring, net);
+  note = "measured now on " + p.name + " at 1/8 ... 1 of k_max = " + std::to_string(k_max);
+  return PerfModel(std::move(p));
 }
 
 int tune_command(const TuneRequest& q, std::ostream& out) {

@@ -20,7 +20,7 @@ Work step_work(const Network& network, const Schedule& s, int step, WorkCounter&
       const LayerCall call = layer_call(s, layer, st.node, forward, [](int t) -> std::byte* {
         return t < 0 ? nullptr : reinterpret_cast<std::byte*>(std::uintptr_t{4096} * (static_cast<std::uintptr_t>(t) + 1));
       });
-      run(counter, call, 1.0f);
+      run(counter, call);
       break;
     }
     case StepKind::accumulate: {

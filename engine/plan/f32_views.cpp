@@ -18,9 +18,7 @@ F32Views f32_views(const Schedule& s, const Layer& layer, int node, bool forward
   const NodeTensors& nt = s.nodes[static_cast<std::size_t>(node)];
   auto add = [&](F32View::Arg arg, int index, int t, bool widen) {
     if (!is_16bit(s, t)) return;
-    F32View v{arg, index, t, out.bytes, widen, !widen};
-    v.loss_scaled = arg == F32View::Arg::input_grad && nt.output == s.loss;
-    out.views.push_back(v);
+    out.views.push_back({arg, index, t, out.bytes, widen, !widen});
     const std::size_t bytes = static_cast<std::size_t>(s.tensors[static_cast<std::size_t>(t)].info.shape.numel()) * 4;
     out.bytes += (bytes + kViewAlign - 1) / kViewAlign * kViewAlign;
   };

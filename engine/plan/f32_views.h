@@ -30,11 +30,9 @@ struct F32View {
   Arg arg = Arg::input;
   int index = 0;       // which input, for input and input_grad
   int tensor = -1;     // the 16-bit tensor
-  std::size_t offset;  // of the f32 copy in the workspace
-  bool widen = false;  // copied in before the step (what it reads)
-  bool round = false;  // copied out after the step (what it writes)
-  // The loss's gradient: fp16 multiplies it by the loss scale as it rounds.
-  bool loss_scaled = false;
+  std::size_t offset = 0;  // of the f32 copy in the workspace
+  bool widen = false;      // copied in before the step (what it reads)
+  bool round = false;      // copied out after the step (what it writes)
 };
 
 struct F32Views {

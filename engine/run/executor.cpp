@@ -167,7 +167,6 @@ void Executor::compute(const Schedule& s, const Step& st, int step, const Iterat
   const bool forward = st.kind == StepKind::forward;
   LayerCall call = layer_call(s, *layer, st.node, forward, [&](int t) { return device_address(t); });
   call.args.seed = mix_seed(in.seed, in.iteration, st.node);
-  const float loss_scale = in.loss_scale;
 
   SpanEvent e;
   e.step = step;
@@ -175,7 +174,7 @@ void Executor::compute(const Schedule& s, const Step& st, int step, const Iterat
   e.layer = layer->name();
   device_.range_push(Stream::compute, layer->name() + (forward ? " fwd" : " bwd"));
   span(pending, Stream::compute, std::move(e), [&] {
-    device_.submit(Stream::compute, [call = std::move(call), loss_scale](Kernels& k) { tidepool::run(k, call, loss_scale); });
+    device_.submit(Stream::compute, [call = std::move(call)](Kernels& k) { tidepool::run(k, call); });
   });
   device_.range_pop(Stream::compute);
 }

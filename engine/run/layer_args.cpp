@@ -37,7 +37,7 @@ LayerCall layer_call(const Schedule& s, const Layer& layer, int node, bool forwa
   for (const F32View& v : views.views) {
     const TensorInfo& info = s.tensors[static_cast<std::size_t>(v.tensor)].info;
     std::byte* copy = workspace + v.offset;
-    c.copies.push_back({info.shape.numel(), info.dtype, address(v.tensor), copy, v.widen, v.round, v.loss_scaled});
+    c.copies.push_back({info.shape.numel(), info.dtype, address(v.tensor), copy, v.widen, v.round});
     float* f = reinterpret_cast<float*>(copy);
     switch (v.arg) {
       case F32View::Arg::input: a.inputs[static_cast<std::size_t>(v.index)] = f; break;
@@ -49,7 +49,7 @@ LayerCall layer_call(const Schedule& s, const Layer& layer, int node, bool forwa
   return c;
 }
 
-void run(Kernels& k, const LayerCall& call, float loss_scale) {
+void run(Kernels& k, const LayerCall& call) {
   for (const F32Copy& c : call.copies)
     if (c.widen) k.convert(c.count, c.type, c.stored, DType::f32, c.copy, 1.0f);
   if (call.forward)
@@ -57,7 +57,7 @@ void run(Kernels& k, const LayerCall& call, float loss_scale) {
   else
     call.layer->backward(k, call.args);
   for (const F32Copy& c : call.copies)
-    if (c.round) k.convert(c.count, DType::f32, c.copy, c.type, c.stored, c.loss_scaled ? loss_scale : 1.0f);
+    if (c.round) k.convert(c.count, DType::f32, c.copy, c.type, c.stored, 1.0f);
 }
 
 std::vector<TrainableParam> trainable_params(const Schedule& s) {

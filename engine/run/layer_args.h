@@ -25,7 +25,6 @@ struct F32Copy {
   std::byte* copy = nullptr;    // its f32 copy, in the step's workspace
   bool widen = false;           // before the layer runs
   bool round = false;           // after
-  bool loss_scaled = false;     // the loss's gradient: fp16 scales it as it rounds
 };
 
 struct LayerCall {
@@ -40,8 +39,7 @@ struct LayerCall {
 LayerCall layer_call(const Schedule& s, const Layer& layer, int node, bool forward, const TensorAddress& address);
 
 // Widens the 16-bit tensors the layer reads, runs it, rounds what it wrote.
-// `loss_scale` multiplies the loss's gradient as it is rounded (1 but in fp16).
-void run(Kernels& k, const LayerCall& call, float loss_scale);
+void run(Kernels& k, const LayerCall& call);
 
 // The trainable parameters, with their gradients and momenta, in schedule
 // order: what one update step passes to sgd_update.

@@ -10,17 +10,12 @@
 
 namespace tidepool {
 
-namespace {
-// fp16's gradients underflow without loss scaling, and training without it
-// would give numbers nobody should trust; its memory is bf16's, which
-// `plan --precision fp16` shows.
 void refuse_unscaled_fp16(const MemorySettings& m) {
   if (m.precision == Precision::fp16)
     throw std::invalid_argument(
         "--precision fp16 trains only with dynamic loss scaling, which Tidepool does not have yet: train in bf16 "
         "(the same memory, no scaling needed), or see fp16's memory with `tidepool plan --precision fp16`");
 }
-}  // namespace
 
 int default_compress_threads() {
   // A quarter of the cores: the rest feed the device (the cpu device's

@@ -47,6 +47,12 @@ struct TrainerOptions {
 // What TrainerOptions::compress_threads = 0 means on this machine.
 int default_compress_threads();
 
+// fp16's gradients underflow without loss scaling, which is not built yet,
+// and numbers trained without it could not be trusted; its memory is
+// bf16's, which `plan --precision fp16` shows. Throws std::invalid_argument
+// for fp16: the trainer checks every plan, a session before it opens a run.
+void refuse_unscaled_fp16(const MemorySettings& m);
+
 class Trainer {
  public:
   // Throws std::invalid_argument for bad options, MemoryRefusal when the

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -55,6 +56,15 @@ TEST(Cli, UnknownModeAndSwapScoreListTheValidOnes) {
   expect_error(run("--batch --quiet --mode swapall --iterations 1"), "valid: base, all, conv, aconv, autoswap, dyn");
   expect_error(run("--batch --quiet --mode autoswap --swap-score size --iterations 1"), "valid: doa, aoa, wdoa, swdoa, bo");
   expect_error(run("--batch --quiet --compress-threads -2 --iterations 1"), "--compress-threads");
+}
+
+TEST(Cli, PrecisionIsCheckedBeforeARunFolderIsMade) {
+  expect_error(run_here("--batch --quiet --precision fp8 --iterations 1"), "valid: fp32, bf16, fp16");
+  expect_error(run_here("plan --model resnet20 --precision bf16 half"), "valid: fp32, bf16, fp16");
+  testing::TempDir dir("fp16_refused");
+  const std::string out = (dir.path() / "run").string();
+  expect_error(run("--batch --quiet --precision fp16 --iterations 1 --out " + out), "loss scaling");
+  EXPECT_FALSE(std::filesystem::exists(out)) << "a refused run leaves no folder behind";
 }
 
 TEST(Cli, AutoSwapBelowItsSmallestPoolNamesIt) {

@@ -49,7 +49,11 @@ std::uint16_t to_f16(float f) {
   return h;
 }
 
-const bool kHasF16c = __builtin_cpu_supports("f16c");
+bool has_f16c() {
+  // __builtin_cpu_init first: this may run before libgcc's own initialiser.
+  static const bool has = (__builtin_cpu_init(), __builtin_cpu_supports("f16c"));
+  return has;
+}
 
 // Eight at a time with F16C, y = x * scale.
 __attribute__((target("avx,f16c"))) void f32_to_f16_f16c(std::int64_t n, const float* x, std::uint16_t* y,
@@ -110,9 +114,9 @@ void CpuKernels::convert(std::int64_t count, DType from, const void* x, DType to
     for (std::int64_t i = 0; i < count; ++i) y16[i] = to_bf16(xf[i] * scale);
   } else if (from == DType::bf16 && to == DType::f32) {
     for (std::int64_t i = 0; i < count; ++i) yf[i] = from_bf16(x16[i]) * scale;
-  } else if (from == DType::f32 && to == DType::f16 && kHasF16c) {
+  } else if (from == DType::f32 && to == DType::f16 && has_f16c()) {
     f32_to_f16_f16c(count, xf, y16, scale);
-  } else if (from == DType::f16 && to == DType::f32 && kHasF16c) {
+  } else if (from == DType::f16 && to == DType::f32 && has_f16c()) {
     f16_to_f32_f16c(count, x16, yf, scale);
   } else {
     for (std::int64_t i = 0; i < count; ++i) store(y, i, to, load(x, i, from) * scale);
