@@ -184,6 +184,7 @@ void add_training_options(CLI::App& cli, RunSettings& s) {
   cli.add_option("--heuristic", m.heuristic, "memory-pool heuristic: " + joined(allocator_names()))
       ->capture_default_str();
   add_choice(cli, "--algo", m.scheme, "conv algorithm scheme", "conv algorithm scheme");
+  add_choice(cli, "--precision", m.precision, "precision", "what activations and their gradients are stored in");
   add_choice(cli, "--mode", m.mode, "offload mode", "activation offload");
   add_choice(cli, "--swap-score", m.swap_score, "swap score", "autoswap's priority score");
   add_choice(cli, "--transfer", m.transfer, "transfer semantics", "transfers");
@@ -255,6 +256,14 @@ CLI::App* add_plan_command(CLI::App& cli, PlanRequest& plan) {
   cmd->add_flag("--compress", plan.compress, "compressed offloads: the pinned column is their two staging slots");
   add_choice(*cmd, "--host-memory", plan.host_memory, "host memory",
              "where offloads wait (pageable: a pageable column, and pinned is the staging buffers)");
+  cmd->add_option_function<std::vector<std::string>>(
+         "--precision",
+         [&plan](const std::vector<std::string>& words) {
+           plan.precisions.clear();
+           for (const std::string& w : words) plan.precisions.push_back(parse_choice<Precision>(w, "precision"));
+         },
+         "a set of rows for each of these precisions: " + choice_help<Precision>() + " (default fp32)")
+      ->type_name("WORD ...");
   cmd->add_flag("--json", plan.json, "a JSON list of result objects");
   return cmd;
 }

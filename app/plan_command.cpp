@@ -17,7 +17,8 @@ namespace tidepool::app {
 
 std::vector<PlanRow> plan_table(const Network& net, std::int64_t batch, Kernels& kernels,
                                 const std::vector<std::string>& heuristics, TransferMode transfer, bool compress,
-                                std::size_t autoswap_budget, const PerfModel* model, HostMemory host_memory) {
+                                std::size_t autoswap_budget, const PerfModel* model, Precision precision,
+                                HostMemory host_memory) {
   std::vector<PlanRow> rows;
   std::vector<OffloadMode> modes = {OffloadMode::base, OffloadMode::all, OffloadMode::conv, OffloadMode::aconv};
   if (autoswap_budget) modes.push_back(OffloadMode::autoswap);
@@ -27,6 +28,7 @@ std::vector<PlanRow> plan_table(const Network& net, std::int64_t batch, Kernels&
       for (AllocOrder order : {AllocOrder::prefetch_first, AllocOrder::derivative_first})
         for (const std::string& h : heuristics) {
           const MemorySettings settings{.scheme = scheme,
+                                        .precision = precision,
                                         .mode = mode,
                                         .order = order,
                                         .transfer = transfer,
@@ -59,13 +61,23 @@ void plan_command(const PlanRequest& q, std::ostream& out) {
   CpuKernels kernels;  // workspace sizes are the cpu device's
   std::optional<PerfModel> model;
   if (!q.profile.empty()) model.emplace(resolve_profile(q.profile));
-  const auto rows = plan_table(net, q.batch_size, kernels, heuristics, q.transfer, q.compress, q.budget_bytes,
-                               model ? &*model : nullptr, q.host_memory);
+  if (q.precisions.empty()) throw std::invalid_argument("--precision needs at least one of fp32, bf16, fp16");
+  std::vector<PlanRow> rows;
+  for (Precision p : q.precisions)
+    for (PlanRow& r : plan_table(net, q.batch_size, kernels, heuristics, q.transfer, q.compress, q.budget_bytes,
+                                 model ? &*model : nullptr, p, q.host_memory))
+      rows.push_back(std::move(r));
   const bool pageable = q.host_memory == HostMemory::pageable;
+  // A precision column only where there is a choice to show.
+  const bool show_precision = q.precisions.size() > 1 || q.precisions[0] != Precision::fp32;
+  auto precision_cell = [&](const PlanRow& r) {
+    return show_precision ? std::string(to_string(r.settings.precision)) + " " : std::string();
+  };
   if (q.json) {
     nlohmann::json j = nlohmann::json::array();
     for (const PlanRow& r : rows) {
-      nlohmann::json row = {{"mode", to_string(r.settings.mode)},
+      nlohmann::json row = {{"precision", to_string(r.settings.precision)},
+                            {"mode", to_string(r.settings.mode)},
                             {"algo", to_string(r.settings.scheme)},
                             {"order", to_string(r.settings.order)},
                             {"heuristic", r.settings.heuristic}};
@@ -94,14 +106,15 @@ void plan_command(const PlanRequest& q, std::ostream& out) {
                 "order", "heuristic", "peak load", "pool", "footprint", "ratio", "largest free", "offloaded", "pinned",
                 "parks");
   line[std::strlen(line) - 1] = '\0';
-  out << line << (pageable ? "     pageable" : "") << (model ? "   pred ms  stall ms\n" : "\n");
+  out << (show_precision ? "prec " : "") << line << (pageable ? "     pageable" : "")
+      << (model ? "   pred ms  stall ms\n" : "\n");
   for (const PlanRow& r : rows) {
     const MemorySummary& m = r.memory;
     if (!r.fits()) {
       std::snprintf(line, sizeof line, "%-8s %-4s %-17s %-10s does not fit: the smallest budget that works is %s\n",
                     to_string(r.settings.mode), to_string(r.settings.scheme), to_string(r.settings.order),
                     r.settings.heuristic.c_str(), format_bytes(m.minimum_pool_bytes).c_str());
-      out << line;
+      out << precision_cell(r) << line;
       continue;
     }
     std::snprintf(line, sizeof line, "%-8s %-4s %-17s %-10s %12s %12s %12s %7.3f %12s %12s %12s %5s\n",
@@ -114,6 +127,7 @@ void plan_command(const PlanRequest& q, std::ostream& out) {
                   : m.park_horizon == kParkUntilNeeded                   ? "all"
                   : m.park_horizon == 0                                  ? "no"
                                                                          : std::to_string(m.park_horizon).c_str());
+    out << precision_cell(r);
     if (pageable) {
       line[std::strlen(line) - 1] = '\0';
       out << line;

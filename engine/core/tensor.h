@@ -11,14 +11,9 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/core/dtype.h"
+
 namespace tidepool {
-
-// f16/bf16 are named so that formats and planners have room for them; the
-// kernels implement f32 (and i32 for labels) today.
-enum class DType : std::uint8_t { f32, f16, bf16, i32 };
-
-std::size_t dtype_bytes(DType t);
-std::string_view to_string(DType t);
 
 enum class Role : std::uint8_t {
   input,                // a batch of images or labels

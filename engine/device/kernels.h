@@ -4,7 +4,8 @@
 // respect to the stream they are called on: the cpu device calls them on the
 // compute stream's worker thread; a cuda device's table is bound to its
 // compute stream and only enqueues. All tensors are dense f32 in NCHW order
-// (labels are i32). Scratch memory is never allocated inside a kernel: a
+// (labels are i32); 16-bit activations are widened to f32 around the
+// kernels that compute with them (convert). Scratch memory is never allocated inside a kernel: a
 // caller asks for the workspace size first, takes that many bytes from the
 // arena and passes them in, which is what lets the planner see every byte.
 //
@@ -14,6 +15,8 @@
 
 #include <cstddef>
 #include <cstdint>
+
+#include "engine/core/dtype.h"
 
 namespace tidepool {
 
@@ -132,6 +135,14 @@ class Kernels {
   virtual void copy(std::int64_t count, const float* x, float* y) = 0;
   // acc += x
   virtual void accumulate(std::int64_t count, const float* x, float* acc) = 0;
+
+  // --- 16-bit storage (--precision bf16|fp16: engine/plan/f32_views.h) ---
+  // y = x * scale, from one of f32, bf16 and f16 to another, rounded to
+  // nearest even; a value beyond f16's range becomes ±inf (which is how
+  // fp16's loss scaling finds that its scale is too large).
+  virtual void convert(std::int64_t count, DType from, const void* x, DType to, void* y, float scale) = 0;
+  // acc += x, both of 16-bit `type`: summed in f32 and rounded once.
+  virtual void accumulate_16bit(std::int64_t count, DType type, const void* x, void* acc) = 0;
 
   // --- softmax cross-entropy, mean over the batch ----------------------
   // logits [n, classes], labels [n] (i32). Writes probabilities [n, classes]

@@ -17,18 +17,20 @@ Work step_work(const Network& network, const Schedule& s, int step, WorkCounter&
       // A null pointer means "no such tensor" to a layer (an input that
       // needs no gradient), so every tensor the step has gets an address of
       // its own, as in a real run; the counter never reads them.
-      const LayerArgs a = layer_args(s, st.node, forward, [](int t) -> std::byte* {
+      const LayerCall call = layer_call(s, layer, st.node, forward, [](int t) -> std::byte* {
         return t < 0 ? nullptr : reinterpret_cast<std::byte*>(std::uintptr_t{4096} * (static_cast<std::uintptr_t>(t) + 1));
       });
-      if (forward)
-        layer.forward(counter, a);
-      else
-        layer.backward(counter, a);
+      run(counter, call, 1.0f);
       break;
     }
-    case StepKind::accumulate:
-      counter.accumulate(s.tensors[static_cast<std::size_t>(st.tensor)].info.shape.numel(), nullptr, nullptr);
+    case StepKind::accumulate: {
+      const TensorInfo& info = s.tensors[static_cast<std::size_t>(st.tensor)].info;
+      if (info.dtype == DType::f32)
+        counter.accumulate(info.shape.numel(), nullptr, nullptr);
+      else
+        counter.accumulate_16bit(info.shape.numel(), info.dtype, nullptr, nullptr);
       break;
+    }
     case StepKind::update:
       for (const TrainableParam& p : trainable_params(s)) counter.sgd_update(p.count, 0, 0, 0, nullptr, nullptr, nullptr);
       break;

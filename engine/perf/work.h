@@ -93,6 +93,7 @@ class WorkCounter final : public Kernels {
   Work take() {
     Work w = work_;
     work_ = {};
+    classed_ = false;
     return w;
   }
 
@@ -129,6 +130,14 @@ class WorkCounter final : public Kernels {
   void add_forward(std::int64_t count, const float*, const float*, float*) override { add(WorkClass::add, count); }
   void copy(std::int64_t count, const float*, float*) override { add(WorkClass::copy, count); }
   void accumulate(std::int64_t count, const float*, float*) override { add(WorkClass::accumulate, count); }
+  // The f32 copies around a 16-bit step (engine/plan/f32_views.h) add to its
+  // work but leave it the class of what it computes.
+  void convert(std::int64_t count, DType, const void*, DType, void*, float) override {
+    add(WorkClass::copy, static_cast<double>(count), false);
+  }
+  void accumulate_16bit(std::int64_t count, DType, const void*, void*) override {
+    add(WorkClass::accumulate, static_cast<double>(count));
+  }
   void softmax_xent_forward(std::int64_t n, std::int64_t classes, const float*, const std::int32_t*, float*,
                             float*) override {
     add(WorkClass::softmax_forward, static_cast<double>(n) * classes);
@@ -142,14 +151,16 @@ class WorkCounter final : public Kernels {
   }
 
  private:
-  void add(WorkClass c, double flops) {
-    if (work_.kernels == 0) work_.work_class = c;
+  void add(WorkClass c, double flops, bool sets_class = true) {
+    if (sets_class && !classed_) work_.work_class = c;
+    classed_ = classed_ || sets_class;
     work_.flops += flops;
     ++work_.kernels;
   }
 
   Kernels& queries_;
   Work work_;
+  bool classed_ = false;  // a kernel that sets the class has been counted
 };
 
 }  // namespace tidepool

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "engine/core/choices.h"
+#include "engine/core/tensor.h"
 #include "engine/device/kernels.h"
 
 namespace tidepool {
@@ -112,8 +113,25 @@ inline constexpr Choice<CopyEngine> kCopyEngines[] = {
 };
 constexpr std::span<const Choice<CopyEngine>> choices(CopyEngine) { return kCopyEngines; }
 
+// Zhuang et al.'s 16-bit training: the values activations and their
+// gradients are stored in. Weights, their gradients and the optimiser stay
+// f32 (the master copy). fp16 needs dynamic loss scaling, not built yet:
+// `plan` shows its rows, training refuses it (engine/run/trainer.cpp).
+enum class Precision : std::uint8_t { fp32, bf16, fp16 };
+inline constexpr Choice<Precision> kPrecisions[] = {
+    {Precision::fp32, "fp32", "32-bit activations"},
+    {Precision::bf16, "bf16", "activations and their gradients in bfloat16"},
+    {Precision::fp16, "fp16", "activations and their gradients in IEEE half (plan only: training needs loss scaling)"},
+};
+constexpr std::span<const Choice<Precision>> choices(Precision) { return kPrecisions; }
+// The element type activations are stored in.
+constexpr DType activation_dtype(Precision p) {
+  return p == Precision::bf16 ? DType::bf16 : p == Precision::fp16 ? DType::f16 : DType::f32;
+}
+
 struct MemorySettings {
   ConvScheme scheme = ConvScheme::p;
+  Precision precision = Precision::fp32;
   OffloadMode mode = OffloadMode::base;
   AllocOrder order = AllocOrder::prefetch_first;
   TransferMode transfer = TransferMode::async;

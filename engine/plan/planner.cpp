@@ -5,6 +5,7 @@
 
 #include "engine/memory/allocator.h"
 #include "engine/memory/allocators/free_list.h"
+#include "engine/plan/f32_views.h"
 
 namespace tidepool {
 namespace {
@@ -46,10 +47,10 @@ class Planner {
     s_.tensors.push_back({TensorInfo{std::move(name), std::move(shape), dtype, role}, persistent, node});
     return static_cast<int>(s_.tensors.size()) - 1;
   }
+  // Byte buffers are planned as f32 vectors of the rounded-up size.
+  static Shape words(std::size_t bytes) { return Shape{static_cast<std::int64_t>((bytes + 3) / 4)}; }
   int add_bytes(std::string name, std::size_t bytes, Role role, int node) {
-    // Byte buffers are planned as f32 vectors of the rounded-up size.
-    const auto words = static_cast<std::int64_t>((bytes + 3) / 4);
-    return add_tensor(std::move(name), Shape{words}, role, node);
+    return add_tensor(std::move(name), words(bytes), role, node);
   }
 
   void step(StepKind kind, int node = -1, int tensor = -1, int source = -1) {
@@ -101,21 +102,31 @@ class Planner {
     s_.data = add_tensor(kDataTensor, Shape{batch, img[0], img[1], img[2]}, Role::input, -1);
     s_.labels = add_tensor(kLabelsTensor, Shape{batch}, Role::input, -1, DType::i32);
     const int loss = net_.loss_node();
+    const bool half = s_.settings.memory.precision != Precision::fp32;
+    backward_layer_workspace_.assign(nodes().size(), 0);
     for (std::size_t i = 0; i < nodes().size(); ++i) {
       const Layer& layer = *nodes()[i].layer;
       const auto& in = shapes_.node_inputs[i];
       const int node = static_cast<int>(i);
       NodeTensors& nt = s_.nodes[i];
       for (const auto& name : nodes()[i].inputs) nt.inputs.push_back(tensor_of(name));
-      nt.output = add_tensor(layer.name(), shapes_.node_outputs[i], Role::activation, node,
-                             layer.output_dtype());
+      // Activations in the run's precision; the loss stays f32 for the host.
+      DType out = layer.output_dtype();
+      if (out == DType::f32 && node != loss) out = activation_dtype(s_.settings.memory.precision);
+      nt.output = add_tensor(layer.name(), shapes_.node_outputs[i], Role::activation, node, out);
       for (const SavedSpec& sv : layer.saved(in, k_))
         nt.saved.push_back(add_bytes(layer.name() + "." + sv.suffix, sv.bytes, Role::activation, node));
-      if (auto ws = layer.workspace_bytes(in, Pass::forward, s_.settings.memory.scheme, k_))
-        nt.forward_workspace = add_bytes(layer.name() + ".fwd_workspace", ws, Role::workspace, node);
-      if (training())
-        if (auto ws = layer.workspace_bytes(in, Pass::backward, s_.settings.memory.scheme, k_))
-          nt.backward_workspace = add_bytes(layer.name() + ".bwd_workspace", ws, Role::workspace, node);
+      // The layer's workspace behind the f32 copies of its 16-bit tensors
+      // (engine/plan/f32_views.h).
+      const std::size_t fwd = layer.workspace_bytes(in, Pass::forward, s_.settings.memory.scheme, k_) +
+                              f32_views(s_, layer, node, true).bytes;
+      if (fwd) nt.forward_workspace = add_bytes(layer.name() + ".fwd_workspace", fwd, Role::workspace, node);
+      if (training()) {
+        // Sized once the gradients exist (plan_backward).
+        const std::size_t bwd = layer.workspace_bytes(in, Pass::backward, s_.settings.memory.scheme, k_);
+        backward_layer_workspace_[i] = bwd;
+        if (bwd || half) nt.backward_workspace = add_bytes(layer.name() + ".bwd_workspace", bwd, Role::workspace, node);
+      }
       nt.input_grads.assign(nt.inputs.size(), -1);
     }
     s_.loss = s_.nodes[loss].output;
@@ -313,15 +324,18 @@ class Planner {
         if (!requires_grad_[x] || layer.input_is_index(static_cast<int>(j))) continue;
         const TensorInfo& xi = s_.tensors[x].info;
         if (grad[x] < 0) {
-          grad[x] = add_tensor(xi.name + ".grad", xi.shape, Role::activation_gradient, i);
+          grad[x] = add_tensor(xi.name + ".grad", xi.shape, Role::activation_gradient, i, xi.dtype);
           nt.input_grads[j] = grad[x];
         } else {
           nt.input_grads[j] = add_tensor(xi.name + ".grad." + layer.name(), xi.shape,
-                                         Role::activation_gradient, i);
+                                         Role::activation_gradient, i, xi.dtype);
           accumulate.emplace_back(grad[x], nt.input_grads[j]);
         }
         emit_alloc(nt.input_grads[j]);
       }
+      if (nt.backward_workspace >= 0)
+        s_.tensors[nt.backward_workspace].info.shape =
+            words(backward_layer_workspace_[i] + f32_views(s_, layer, i, false).bytes);
       emit_alloc(nt.backward_workspace);
       if (!prefetch_first) emit_prefetches(i);
       for (std::size_t j = 0; j < nt.inputs.size(); ++j)
@@ -410,6 +424,7 @@ class Planner {
   NetworkShapes shapes_;
   Schedule s_;
   std::vector<bool> requires_grad_;
+  std::vector<std::size_t> backward_layer_workspace_;  // per node, before its f32 views
   std::vector<int> last_backward_reader_;
   std::vector<bool> freed_saved_;
   std::vector<int> offloads_in_flight_;    // sync: waited for at the end of the layer

@@ -176,8 +176,9 @@ void Executor::release(const Schedule& s, int t, int step, bool after_copy, Pend
 void Executor::compute(const Schedule& s, const Step& st, int step, const IterationInputs& in, Pending& pending) {
   const Layer* layer = network_.nodes()[st.node].layer.get();
   const bool forward = st.kind == StepKind::forward;
-  LayerArgs a = layer_args(s, st.node, forward, [&](int t) { return device_address(t); });
-  a.seed = mix_seed(in.seed, in.iteration, st.node);
+  LayerCall call = layer_call(s, *layer, st.node, forward, [&](int t) { return device_address(t); });
+  call.args.seed = mix_seed(in.seed, in.iteration, st.node);
+  const float loss_scale = in.loss_scale;
 
   SpanEvent e;
   e.step = step;
@@ -185,18 +186,16 @@ void Executor::compute(const Schedule& s, const Step& st, int step, const Iterat
   e.layer = layer->name();
   device_.range_push(Stream::compute, layer->name() + (forward ? " fwd" : " bwd"));
   span(pending, Stream::compute, std::move(e), [&] {
-    if (forward)
-      device_.submit(Stream::compute, [layer, a = std::move(a)](Kernels& k) { layer->forward(k, a); });
-    else
-      device_.submit(Stream::compute, [layer, a = std::move(a)](Kernels& k) { layer->backward(k, a); });
+    device_.submit(Stream::compute, [call = std::move(call), loss_scale](Kernels& k) { tidepool::run(k, call, loss_scale); });
   });
   device_.range_pop(Stream::compute);
 }
 
 void Executor::accumulate(const Schedule& s, const Step& st, int step, Pending& pending) {
   const std::int64_t count = s.tensors[st.tensor].info.shape.numel();
-  const float* src = reinterpret_cast<const float*>(device_address(st.source));
-  float* dst = reinterpret_cast<float*>(device_address(st.tensor));
+  const DType type = s.tensors[st.tensor].info.dtype;
+  const std::byte* src = device_address(st.source);
+  std::byte* dst = device_address(st.tensor);
   const std::string& layer = network_.nodes()[st.node].layer->name();
   SpanEvent e;
   e.step = step;
@@ -205,7 +204,14 @@ void Executor::accumulate(const Schedule& s, const Step& st, int step, Pending& 
   e.tensor = s.tensors[st.tensor].info.name;
   device_.range_push(Stream::compute, layer + " acc");
   span(pending, Stream::compute, std::move(e),
-       [&] { device_.submit(Stream::compute, [=](Kernels& k) { k.accumulate(count, src, dst); }); });
+       [&] {
+         device_.submit(Stream::compute, [=](Kernels& k) {
+           if (type == DType::f32)
+             k.accumulate(count, reinterpret_cast<const float*>(src), reinterpret_cast<float*>(dst));
+           else
+             k.accumulate_16bit(count, type, src, dst);
+         });
+       });
   device_.range_pop(Stream::compute);
 }
 
@@ -280,7 +286,10 @@ void Executor::transfer(const Schedule& s, const Step& st, int step, Pending& pe
   device_.range_push(stream, info.name);
   ZeroValueStore* store = &store_;
   float* staged = reinterpret_cast<float*>(host);
-  const auto count = static_cast<std::size_t>(info.shape.numel());
+  // The store works on 32-bit words: a 16-bit tensor's values go in pairs
+  // (a pair is zero when both are), the last padded by the slot, which is
+  // rounded up to 256 bytes.
+  const std::size_t count = (info.bytes() + 3) / 4;
   auto host_work = [&](SpanKind kind, std::function<void()> work) {
     SpanEvent e;
     e.step = step;

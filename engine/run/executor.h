@@ -55,6 +55,9 @@ struct IterationInputs {
   const std::int32_t* labels = nullptr;  // host memory, [batch]
   std::uint64_t seed = 0;                // dropout masks derive from it
   SgdOptions sgd;
+  // fp16's loss scaling: the loss's gradient is multiplied by it before it
+  // is rounded to 16 bits (engine/run/layer_args.h). 1 until fp16 trains.
+  float loss_scale = 1.0f;
 };
 
 struct IterationResult {

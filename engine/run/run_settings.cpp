@@ -68,6 +68,7 @@ nlohmann::json to_json(const RunSettings& s) {
           {"compress_threads", s.compress_threads},
           {"heuristic", m.heuristic},
           {"algo", to_string(m.scheme)},
+          {"precision", to_string(m.precision)},
           {"mode", to_string(m.mode)},
           {"transfer", to_string(m.transfer)},
           {"order", to_string(m.order)},
@@ -105,6 +106,7 @@ RunSettings run_settings_from_json(const nlohmann::json& j) {
   s.compress_threads = j.contains("compress_threads") ? integer<int>(j, "compress_threads") : 0;  // from before compression existed
   m.heuristic = j.at("heuristic").get<std::string>();
   m.scheme = parse_choice<ConvScheme>(j.at("algo").get<std::string>(), "conv algorithm scheme");
+  m.precision = parse_choice<Precision>(j.value("precision", std::string("fp32")), "precision");  // from before 16-bit
   m.mode = parse_choice<OffloadMode>(j.at("mode").get<std::string>(), "offload mode");
   m.transfer = parse_choice<TransferMode>(j.at("transfer").get<std::string>(), "transfer semantics");
   m.order = parse_choice<AllocOrder>(j.at("order").get<std::string>(), "allocation order");

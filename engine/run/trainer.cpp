@@ -10,6 +10,18 @@
 
 namespace tidepool {
 
+namespace {
+// fp16's gradients underflow without loss scaling, and training without it
+// would give numbers nobody should trust; its memory is bf16's, which
+// `plan --precision fp16` shows.
+void refuse_unscaled_fp16(const MemorySettings& m) {
+  if (m.precision == Precision::fp16)
+    throw std::invalid_argument(
+        "--precision fp16 trains only with dynamic loss scaling, which Tidepool does not have yet: train in bf16 "
+        "(the same memory, no scaling needed), or see fp16's memory with `tidepool plan --precision fp16`");
+}
+}  // namespace
+
 int default_compress_threads() {
   // A quarter of the cores: the rest feed the device (the cpu device's
   // kernels, the loaders' decoding). On a 2-core laptop, one.
@@ -21,6 +33,7 @@ Trainer::Trainer(Device& device, const Network& network, TrainerOptions options,
   if (options_.batch <= 0) throw std::invalid_argument("batch size must be positive");
   if (options_.compress_threads < 0) throw std::invalid_argument("compression threads must not be negative");
   if (options_.compress_threads == 0) options_.compress_threads = default_compress_threads();
+  refuse_unscaled_fp16(options_.memory);
   MemoryPlan plan = plan_memory(network_, options_.batch, options_.memory, device_.kernels(),
                                 {.room_to_grow = options_.room_to_grow}, model());
   arena_ = device_.reserve_arena(plan.arena_bytes);
@@ -53,6 +66,7 @@ Trainer::~Trainer() {
 
 const MemoryPlan& Trainer::apply(const MemorySettings& settings) {
   // Throws, leaving everything as it was.
+  refuse_unscaled_fp16(settings);
   execute(plan_memory(network_, options_.batch, settings, device_.kernels(), plan_.limits(), model()));
   return plan_;
 }

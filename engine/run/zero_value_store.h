@@ -8,7 +8,8 @@
 // from there. The pinned region shrinks to the two slots.
 //
 // Zero-value compression: one bit per value (set where the value's bits
-// are not all zero) and the non-zero values, in order. Only +0.0f counts as
+// are not all zero) and the non-zero values, in order. A value is 32 bits:
+// 16-bit activations (--precision) are compressed in pairs. Only +0.0f counts as
 // zero, so -0.0f, NaNs and denormals come back bit for bit and compression
 // never changes the numbers. The compressed size is not known before the
 // values are read (counting first would double the work, as vDNN++ notes),

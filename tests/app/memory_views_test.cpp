@@ -51,7 +51,8 @@ TEST(MemoryViews, PlanRowSummaryAndStatusGiveTheSameFigures) {
     SCOPED_TRACE(std::string(to_string(m.mode)) + " " + m.heuristic);
     // The plan row with these settings.
     const auto rows =
-        plan_table(net, 32, kernels, {m.heuristic}, m.transfer, m.compress, autoswap_budget, nullptr, m.host_memory);
+        plan_table(net, 32, kernels, {m.heuristic}, m.transfer, m.compress, autoswap_budget, nullptr, m.precision,
+                   m.host_memory);
     const auto row = std::find_if(rows.begin(), rows.end(), [&](const PlanRow& r) {
       return r.settings.mode == m.mode && r.settings.scheme == m.scheme && r.settings.order == m.order;
     });

@@ -112,6 +112,7 @@ bool ControlsView::draw_settings(const SessionStatus& s) {
   changed |= enum_combo("offload mode", edit_.mode);
   if (edit_.mode == OffloadMode::autoswap) changed |= enum_combo("swap score", edit_.swap_score);
   changed |= enum_combo("conv algorithm", edit_.scheme);
+  changed |= enum_combo("precision", edit_.precision);
   if (ImGui::BeginCombo("heuristic", edit_.heuristic.c_str())) {
     for (const std::string& h : allocator_names())
       if (ImGui::Selectable(h.c_str(), h == edit_.heuristic)) {

@@ -95,6 +95,8 @@ class CudaKernels final : public Kernels {
   void add_forward(std::int64_t count, const float* a, const float* b, float* y) override;
   void copy(std::int64_t count, const float* x, float* y) override;
   void accumulate(std::int64_t count, const float* x, float* acc) override;
+  void convert(std::int64_t count, DType from, const void* x, DType to, void* y, float scale) override;
+  void accumulate_16bit(std::int64_t count, DType type, const void* x, void* acc) override;
 
   void softmax_xent_forward(std::int64_t n, std::int64_t classes, const float* logits,
                             const std::int32_t* labels, float* probs,

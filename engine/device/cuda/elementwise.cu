@@ -4,7 +4,12 @@
 // Each result is one IEEE single-precision add, as on the cpu device, so
 // both devices give the same bits. Outputs may alias inputs (y == a for an
 // in-place add), so there is no __restrict__ here.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 
 #include "engine/device/cuda/cuda_kernels.h"
 #include "engine/device/cuda/cuda_util.h"
@@ -30,9 +35,60 @@ __global__ void accumulate_kernel(std::int64_t count, const float* x, float* acc
   }
 }
 
+// 16-bit storage: loads widen to f32, stores round to nearest even (a
+// value beyond f16's range becomes ±inf), as on the cpu device.
+__device__ float load(const void* p, std::int64_t i, DType t) {
+  switch (t) {
+    case DType::bf16: return __bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]);
+    case DType::f16: return __half2float(static_cast<const __half*>(p)[i]);
+    default: return static_cast<const float*>(p)[i];
+  }
+}
+__device__ void store(void* p, std::int64_t i, DType t, float v) {
+  switch (t) {
+    case DType::bf16: static_cast<__nv_bfloat16*>(p)[i] = __float2bfloat16_rn(v); break;
+    case DType::f16: static_cast<__half*>(p)[i] = __float2half_rn(v); break;
+    default: static_cast<float*>(p)[i] = v; break;
+  }
+}
+
+__global__ void convert_kernel(std::int64_t count, DType from, const void* x, DType to, void* y, float scale) {
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    store(y, i, to, __fmul_rn(load(x, i, from), scale));
+  }
+}
+
+__global__ void accumulate_16bit_kernel(std::int64_t count, DType t, const void* x, void* acc) {
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    store(acc, i, t, __fadd_rn(load(acc, i, t), load(x, i, t)));
+  }
+}
+
+void check_float_type(DType t, const char* op) {
+  if (t == DType::i32) throw std::invalid_argument(std::string(op) + ": i32 is not a floating-point type");
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------- launchers
+
+void CudaKernels::convert(std::int64_t count, DType from, const void* x, DType to, void* y, float scale) {
+  if (count <= 0) return;
+  check_float_type(from, "convert");
+  check_float_type(to, "convert");
+  convert_kernel<<<grid_for(count), kThreads, 0, ctx_->stream>>>(count, from, x, to, y, scale);
+  check_launch("convert_kernel");
+}
+
+void CudaKernels::accumulate_16bit(std::int64_t count, DType type, const void* x, void* acc) {
+  if (count <= 0) return;
+  if (type != DType::bf16 && type != DType::f16)
+    throw std::invalid_argument("accumulate_16bit: " + std::string(to_string(type)) + " is not a 16-bit type");
+  accumulate_16bit_kernel<<<grid_for(count), kThreads, 0, ctx_->stream>>>(count, type, x, acc);
+  check_launch("accumulate_16bit_kernel");
+}
 
 void CudaKernels::add_forward(std::int64_t count, const float* a, const float* b, float* y) {
   if (count <= 0) return;

@@ -1,0 +1,128 @@
+// Conversions between f32 and the 16-bit types, and 16-bit accumulation.
+//
+// Plain loops, like the other bandwidth-bound kernels: oneDNN 2.6's bf16
+// and f16 reorders on a processor without AVX-512 are its reference
+// implementation, 50 ns an element (measured: 2M values in 100 ms), where
+// these loops take under 1 ns. bf16 is the upper half of an f32, rounded by
+// integer arithmetic; f16 uses the F16C instructions where the processor
+// has them (every x86 since 2013) and the compiler's _Float16 otherwise.
+// Both round to nearest even, a value beyond f16's range becomes ±inf, and
+// a NaN stays a NaN.
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "engine/device/cpu/cpu_kernels.h"
+
+namespace tidepool {
+namespace {
+
+float from_bf16(std::uint16_t h) {
+  const std::uint32_t u = static_cast<std::uint32_t>(h) << 16;
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+std::uint16_t to_bf16(float f) {
+  std::uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((u >> 16) | 0x40u);  // quiet NaN
+  // Round to nearest even: add just under half a unit of the kept part,
+  // plus one when the kept part is odd.
+  return static_cast<std::uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+float from_f16(std::uint16_t h) {
+  _Float16 v;
+  std::memcpy(&v, &h, sizeof v);
+  return static_cast<float>(v);
+}
+
+std::uint16_t to_f16(float f) {
+  const _Float16 v = static_cast<_Float16>(f);
+  std::uint16_t h;
+  std::memcpy(&h, &v, sizeof h);
+  return h;
+}
+
+const bool kHasF16c = __builtin_cpu_supports("f16c");
+
+// Eight at a time with F16C, y = x * scale.
+__attribute__((target("avx,f16c"))) void f32_to_f16_f16c(std::int64_t n, const float* x, std::uint16_t* y,
+                                                          float scale) {
+  const __m256 s = _mm256_set1_ps(scale);
+  std::int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m128i h = _mm256_cvtps_ph(_mm256_mul_ps(_mm256_loadu_ps(x + i), s), _MM_FROUND_TO_NEAREST_INT);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i), h);
+  }
+  for (; i < n; ++i) y[i] = to_f16(x[i] * scale);
+}
+
+__attribute__((target("avx,f16c"))) void f16_to_f32_f16c(std::int64_t n, const std::uint16_t* x, float* y,
+                                                          float scale) {
+  const __m256 s = _mm256_set1_ps(scale);
+  std::int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 v = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i)));
+    _mm256_storeu_ps(y + i, _mm256_mul_ps(v, s));
+  }
+  for (; i < n; ++i) y[i] = from_f16(x[i]) * scale;
+}
+
+float load(const void* p, std::int64_t i, DType t) {
+  switch (t) {
+    case DType::bf16: return from_bf16(static_cast<const std::uint16_t*>(p)[i]);
+    case DType::f16: return from_f16(static_cast<const std::uint16_t*>(p)[i]);
+    default: return static_cast<const float*>(p)[i];
+  }
+}
+
+void store(void* p, std::int64_t i, DType t, float v) {
+  switch (t) {
+    case DType::bf16: static_cast<std::uint16_t*>(p)[i] = to_bf16(v); break;
+    case DType::f16: static_cast<std::uint16_t*>(p)[i] = to_f16(v); break;
+    default: static_cast<float*>(p)[i] = v; break;
+  }
+}
+
+void check_float_type(DType t, const char* op) {
+  if (t == DType::i32) throw std::invalid_argument(std::string(op) + ": i32 is not a floating-point type");
+}
+
+}  // namespace
+
+void CpuKernels::convert(std::int64_t count, DType from, const void* x, DType to, void* y, float scale) {
+  check_float_type(from, "convert");
+  check_float_type(to, "convert");
+  if (count <= 0) return;
+  const auto* x16 = static_cast<const std::uint16_t*>(x);
+  auto* y16 = static_cast<std::uint16_t*>(y);
+  const auto* xf = static_cast<const float*>(x);
+  auto* yf = static_cast<float*>(y);
+  // The common pairs in tight loops the compiler vectorises; the rest
+  // element by element.
+  if (from == DType::f32 && to == DType::bf16) {
+    for (std::int64_t i = 0; i < count; ++i) y16[i] = to_bf16(xf[i] * scale);
+  } else if (from == DType::bf16 && to == DType::f32) {
+    for (std::int64_t i = 0; i < count; ++i) yf[i] = from_bf16(x16[i]) * scale;
+  } else if (from == DType::f32 && to == DType::f16 && kHasF16c) {
+    f32_to_f16_f16c(count, xf, y16, scale);
+  } else if (from == DType::f16 && to == DType::f32 && kHasF16c) {
+    f16_to_f32_f16c(count, x16, yf, scale);
+  } else {
+    for (std::int64_t i = 0; i < count; ++i) store(y, i, to, load(x, i, from) * scale);
+  }
+}
+
+void CpuKernels::accumulate_16bit(std::int64_t count, DType type, const void* x, void* acc) {
+  if (type != DType::bf16 && type != DType::f16)
+    throw std::invalid_argument("accumulate_16bit: " + std::string(to_string(type)) + " is not a 16-bit type");
+  for (std::int64_t i = 0; i < count; ++i) store(acc, i, type, load(acc, i, type) + load(x, i, type));
+}
+
+}  // namespace tidepool
