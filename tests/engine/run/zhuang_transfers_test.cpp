@@ -50,6 +50,21 @@ TEST(ZhuangTransfers, TheSameSeedGivesTheSameParametersWhateverTheHostMemoryAndC
   EXPECT_EQ(train_on_cpu(net, slow, 3, /*link_gbps=*/0.05).checksum, base) << "throttled link";
 }
 
+TEST(ZhuangTransfers, WithinBf16TooTheParametersDoNotDependOnTheHostMemoryOrCopyEngine) {
+  const Network net = testing::residual_net();
+  const std::uint64_t base = train_on_cpu(net, {.batch = 8, .memory = {.precision = Precision::bf16}, .seed = 5}, 3).checksum;
+  for (HostMemory host : {HostMemory::pinned, HostMemory::pageable})
+    for (CopyEngine engine : {CopyEngine::stream, CopyEngine::threads}) {
+      const TrainerOptions o{.batch = 8,
+                             .memory = {.precision = Precision::bf16,
+                                        .mode = OffloadMode::all,
+                                        .host_memory = host,
+                                        .copy_engine = engine},
+                             .seed = 5};
+      EXPECT_EQ(train_on_cpu(net, o, 3).checksum, base) << to_string(host) << " " << to_string(engine);
+    }
+}
+
 TEST(ZhuangTransfers, PageableOffloadsPassThroughTheStagingBuffersAndPinOnlyThem) {
   const Network net = testing::residual_net();
   for (CopyEngine engine : {CopyEngine::stream, CopyEngine::threads}) {
