@@ -221,6 +221,8 @@ nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& 
       {"heuristic", memory.heuristic},
       {"algo", to_string(memory.scheme)},
       {"compress", memory.compress},
+      {"host_memory", to_string(memory.host_memory)},
+      {"copy_engine", to_string(memory.copy_engine)},
       {"compressed_from_bytes", last_compressed.compressed_from_bytes},
       {"compressed_to_bytes", last_compressed.compressed_to_bytes},
       {"compressed_held_bytes", last_compressed.compressed_held_bytes},

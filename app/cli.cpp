@@ -203,6 +203,8 @@ void add_training_options(CLI::App& cli, RunSettings& s) {
   cli.add_option("--link-gbps", m.link_gbps, "cpu device: throttle host<->device copies to this GB/s (0 = off)")
       ->capture_default_str()
       ->transform(number(0.0));
+  add_choice(cli, "--host-memory", m.host_memory, "host memory", "where offloads wait on the host (Zhuang)");
+  add_choice(cli, "--copy-engine", m.copy_engine, "copy engine", "who copies offloads and prefetches (Zhuang)");
   cli.add_option("--trace-iterations", s.trace_iterations,
                  "iterations recorded in trace.json, memory_load.csv and events.bin")
       ->capture_default_str()
@@ -252,6 +254,8 @@ CLI::App* add_plan_command(CLI::App& cli, PlanRequest& plan) {
                   "a performance profile (a file, or " + gpu_spec_names() +
                       "): also AccUDNN's rows, and every row's predicted iteration time and stall");
   cmd->add_flag("--compress", plan.compress, "compressed offloads: the pinned column is their two staging slots");
+  add_choice(*cmd, "--host-memory", plan.host_memory, "host memory",
+             "where offloads wait (pageable: a pageable column, and pinned is the staging buffers)");
   cmd->add_option_function<std::vector<std::string>>(
          "--precision",
          [&plan](const std::vector<std::string>& words) {

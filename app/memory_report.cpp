@@ -17,6 +17,7 @@ nlohmann::json memory_json(const MemorySummary& m) {
           {"largest_free_at_peak_bytes", m.largest_free_at_peak_bytes},
           {"offloaded_bytes", m.offloaded_bytes},
           {"pinned_host_bytes", m.pinned_bytes},
+          {"pageable_host_bytes", m.pageable_bytes},
           {"uncompressed_pinned_bytes", m.uncompressed_pinned_bytes},
           {"load_limit_bytes", m.load_limit_bytes},
           {"parks_offloads", m.park_horizon > 0},
@@ -36,6 +37,7 @@ MemorySummary memory_from_json(const nlohmann::json& j) {
   m.largest_free_at_peak_bytes = bytes("largest_free_at_peak_bytes");
   m.offloaded_bytes = bytes("offloaded_bytes");
   m.pinned_bytes = bytes("pinned_host_bytes");
+  m.pageable_bytes = bytes("pageable_host_bytes");  // 0 in runs from before --host-memory
   m.uncompressed_pinned_bytes = bytes("uncompressed_pinned_bytes");
   m.load_limit_bytes = bytes("load_limit_bytes");
   const int park_horizon = j.value("park_horizon", 0);
@@ -53,6 +55,12 @@ std::vector<std::string> memory_lines(const MemorySummary& m, const MemorySettin
                   format_bytes(m.minimum_pool_bytes) + "; " + s.heuristic + ", mode " + to_string(s.mode) + ", algo " +
                   to_string(s.scheme) + ", " + to_string(s.transfer) + ", " + to_string(s.order) + "); pinned " +
                   format_bytes(m.pinned_bytes));
+  if (s.host_memory == HostMemory::pageable && m.pageable_bytes > 0)
+    lines.push_back("pageable offloads: " + format_bytes(m.pageable_bytes) + " of ordinary host memory, copied through " +
+                    format_bytes(m.pinned_bytes) + " of pinned staging buffers");
+  if (s.copy_engine == CopyEngine::threads && m.offloaded_bytes > 0)
+    lines.push_back("copy threads: a host thread per direction waits for each transfer's data, then copies it "
+                    "synchronously in the compute stream's order (Zhuang's CPU multithreading)");
   std::string parking;
   if (m.park_horizon == kParkUntilNeeded)
     parking = "the blocks they free stay parked until the pool needs the room, so forward reuses none of them "

@@ -17,7 +17,8 @@ namespace tidepool::app {
 
 std::vector<PlanRow> plan_table(const Network& net, std::int64_t batch, Kernels& kernels,
                                 const std::vector<std::string>& heuristics, TransferMode transfer, bool compress,
-                                std::size_t autoswap_budget, const PerfModel* model, Precision precision) {
+                                std::size_t autoswap_budget, const PerfModel* model, Precision precision,
+                                HostMemory host_memory) {
   std::vector<PlanRow> rows;
   std::vector<OffloadMode> modes = {OffloadMode::base, OffloadMode::all, OffloadMode::conv, OffloadMode::aconv};
   if (autoswap_budget) modes.push_back(OffloadMode::autoswap);
@@ -35,7 +36,8 @@ std::vector<PlanRow> plan_table(const Network& net, std::int64_t batch, Kernels&
                                         .heuristic = h,
                                         .budget_bytes = mode == OffloadMode::autoswap || mode == OffloadMode::accudnn
                                                             ? autoswap_budget
-                                                            : 0};
+                                                            : 0,
+                                        .host_memory = host_memory};
           try {
             const MemoryPlan p = plan_memory(net, batch, settings, kernels, {}, model);
             rows.push_back({settings, p.summary(), {}, p.predicted});
@@ -63,8 +65,9 @@ void plan_command(const PlanRequest& q, std::ostream& out) {
   std::vector<PlanRow> rows;
   for (Precision p : q.precisions)
     for (PlanRow& r : plan_table(net, q.batch_size, kernels, heuristics, q.transfer, q.compress, q.budget_bytes,
-                                 model ? &*model : nullptr, p))
+                                 model ? &*model : nullptr, p, q.host_memory))
       rows.push_back(std::move(r));
+  const bool pageable = q.host_memory == HostMemory::pageable;
   // A precision column only where there is a choice to show.
   const bool show_precision = q.precisions.size() > 1 || q.precisions[0] != Precision::fp32;
   auto precision_cell = [&](const PlanRow& r) {
@@ -93,16 +96,18 @@ void plan_command(const PlanRequest& q, std::ostream& out) {
     return;
   }
   char line[256];
-  std::snprintf(line, sizeof line, "%s, %s input, batch %lld, %s transfers%s (cpu device workspaces)\n",
+  std::snprintf(line, sizeof line, "%s, %s input, batch %lld, %s transfers%s%s (cpu device workspaces)\n",
                 q.model.c_str(), std::string(models::to_string(input_for_dataset(q.dataset))).c_str(),
                 static_cast<long long>(q.batch_size),
-                to_string(q.transfer), q.compress ? ", compressed offloads (pinned: two staging slots)" : "");
+                to_string(q.transfer), q.compress ? ", compressed offloads (pinned: two staging slots)" : "",
+                pageable ? ", pageable host memory (pinned: the staging buffers)" : "");
   out << line;
   std::snprintf(line, sizeof line, "%-8s %-4s %-17s %-10s %12s %12s %12s %7s %12s %12s %12s %5s\n", "mode", "algo",
                 "order", "heuristic", "peak load", "pool", "footprint", "ratio", "largest free", "offloaded", "pinned",
                 "parks");
-  if (model) line[std::strlen(line) - 1] = '\0';
-  out << (show_precision ? "prec " : "") << line << (model ? "   pred ms  stall ms\n" : "");
+  line[std::strlen(line) - 1] = '\0';
+  out << (show_precision ? "prec " : "") << line << (pageable ? "     pageable" : "")
+      << (model ? "   pred ms  stall ms\n" : "\n");
   for (const PlanRow& r : rows) {
     const MemorySummary& m = r.memory;
     if (!r.fits()) {
@@ -123,6 +128,11 @@ void plan_command(const PlanRequest& q, std::ostream& out) {
                   : m.park_horizon == 0                                  ? "no"
                                                                          : std::to_string(m.park_horizon).c_str());
     out << precision_cell(r);
+    if (pageable) {
+      line[std::strlen(line) - 1] = '\0';
+      out << line;
+      std::snprintf(line, sizeof line, " %12s\n", format_bytes(m.pageable_bytes).c_str());
+    }
     if (r.predicted) {
       line[std::strlen(line) - 1] = '\0';
       out << line;

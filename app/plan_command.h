@@ -41,7 +41,7 @@ std::vector<PlanRow> plan_table(const Network& net, std::int64_t batch, Kernels&
                                 const std::vector<std::string>& heuristics,
                                 TransferMode transfer = TransferMode::async, bool compress = false,
                                 std::size_t autoswap_budget = 0, const PerfModel* model = nullptr,
-                                Precision precision = Precision::fp32);
+                                Precision precision = Precision::fp32, HostMemory host_memory = HostMemory::pinned);
 
 struct PlanRequest {
   std::string model = "resnet18";
@@ -51,6 +51,7 @@ struct PlanRequest {
   TransferMode transfer = TransferMode::async;
   bool compress = false;
   std::vector<Precision> precisions = {Precision::fp32};  // a row set for each
+  HostMemory host_memory = HostMemory::pinned;  // pageable: a pageable column, and pinned is the staging buffers
   std::size_t budget_bytes = 0;  // AutoSwap's rows for this budget (0: none)
   std::string profile;           // a performance profile: accudnn rows and predicted times
   bool json = false;

@@ -46,6 +46,14 @@ MemorySettings before_dyn(MemorySettings m) {
 }  // namespace
 
 namespace {
+// The sim device's streams are clocks only the executor moves: there is
+// no host thread that could copy on them.
+void refuse_copy_threads_without_host_copies(const MemorySettings& m, const Device& device) {
+  if (m.copy_engine == CopyEngine::threads && !device.caps().host_copies)
+    throw std::invalid_argument(device.caps().name + " simulates its streams in virtual time, with no host threads "
+                                "to copy from: run --copy-engine threads on the cpu or cuda device");
+}
+
 // The sim device computes no values: compressing its offloads would
 // compress nothing, and say nothing about a real run.
 void refuse_compression_without_values(const MemorySettings& m, const Device& device) {
@@ -111,6 +119,7 @@ void TrainingSession::start(EventSink* sink) {
     topts.model = model_.get();
   }
   refuse_compression_without_values(s.memory, *device_);
+  refuse_copy_threads_without_host_copies(s.memory, *device_);
   const PerfModel* model = topts.model ? topts.model : device_->perf_model();
   if (topts.memory.mode == OffloadMode::autoswap && topts.memory.swap_score == SwapScore::bo &&
       topts.memory.budget_bytes) {
@@ -156,6 +165,7 @@ ApplyOutcome TrainingSession::apply(const MemorySettings& wanted) {
       throw std::invalid_argument("only a device that simulates its host link (cpu) can be throttled; " +
                                   device_->caps().name + " copies at the speed of its own");
     refuse_compression_without_values(wanted, *device_);
+    refuse_copy_threads_without_host_copies(wanted, *device_);
     const bool dyn = wanted.mode == OffloadMode::dyn;
     // Throws, changing nothing, when the settings cannot work.
     const MemoryPlan& plan = trainer_->apply(dyn ? before_dyn(wanted) : wanted);

@@ -6,7 +6,9 @@
 //  - one arena of device memory, reserved once; the allocators hand out
 //    offsets inside it and nothing else allocates device memory per tensor;
 //  - one pinned-host region, reserved once, for offloaded tensors and
-//    staged input batches;
+//    staged input batches; and where offloads wait in pageable memory
+//    instead (Zhuang's choice, HostMemory::pageable), one pageable region,
+//    which copies reach through the device's own pinned staging buffers;
 //  - three streams (compute, offload = device→host, prefetch = host→device)
 //    with events to order them against each other and the host;
 //  - a table of kernels, run on the compute stream.
@@ -38,6 +40,18 @@ enum class Stream : int { compute = 0, offload = 1, prefetch = 2 };
 inline constexpr int kStreamCount = 3;
 const char* to_string(Stream s);
 
+// A copy to or from pageable host memory goes through a pinned staging
+// buffer, as the CUDA driver's do: the link moves the bytes between the
+// device and the buffer, and a host memcpy between the buffer and pageable
+// memory, a buffer's worth at a time. The cpu device keeps one buffer of
+// this size per stream that copies (offload, prefetch, and compute for the
+// synchronous copies), so that concurrent copies do not share one; the
+// MemoryPlan counts them as the pinned memory pageable offloads take.
+// The CUDA driver's own buffers are of this order (a few MiB; their size
+// is not documented) and are not ours to count.
+inline constexpr std::size_t kPageableStagingBytes = std::size_t{4} << 20;
+inline constexpr std::size_t kPageableStagingBuffers = kStreamCount;
+
 // A point in a stream's work: complete once everything submitted to that
 // stream before it has finished. Owned by whoever recorded it (RAII).
 class DeviceEvent {
@@ -55,6 +69,9 @@ struct DeviceCaps {
   // Kernels compute values (false: the sim device, which only models their
   // time; losses and parameters read back are zeros, "no numbers").
   bool computes_values = true;
+  // Host threads other than the executor's may make copies (copy_sync):
+  // false for the sim device, whose streams are clocks the executor moves.
+  bool host_copies = true;
 };
 
 class Device {
@@ -70,12 +87,26 @@ class Device {
   virtual std::byte* reserve_pinned(std::size_t bytes) = 0;
   virtual std::size_t arena_bytes() const = 0;
   virtual std::size_t pinned_bytes() const = 0;
+  // Ordinary (pageable) host memory for offloaded tensors, for
+  // HostMemory::pageable; may be called once. A copy that reads or writes
+  // it is staged (kPageableStagingBytes): on the cpu device through pinned
+  // buffers the device reserves here, on the cuda device by the driver.
+  virtual std::byte* reserve_pageable(std::size_t bytes) = 0;
+  virtual std::size_t pageable_bytes() const = 0;
 
   // Work on streams, in submission order per stream.
   virtual void submit(Stream, std::function<void(Kernels&)> work) = 0;
   // Copies between device memory (arena) and host memory (pinned region or
   // any host buffer), ordered on the given stream.
   virtual void copy_async(Stream, void* dst, const void* src, std::size_t bytes) = 0;
+  // A copy the calling host thread waits for, made on the device's default
+  // stream as cudaMemcpy's are: in the compute stream's order (after the
+  // compute work queued before it, before the compute work queued after),
+  // because the default stream synchronises with the others. It may be
+  // called from any host thread (engine/run/copy_threads.h calls it from
+  // its own), concurrently with the executor's calls. A device whose
+  // streams are virtual clocks (caps().host_copies false) throws.
+  virtual void copy_sync(void* dst, const void* src, std::size_t bytes) = 0;
   // Runs `work` on a host thread in the stream's order: after everything
   // submitted to the stream before it, before anything submitted after.
   // For host-side processing of what a transfer brought (compressing an

@@ -85,10 +85,11 @@ double PerfModel::compute_us(const Work& w) const {
   return fitted_us(*profile_.fit(static_cast<WorkClass>(lender)), w.flops, w.kernels);
 }
 
-double PerfModel::copy_us(std::size_t bytes, bool to_host) const {
+double PerfModel::copy_us(std::size_t bytes, bool to_host, bool pageable) const {
   if (bytes == 0) return 0;
   const LinkFit& l = to_host ? profile_.to_host : profile_.to_device;
-  return l.latency_us + static_cast<double>(bytes) / (l.gbps * 1e3);
+  const double staging_us = pageable ? static_cast<double>(bytes) / (kPageableMemcpyGbps * 1e3) : 0;
+  return l.latency_us + static_cast<double>(bytes) / (l.gbps * 1e3) + staging_us;
 }
 
 std::vector<std::string> PerfModel::borrowed() const {

@@ -13,6 +13,16 @@
 
 namespace tidepool {
 
+// A pageable copy's extra host memcpy (Device::reserve_pageable), GB/s
+// (1e9 bytes/s), for every profile: a profile measures the link, not the
+// host's memory. From Zhuang et al. (seed 001) Fig. 4: pageable copies took
+// 2.5 (device → host) and 3 (host → device) times as long as pinned ones
+// over a GTX 1060's PCIe 3.0 ×16 link (about 12 GB/s pinned), so the
+// staging memcpy added 1.5 to 2 times the link's time: 8 and 6 GB/s. We
+// take the middle, and model the two hops one after the other, as those
+// ratios imply (no overlap between them).
+inline constexpr double kPageableMemcpyGbps = 7.0;
+
 class PerfModel {
  public:
   // Throws std::invalid_argument when the profile has no compute fits at
@@ -27,7 +37,9 @@ class PerfModel {
   // has a fit.
   double compute_us(const Work& work) const;
   // A copy over the host link, device → host (to_host) or back.
-  double copy_us(std::size_t bytes, bool to_host) const;
+  // From or to pageable host memory (`pageable`), the staging buffer's
+  // memcpy at kPageableMemcpyGbps comes on top.
+  double copy_us(std::size_t bytes, bool to_host, bool pageable = false) const;
 
   const Profile& profile() const { return profile_; }
   // "depthwise.forward ← conv.forward", one per class that borrowed a fit.

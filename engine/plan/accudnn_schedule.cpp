@@ -61,8 +61,9 @@ AccSchedule accudnn_problem(const Network& net, const Schedule& s, const PerfMod
           m.name = s.tensors[static_cast<std::size_t>(t)].info.name;
           m.bytes = bytes;
           m.produced_by = next();
-          m.offload_us = model.copy_us(s.tensors[static_cast<std::size_t>(t)].info.bytes(), true);
-          m.prefetch_us = model.copy_us(s.tensors[static_cast<std::size_t>(t)].info.bytes(), false);
+          const bool pageable = s.settings.memory.host_memory == HostMemory::pageable;
+          m.offload_us = model.copy_us(s.tensors[static_cast<std::size_t>(t)].info.bytes(), true, pageable);
+          m.prefetch_us = model.copy_us(s.tensors[static_cast<std::size_t>(t)].info.bytes(), false, pageable);
           p.maps.push_back(std::move(m));
         }
         break;

@@ -231,6 +231,14 @@ MemoryPlan plan_memory(const Network& net, std::int64_t batch, const MemorySetti
   if (settings.lookahead < 0) throw std::invalid_argument("prefetch lookahead must not be negative");
   if (settings.mode == OffloadMode::dyn)
     throw std::invalid_argument("mode dyn picks a mode by profiling; plan the mode it picks");
+  // Compression already keeps offloads in pageable memory, reached through
+  // its pinned staging slots, and runs on the transfer streams.
+  if (settings.compress && settings.host_memory == HostMemory::pageable)
+    throw std::invalid_argument("--compress keeps offloads compressed in pageable host memory already, through two "
+                                "pinned staging slots; --host-memory pageable is for uncompressed offloads");
+  if (settings.compress && settings.copy_engine == CopyEngine::threads)
+    throw std::invalid_argument("--compress compresses on the offload and prefetch streams; --copy-engine threads "
+                                "copies without them: use one or the other");
 
   MemoryPlan p;
   p.settings = settings;
@@ -267,10 +275,15 @@ MemoryPlan plan_memory(const Network& net, std::int64_t batch, const MemorySetti
     throw MemoryRefusal("a budget of " + format_bytes(p.pool_bytes) + " exceeds the " + format_bytes(limits.arena_bytes) +
                             " of device memory this run reserved",
                         p.minimum_pool_bytes);
-  if (limits.arena_bytes && p.train.pinned_bytes > limits.pinned_bytes)  // a run started with compression
+  if (limits.arena_bytes && settings.host_memory != limits.host_memory)
+    throw MemoryRefusal(std::string("this run keeps its offloads in ") + to_string(limits.host_memory) +
+                            " host memory, reserved when it started: start a new run with --host-memory " +
+                            to_string(settings.host_memory),
+                        p.minimum_pool_bytes);
+  if (limits.arena_bytes && p.train.pinned_bytes > limits.offload_host_bytes)  // a run started with compression
     throw MemoryRefusal(std::string(settings.compress ? "" : "uncompressed ") + "offloads in mode " +
                             to_string(settings.mode) + " need " + format_bytes(p.train.pinned_bytes) +
-                            " of pinned host memory; this run reserved " + format_bytes(limits.pinned_bytes) +
+                            " of pinned host memory; this run reserved " + format_bytes(limits.offload_host_bytes) +
                             " for compressed ones: start a new run to offload uncompressed",
                         p.minimum_pool_bytes);
   // Two iterations of each schedule in the pool, as every fit check.
@@ -305,7 +318,7 @@ MemoryPlan plan_memory(const Network& net, std::int64_t batch, const MemorySetti
 
   if (limits.arena_bytes) {
     p.arena_bytes = limits.arena_bytes;
-    p.offload_pinned_bytes = limits.pinned_bytes;
+    p.offload_host_bytes = limits.offload_host_bytes;
   } else {
     p.arena_bytes = std::max(p.pool_bytes, limits.room_to_grow ? roomy_arena(net, batch, settings, kernels) : 0);
     // Pinned memory for the worst case, every layer's input offloaded, so
@@ -314,7 +327,7 @@ MemoryPlan plan_memory(const Network& net, std::int64_t batch, const MemorySetti
     // point of compressing, so such a run cannot turn compression off later.
     PlanSettings all{Phase::train, settings, {}};
     all.memory.mode = OffloadMode::all;
-    p.offload_pinned_bytes = std::max(p.train.pinned_bytes, plan_schedule(net, batch, all, kernels).pinned_bytes);
+    p.offload_host_bytes = std::max(p.train.pinned_bytes, plan_schedule(net, batch, all, kernels).pinned_bytes);
   }
   return p;
 }

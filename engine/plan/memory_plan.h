@@ -38,8 +38,9 @@ namespace tidepool {
 // What the device already holds for the run. Before a run starts nothing
 // is reserved, and the plan says what to reserve; later plans must fit it.
 struct MemoryLimits {
-  std::size_t arena_bytes = 0;   // device memory reserved (0: nothing yet)
-  std::size_t pinned_bytes = 0;  // pinned host memory reserved for offloads
+  std::size_t arena_bytes = 0;         // device memory reserved (0: nothing yet)
+  std::size_t offload_host_bytes = 0;  // host memory reserved for offloads' slots
+  HostMemory host_memory = HostMemory::pinned;  // which kind that is
   // Reserve an arena a later budget may grow into (the window's budget
   // slider): room to keep everything on the device under any heuristic,
   // and a quarter more.
@@ -72,25 +73,36 @@ struct MemoryPlan {
   bool accudnn_stall_free = true;
   // What a run that starts with this plan reserves (a run in progress: what it has).
   std::size_t arena_bytes = 0;
-  std::size_t offload_pinned_bytes = 0;  // room for mode all's offloads (compressed: its staging slots)
+  // Room for mode all's offloads (compressed: its staging slots), in
+  // pinned memory or, with HostMemory::pageable, in the pageable region.
+  std::size_t offload_host_bytes = 0;
   // The executor's slot for the loss it reads back each iteration, in
   // pinned memory: a copy into pageable memory would hold the host until
   // the forward pass is done, before it has queued the backward pass.
   std::size_t readback_pinned_bytes = 0;
 
   int park_horizon() const { return train.park_horizon; }
-  std::size_t pinned_bytes() const { return train.pinned_bytes; }
+  // The host memory the offloads take, by kind. The schedule's slots
+  // (Schedule::pinned_bytes) are pinned, or with HostMemory::pageable
+  // pageable, and then the pinned memory is the staging buffers every
+  // copy to or from them passes through (engine/device/device.h).
+  bool pageable() const { return settings.host_memory == HostMemory::pageable; }
+  std::size_t pinned_bytes() const {
+    if (!pageable()) return train.pinned_bytes;
+    return train.pinned_bytes ? kPageableStagingBuffers * kPageableStagingBytes : 0;
+  }
+  std::size_t pageable_bytes() const { return pageable() ? train.pinned_bytes : 0; }
   std::size_t offloaded_bytes() const { return train.offloaded_bytes(); }
   std::size_t peak_load_bytes() const { return figures.peak_load_bytes; }
   std::size_t footprint_bytes() const { return figures.footprint_bytes; }
   std::size_t largest_free_at_peak_bytes() const { return figures.largest_free_at_peak.bytes; }
   // What the runtime needs to know about a run in progress.
-  MemoryLimits limits() const { return {arena_bytes, offload_pinned_bytes, false}; }
+  MemoryLimits limits() const { return {arena_bytes, offload_host_bytes, settings.host_memory, false}; }
   // Its figures, as every view prints them.
   MemorySummary summary() const {
     return {pool_bytes,          needed_pool_bytes, minimum_pool_bytes, peak_load_bytes(),
             footprint_bytes(),   largest_free_at_peak_bytes(), offloaded_bytes(), pinned_bytes(),
-            uncompressed_pinned_bytes, load_limit_bytes, park_horizon(), parking_pool_bytes,
+            pageable_bytes(),    uncompressed_pinned_bytes, load_limit_bytes, park_horizon(), parking_pool_bytes,
             arena_bytes};
   }
 };

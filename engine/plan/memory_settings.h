@@ -86,6 +86,33 @@ inline constexpr Choice<TransferMode> kTransferModes[] = {
 };
 constexpr std::span<const Choice<TransferMode>> choices(TransferMode) { return kTransferModes; }
 
+// Zhuang et al. (seed 001) §4.1: where offloaded tensors wait on the host.
+// Pinned memory is what the device copies to directly; a copy from or to
+// pageable memory goes through a pinned staging buffer, as the CUDA driver
+// does (Device::reserve_pageable), and costs a host memcpy more.
+enum class HostMemory : std::uint8_t { pinned, pageable };
+inline constexpr Choice<HostMemory> kHostMemories[] = {
+    {HostMemory::pinned, "pinned", "offloads copy straight into page-locked host memory"},
+    {HostMemory::pageable, "pageable",
+     "offloads wait in ordinary host memory, copied through a small pinned staging buffer as the CUDA driver does"},
+};
+constexpr std::span<const Choice<HostMemory>> choices(HostMemory) { return kHostMemories; }
+
+// Zhuang et al. §4.2: who performs an offload's or a prefetch's copy. On
+// the transfer streams (what the paper keeps), or by a host thread per
+// direction that waits for the event that produced the data and then
+// copies synchronously on the device's default stream, ordered with the
+// compute (the paper's "CPU multithreading" baseline, Fig. 5b: the copies
+// cannot overlap computation). engine/run/copy_threads.h.
+enum class CopyEngine : std::uint8_t { stream, threads };
+inline constexpr Choice<CopyEngine> kCopyEngines[] = {
+    {CopyEngine::stream, "stream", "copies queued on the offload and prefetch streams, overlapping compute"},
+    {CopyEngine::threads, "threads",
+     "a host thread per direction waits for the data, then copies synchronously in the compute stream's order "
+     "(Zhuang's CPU multithreading baseline)"},
+};
+constexpr std::span<const Choice<CopyEngine>> choices(CopyEngine) { return kCopyEngines; }
+
 // Zhuang et al.'s 16-bit training: the values activations and their
 // gradients are stored in. Weights, their gradients and the optimiser stay
 // f32 (the master copy). fp16 needs dynamic loss scaling, not built yet:
@@ -120,6 +147,10 @@ struct MemorySettings {
   std::string heuristic = "best-fit";       // the pool's placement policy (engine/memory/allocator.h)
   std::size_t budget_bytes = 0;             // the pool; 0: what these settings need
   double link_gbps = 0;  // a device that simulates its host link (cpu): its speed, 0 = unthrottled
+  // Where uncompressed offloads wait on the host; decided when a run
+  // reserves its host memory, so a run in progress cannot change it.
+  HostMemory host_memory = HostMemory::pinned;
+  CopyEngine copy_engine = CopyEngine::stream;  // may change between iterations
   bool operator==(const MemorySettings&) const = default;
 };
 

@@ -17,7 +17,11 @@ struct MemorySummary {
   std::size_t footprint_bytes = 0;
   std::size_t largest_free_at_peak_bytes = 0;
   std::size_t offloaded_bytes = 0;  // copied to the host per iteration
-  std::size_t pinned_bytes = 0;     // pinned host memory the offloads use (compressed: two staging slots)
+  // Host memory the offloads use. Pinned: their slots (compressed: two
+  // staging slots); with --host-memory pageable, the pinned staging
+  // buffers their copies pass through, and pageable_bytes their slots.
+  std::size_t pinned_bytes = 0;
+  std::size_t pageable_bytes = 0;
   std::size_t uncompressed_pinned_bytes = 0;
   std::size_t load_limit_bytes = 0;    // AutoSwap's (0: none)
   int park_horizon = 0;                // blocks async offloads keep parked at once (kParkUntilNeeded: all)

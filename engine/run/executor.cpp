@@ -35,6 +35,8 @@ struct Executor::Pending final : PoolObserver {
       : schedule(s),
         offload_done(s.tensors.size()),
         prefetch_done(s.tensors.size()),
+        offload_copy(s.tensors.size()),
+        prefetch_copy(s.tensors.size()),
         host_ready(s.tensors.size()),
         compressed(s.tensors.size(), false),
         offload_unwaited(s.tensors.size(), false),
@@ -51,6 +53,7 @@ struct Executor::Pending final : PoolObserver {
     SpanEvent event;
     std::shared_ptr<DeviceEvent> start, end;
     int stored = -1;  // (de)compression: its bytes are the store's for this tensor, known at the end
+    std::shared_ptr<const CopyThreads::Copy> by_thread;  // a copy thread's copy: its times instead of the events
   };
   struct Alloc {
     AllocEvent event;
@@ -62,6 +65,8 @@ struct Executor::Pending final : PoolObserver {
   std::vector<Alloc> allocs;
   std::shared_ptr<DeviceEvent> first, last_compute;
   std::vector<std::shared_ptr<DeviceEvent>> offload_done, prefetch_done;  // per tensor: the copies
+  // Per tensor, CopyEngine::threads: the copy threads' copies instead.
+  std::vector<std::shared_ptr<const CopyThreads::Copy>> offload_copy, prefetch_copy;
   // Per tensor: its host copy is complete (the offload's copy, or with
   // compression the compression after it), so a prefetch may read it.
   std::vector<std::shared_ptr<DeviceEvent>> host_ready;
@@ -155,6 +160,12 @@ void Executor::release(const Schedule& s, int t, int step, bool after_copy, Pend
   // hold the host until it is done, and the GPU would idle while the host
   // then queued the backward pass.
   if (t == s.loss) device_.copy_async(Stream::compute, readback_.data(), device_address(t), sizeof pending.readback);
+  // A copy thread's offload is no event a later user could wait for: the
+  // host waits for it before the block can go to anyone.
+  if (pending.offload_unwaited[t] && pending.offload_copy[t]) {
+    wait_copy(*pending.offload_copy[t], t, s, step, pending);
+    pending.offload_unwaited[t] = false;
+  }
   // Async: the copy to the host may still read the block.
   pool_->free(t, step, after_copy, pending.offload_unwaited[t] ? pending.offload_done[t] : nullptr);
   placement_.placed[t] = false;
@@ -241,6 +252,31 @@ void Executor::transfer(const Schedule& s, const Step& st, int step, Pending& pe
   else if (s.tensors[t].offloaded && to_host)
     host = pinned_ + s.tensors[t].host_offset;
   if (!host) throw std::logic_error("tensor " + info.name + " has no host buffer to copy " + (to_host ? "to" : "from"));
+  if (s.settings.memory.copy_engine == CopyEngine::threads) {
+    // Zhuang's CPU multithreading: the copy thread waits for the compute
+    // work that last touched the device bytes, and a prefetch for its
+    // offload's copy too (its thread is the other one), then copies.
+    if (!copies_) {
+      if (!device_.caps().host_copies)
+        throw DeviceError(device_.caps().name + " cannot copy from host threads: use --copy-engine stream");
+      copies_ = std::make_unique<CopyThreads>(device_);
+    }
+    std::byte* device = device_address(t);
+    std::shared_ptr<const CopyThreads::Copy> copy =
+        to_host ? copies_->issue(stream, {pending.last_compute}, host, device, info.bytes(), nullptr)
+                : copies_->issue(stream, {pending.last_compute}, device, host, info.bytes(), pending.offload_copy[t]);
+    SpanEvent e;
+    e.step = step;
+    e.kind = to_host ? SpanKind::offload : SpanKind::prefetch;
+    e.tensor = info.name;
+    e.bytes = info.bytes();
+    e.stream = stream;
+    pending.spans.push_back({std::move(e), nullptr, nullptr, -1, copy});
+    (to_host ? pending.offload_copy : pending.prefetch_copy)[t] = std::move(copy);
+    if (to_host) pending.offload_unwaited[t] = true;
+    placement_.residency[t] = Residency::in_flight;
+    return;
+  }
   // The device bytes were last touched by compute work (the producer, or
   // the previous owner of a reused block): the transfer starts after it.
   device_.wait(stream, *pending.last_compute);
@@ -285,8 +321,24 @@ void Executor::transfer(const Schedule& s, const Step& st, int step, Pending& pe
   placement_.residency[t] = Residency::in_flight;
 }
 
+void Executor::wait_copy(const CopyThreads::Copy& copy, int t, const Schedule& s, int step, Pending& pending) {
+  SpanEvent e;
+  e.step = step;
+  e.kind = SpanKind::wait;
+  e.tensor = s.tensors[static_cast<std::size_t>(t)].info.name;
+  span(pending, Stream::compute, std::move(e), [&] { copies_->wait(copy); });
+}
+
 void Executor::wait_transfer(const Schedule& s, const Step& st, int step, Pending& pending) {
   if (st.kind == StepKind::wait_prefetch && pending.reclaimed[st.tensor]) return;  // nothing was copied
+  const bool offload = st.kind == StepKind::wait_offload;
+  if (const auto& copy = (offload ? pending.offload_copy : pending.prefetch_copy)[st.tensor]) {
+    // The offload may have been waited for already, when its block was freed.
+    if (!offload || pending.offload_unwaited[st.tensor]) wait_copy(*copy, st.tensor, s, step, pending);
+    if (offload) pending.offload_unwaited[st.tensor] = false;
+    if (!offload) placement_.residency[st.tensor] = Residency::device;
+    return;
+  }
   const auto& done = (st.kind == StepKind::wait_offload ? pending.offload_done : pending.prefetch_done)[st.tensor];
   if (!done)
     throw std::logic_error("waiting for a transfer of " + s.tensors[st.tensor].info.name + " that was never started");
@@ -304,7 +356,7 @@ IterationResult Executor::run(const Schedule& s, const IterationInputs& in) {
   placement_.resize(s.tensors.size());
   store_.resize(s.tensors.size());  // no stream is using it: the last run synchronised
   if (s.pinned_bytes > pinned_bytes_)
-    throw std::logic_error("the schedule needs " + format_bytes(s.pinned_bytes) + " of pinned memory, the executor has " +
+    throw std::logic_error("the schedule needs " + format_bytes(s.pinned_bytes) + " of host memory for offloads, the executor has " +
                            format_bytes(pinned_bytes_));
   if (readback_.size() < sizeof(Pending::readback))
     throw std::logic_error("the loss read-back slot holds " + std::to_string(readback_.size()) + " bytes; the loss needs " +
@@ -333,6 +385,7 @@ IterationResult Executor::run(const Schedule& s, const IterationInputs& in) {
       case StepKind::wait_prefetch: wait_transfer(s, st, i, pending); break;
     }
   }
+  if (copies_) copies_->drain();  // rethrows a copy thread's failure
   device_.synchronize();
   std::memcpy(pending.readback.data(), readback_.data(), sizeof pending.readback);
   std::fill(placement_.host.begin(), placement_.host.end(), nullptr);
@@ -370,8 +423,8 @@ void Executor::report(const Schedule& s, std::int64_t iteration, Pending& pendin
       }
     }
     sp.event.iteration = iteration;
-    sp.event.start_us = device_.time_us(*sp.start);
-    sp.event.end_us = device_.time_us(*sp.end);
+    sp.event.start_us = sp.by_thread ? sp.by_thread->start_us : device_.time_us(*sp.start);
+    sp.event.end_us = sp.by_thread ? sp.by_thread->end_us : device_.time_us(*sp.end);
     if (sink_) sink_->on_span(sp.event);
   }
   if (sink_ && iteration >= 0) {

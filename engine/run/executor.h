@@ -19,6 +19,7 @@
 #include "engine/memory/device_pool.h"
 #include "engine/observe/events.h"
 #include "engine/plan/schedule.h"
+#include "engine/run/copy_threads.h"
 #include "engine/run/zero_value_store.h"
 
 namespace tidepool {
@@ -74,7 +75,8 @@ class Executor {
  public:
   // `arena` is what device.reserve_arena() returned, at least as large as
   // any pool; `pinned` is host memory for offloaded tensors, at least the
-  // largest Schedule::pinned_bytes run, and `readback` pinned memory for
+  // largest Schedule::pinned_bytes run (from device.reserve_pageable() when
+  // the schedules say HostMemory::pageable), and `readback` pinned memory for
   // the loss each iteration reads back (MemoryPlan::readback_pinned_bytes),
   // both from device.reserve_pinned(). The sink may be null.
   // `compress_threads` host threads (the calling stream's included)
@@ -119,6 +121,9 @@ class Executor {
   void update(const Schedule& s, const SgdOptions& sgd, int step, Pending& pending);
   void transfer(const Schedule& s, const Step& st, int step, Pending& pending);
   void wait_transfer(const Schedule& s, const Step& st, int step, Pending& pending);
+  // CopyEngine::threads: the host waits for a copy thread's copy of `t`,
+  // the compute stream idle meanwhile (a wait span on its lane).
+  void wait_copy(const CopyThreads::Copy& copy, int t, const Schedule& s, int step, Pending& pending);
   void report(const Schedule& s, std::int64_t iteration, Pending& pending, IterationResult& result);
 
   Device& device_;
@@ -133,6 +138,8 @@ class Executor {
   // Compressed offloads (MemorySettings::compress), kept across iterations
   // so their chunks are allocated once.
   ZeroValueStore store_;
+  // CopyEngine::threads' host threads, started when a schedule first asks.
+  std::unique_ptr<CopyThreads> copies_;
 };
 
 }  // namespace tidepool

@@ -82,6 +82,8 @@ nlohmann::json to_json(const RunSettings& s) {
             {"swdoa", m.swap_weights.swdoa}}},
           {"budget", m.budget_bytes ? exact_bytes_text(m.budget_bytes) : ""},
           {"link_gbps", m.link_gbps},
+          {"host_memory", to_string(m.host_memory)},
+          {"copy_engine", to_string(m.copy_engine)},
           {"trace_iterations", s.trace_iterations}};
 }
 
@@ -115,6 +117,9 @@ RunSettings run_settings_from_json(const nlohmann::json& j) {
   const std::string budget = j.at("budget").get<std::string>();
   m.budget_bytes = budget.empty() ? 0 : parse_bytes(budget);
   m.link_gbps = j.at("link_gbps").get<double>();
+  // From before Zhuang's choices: pinned memory and stream copies.
+  m.host_memory = parse_choice<HostMemory>(j.value("host_memory", std::string("pinned")), "host memory");
+  m.copy_engine = parse_choice<CopyEngine>(j.value("copy_engine", std::string("stream")), "copy engine");
   s.trace_iterations = integer<std::int64_t>(j, "trace_iterations");
   return s;
 }

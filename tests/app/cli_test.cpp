@@ -67,6 +67,15 @@ TEST(Cli, PrecisionIsCheckedBeforeARunFolderIsMade) {
   EXPECT_FALSE(std::filesystem::exists(out)) << "a refused run leaves no folder behind";
 }
 
+TEST(Cli, UnknownHostMemoryAndCopyEngineListTheValidOnes) {
+  expect_error(run("--batch --quiet --host-memory paged --iterations 1"), "unknown host memory 'paged' (valid: pinned, pageable)");
+  expect_error(run("--batch --quiet --copy-engine thread --iterations 1"), "unknown copy engine 'thread' (valid: stream, threads)");
+  expect_error(run("--batch --quiet --mode all --compress --host-memory pageable --iterations 1"),
+               "--host-memory pageable is for uncompressed offloads");
+  expect_error(run("--batch --quiet --device sim --profile m40 --mode all --copy-engine threads --iterations 1"),
+               "run --copy-engine threads on the cpu or cuda device");
+}
+
 TEST(Cli, AutoSwapBelowItsSmallestPoolNamesIt) {
   expect_error(run("--batch --quiet --model resnet20 --mode autoswap --budget 1MiB --iterations 1"),
                "the smallest budget that works is");

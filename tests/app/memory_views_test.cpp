@@ -44,12 +44,15 @@ TEST(MemoryViews, PlanRowSummaryAndStatusGiveTheSameFigures) {
       {.mode = OffloadMode::conv, .transfer = TransferMode::sync, .heuristic = "smartpool"},
       {.mode = OffloadMode::aconv, .compress = true, .heuristic = "high-end"},
       {.mode = OffloadMode::autoswap, .budget_bytes = autoswap_budget},
+      {.mode = OffloadMode::all, .host_memory = HostMemory::pageable, .copy_engine = CopyEngine::threads},
   };
   int n = 0;
   for (const MemorySettings& m : cases) {
     SCOPED_TRACE(std::string(to_string(m.mode)) + " " + m.heuristic);
     // The plan row with these settings.
-    const auto rows = plan_table(net, 32, kernels, {m.heuristic}, m.transfer, m.compress, autoswap_budget);
+    const auto rows =
+        plan_table(net, 32, kernels, {m.heuristic}, m.transfer, m.compress, autoswap_budget, nullptr, m.precision,
+                   m.host_memory);
     const auto row = std::find_if(rows.begin(), rows.end(), [&](const PlanRow& r) {
       return r.settings.mode == m.mode && r.settings.scheme == m.scheme && r.settings.order == m.order;
     });
@@ -69,7 +72,8 @@ TEST(MemoryViews, PlanRowSummaryAndStatusGiveTheSameFigures) {
           std::tuple{"footprint_bytes", row->memory.footprint_bytes, status.footprint_bytes},
           std::tuple{"largest_free_at_peak_bytes", row->memory.largest_free_at_peak_bytes,
                      status.largest_free_at_peak_bytes},
-          std::tuple{"pinned_host_bytes", row->memory.pinned_bytes, status.pinned_bytes}}) {
+          std::tuple{"pinned_host_bytes", row->memory.pinned_bytes, status.pinned_bytes},
+          std::tuple{"pageable_host_bytes", row->memory.pageable_bytes, status.pageable_bytes}}) {
       SCOPED_TRACE(key);
       EXPECT_EQ(summary.at(key).get<std::size_t>(), planned);
       EXPECT_EQ(shown, planned);

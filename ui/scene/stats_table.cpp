@@ -66,7 +66,12 @@ std::vector<StatsRow> stats_table(const SessionStatus& s, const IterationStats& 
   }
   const MemorySummary& m = s.memory;
   const MemorySettings& settings = s.settings.memory;
-  row("pinned host", format_bytes(m.pinned_bytes) + (settings.compress && m.pinned_bytes ? " (two staging slots)" : ""));
+  const bool pageable = settings.host_memory == HostMemory::pageable;
+  row("pinned host", format_bytes(m.pinned_bytes) + (settings.compress && m.pinned_bytes ? " (two staging slots)"
+                                                     : pageable && m.pinned_bytes  ? " (staging buffers)"
+                                                                                   : ""));
+  if (pageable) row("pageable host", format_bytes(m.pageable_bytes) + " (the offloads, copied through the staging)");
+  if (settings.copy_engine == CopyEngine::threads) row("copies", "host threads, in the compute stream's order");
   if (settings.transfer == TransferMode::async && m.pinned_bytes > 0) {
     std::string parked = freed_blocks_text(m.park_horizon);
     if (m.parking_pool_bytes) parked += "; more parked from " + format_bytes(m.parking_pool_bytes);

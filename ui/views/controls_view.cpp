@@ -123,6 +123,10 @@ bool ControlsView::draw_settings(const SessionStatus& s) {
   }
   changed |= enum_combo("allocation order", edit_.order);
   changed |= enum_combo("transfers", edit_.transfer);
+  // A run keeps the host memory it started with (the session refuses a
+  // change with the reason); the copy engine changes at the next iteration.
+  changed |= enum_combo("host memory", edit_.host_memory);
+  changed |= enum_combo("copy engine", edit_.copy_engine);
   if (ImGui::SliderInt("prefetch lookahead", &edit_.lookahead, 0, 4)) changed = true;
   // Turning compression off needs the pinned memory a run started with it
   // did not reserve: the session refuses that with the figures.

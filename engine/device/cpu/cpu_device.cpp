@@ -2,6 +2,7 @@
 
 #include "engine/device/cpu/denormals.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -64,6 +65,7 @@ DeviceCaps CpuDevice::caps() const {
   c.async_streams = true;
   c.memory_bytes = 0;
   c.simulated_link = true;
+  c.host_copies = true;
   return c;
 }
 
@@ -97,6 +99,18 @@ std::byte* CpuDevice::reserve_arena(std::size_t bytes) { return reserve(arena_, 
 
 std::byte* CpuDevice::reserve_pinned(std::size_t bytes) {
   return reserve(pinned_, bytes, "pinned region");
+}
+
+std::byte* CpuDevice::reserve_pageable(std::size_t bytes) {
+  std::byte* region = reserve(pageable_, bytes, "pageable region");
+  for (HostBlock& b : staging_) reserve(b, kPageableStagingBytes, "pageable staging buffer");
+  return region;
+}
+
+bool CpuDevice::in_pageable(const void* p) const {
+  const auto* b = static_cast<const std::byte*>(p);
+  const std::byte* base = pageable_.memory.get();
+  return base != nullptr && b >= base && b < base + pageable_.bytes;
 }
 
 WorkerStream& CpuDevice::stream(Stream s) {
@@ -143,26 +157,78 @@ void CpuDevice::host_task(Stream s, std::function<void()> work) {
   stream(s).enqueue(std::move(work));  // the stream's worker is a host thread
 }
 
+namespace {
+
+// Moves `bytes` and takes at least as long as the link would (gbps > 0);
+// the time memmove itself took counts towards it.
+void link_copy(void* dst, const void* src, std::size_t bytes, double gbps) {
+  const auto start = std::chrono::steady_clock::now();
+  // memmove, not memcpy: a copy inside the arena may overlap, and the
+  // cost is the same when it does not.
+  if (bytes > 0) std::memmove(dst, src, bytes);
+  if (gbps > 0) {
+    const std::chrono::duration<double> link_time(static_cast<double>(bytes) / (gbps * 1e9));
+    std::this_thread::sleep_until(start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(link_time));
+  }
+}
+
+}  // namespace
+
+std::function<void()> CpuDevice::copy_task(Stream s, void* dst, const void* src, std::size_t bytes) {
+  const double gbps = options_.link_gbps;
+  const bool to_pageable = in_pageable(dst), from_pageable = in_pageable(src);
+  if (!to_pageable && !from_pageable) return [dst, src, bytes, gbps] { link_copy(dst, src, bytes, gbps); };
+  if (to_pageable && from_pageable)
+    throw std::invalid_argument("cpu device: a copy from pageable host memory to pageable host memory is the "
+                                "host's memcpy, not a device copy");
+  std::byte* staging = staging_[static_cast<std::size_t>(s)].memory.get();
+  std::atomic<std::uint64_t>* staged = &staged_bytes_;
+  // As the driver does: the link hop between the device and the pinned
+  // buffer, and the host's memcpy between the buffer and pageable memory,
+  // a buffer at a time.
+  return [dst, src, bytes, gbps, staging, staged, to_pageable] {
+    auto* d = static_cast<std::byte*>(dst);
+    const auto* from = static_cast<const std::byte*>(src);
+    for (std::size_t done = 0; done < bytes; done += kPageableStagingBytes) {
+      const std::size_t n = std::min(kPageableStagingBytes, bytes - done);
+      if (to_pageable) {  // device → staging over the link, then staging → pageable
+        link_copy(staging, from + done, n, gbps);
+        std::memcpy(d + done, staging, n);
+      } else {  // pageable → staging, then staging → device over the link
+        std::memcpy(staging, from + done, n);
+        link_copy(d + done, staging, n, gbps);
+      }
+    }
+    staged->fetch_add(bytes, std::memory_order_relaxed);
+  };
+}
+
 void CpuDevice::copy_async(Stream s, void* dst, const void* src, std::size_t bytes) {
   if (bytes > 0 && (dst == nullptr || src == nullptr)) {
     throw std::invalid_argument("cpu device: copy_async of " + std::to_string(bytes) +
                                 " bytes with a null pointer");
   }
   rethrow_stream_error();
-  const double gbps = options_.link_gbps;
-  stream(s).enqueue([dst, src, bytes, gbps] {
-    const auto start = std::chrono::steady_clock::now();
-    // memmove, not memcpy: a copy inside the arena may overlap, and the
-    // cost is the same when it does not.
-    if (bytes > 0) std::memmove(dst, src, bytes);
-    if (gbps > 0) {
-      // Sleep until the copy has taken as long as the link would need; the
-      // time memcpy itself took counts towards it.
-      const std::chrono::duration<double> link_time(static_cast<double>(bytes) / (gbps * 1e9));
-      std::this_thread::sleep_until(
-          start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(link_time));
-    }
+  stream(s).enqueue(copy_task(s, dst, src, bytes));
+}
+
+void CpuDevice::copy_sync(void* dst, const void* src, std::size_t bytes) {
+  if (bytes > 0 && (dst == nullptr || src == nullptr)) {
+    throw std::invalid_argument("cpu device: copy_sync of " + std::to_string(bytes) + " bytes with a null pointer");
+  }
+  // Not rethrow_stream_error(): that hands a stream's failure to whoever
+  // calls first, and it belongs to the executor. A copy skipped because
+  // the compute stream failed says so; the executor hears the cause.
+  auto ran = std::make_shared<std::atomic<bool>>(false);
+  WorkerStream& compute = stream(Stream::compute);
+  const std::uint64_t seq = compute.enqueue([copy = copy_task(Stream::compute, dst, src, bytes), ran] {
+    copy();
+    ran->store(true, std::memory_order_release);
   });
+  compute.wait_for(seq);
+  if (!ran->load(std::memory_order_acquire))
+    throw DeviceError("cpu device: a synchronous copy of " + std::to_string(bytes) +
+                      " bytes was skipped: work queued on the compute stream before it failed");
 }
 
 std::unique_ptr<DeviceEvent> CpuDevice::record(Stream s) {

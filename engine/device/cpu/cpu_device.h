@@ -12,6 +12,15 @@
 //  - With link_gbps > 0 every copy_async takes at least bytes / link
 //    bandwidth, so that compute/transfer overlap is visible on a machine
 //    whose memcpy is far faster than a PCIe link.
+//  - The pageable region (reserve_pageable) is ordinary host memory like
+//    the others, but a copy that reads or writes it is staged as the CUDA
+//    driver stages one: in chunks through the copying stream's pinned
+//    staging buffer (kPageableStagingBytes), the link hop (throttled)
+//    between the arena and the buffer, then a plain memcpy between the
+//    buffer and pageable memory, which is host work the link does not
+//    hide. staged_bytes() counts what went through the buffers.
+//  - copy_sync queues its copy on the compute stream and waits for it:
+//    the default stream's ordering, from whichever host thread calls it.
 //
 // Failures inside submitted work: the worker catches the exception and the
 // device rethrows it (the original exception, not a wrapper) from the next
@@ -28,6 +37,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -98,9 +108,19 @@ class CpuDevice final : public Device {
   std::byte* reserve_pinned(std::size_t bytes) override;
   std::size_t arena_bytes() const override { return arena_.bytes; }
   std::size_t pinned_bytes() const override { return pinned_.bytes; }
+  // Also reserves the staging buffers, one per stream.
+  std::byte* reserve_pageable(std::size_t bytes) override;
+  std::size_t pageable_bytes() const override { return pageable_.bytes; }
+  // Bytes copied through the staging buffers since the device was made
+  // (each staged copy's bytes once); safe from any thread.
+  std::uint64_t staged_bytes() const { return staged_bytes_.load(std::memory_order_relaxed); }
+  // The staging buffer of stream `s` (null before reserve_pageable), so
+  // that tests can tell it from the regions.
+  const std::byte* staging_buffer(Stream s) const { return staging_[static_cast<std::size_t>(s)].memory.get(); }
 
   void submit(Stream, std::function<void(Kernels&)> work) override;
   void copy_async(Stream, void* dst, const void* src, std::size_t bytes) override;
+  void copy_sync(void* dst, const void* src, std::size_t bytes) override;
   void host_task(Stream, std::function<void()> work) override;
 
   std::unique_ptr<DeviceEvent> record(Stream) override;
@@ -125,6 +145,10 @@ class CpuDevice final : public Device {
   };
   std::byte* reserve(HostBlock& block, std::size_t bytes, const char* what);
   WorkerStream& stream(Stream s);
+  // The task that copies on stream `s`: straight, or staged where one side
+  // is the pageable region.
+  std::function<void()> copy_task(Stream s, void* dst, const void* src, std::size_t bytes);
+  bool in_pageable(const void* p) const;
   const CpuEvent& own_event(const DeviceEvent& e) const;
   // Rethrows (once) the first exception a stream's work threw.
   void rethrow_stream_error();
@@ -134,6 +158,9 @@ class CpuDevice final : public Device {
   std::unique_ptr<CpuKernels> kernels_;
   HostBlock arena_;
   HostBlock pinned_;
+  HostBlock pageable_;
+  std::array<HostBlock, kStreamCount> staging_;  // pinned, one per stream, with the pageable region
+  std::atomic<std::uint64_t> staged_bytes_{0};
   // Declared last: destroyed (and joined) before the memory and kernels the
   // queued work uses.
   std::array<std::unique_ptr<WorkerStream>, kStreamCount> streams_;

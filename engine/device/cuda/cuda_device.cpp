@@ -10,6 +10,7 @@
 #include <exception>
 #include <functional>
 #include <mutex>
+#include <new>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -181,6 +182,10 @@ struct CudaDevice::Impl {
   DeviceBuffer arena;
   std::unique_ptr<void, PinnedFree> pinned;
   std::size_t pinned_bytes = 0;
+  // Ordinary host memory: what cudaMemcpyAsync stages through the driver's
+  // own pinned buffers.
+  std::unique_ptr<std::byte[]> pageable;
+  std::size_t pageable_bytes = 0;
 
   // The clock: host steady time since `epoch`, and the latest reference
   // event, which every event recorded from now on keeps (see the header).
@@ -331,8 +336,24 @@ std::byte* CudaDevice::reserve_pinned(std::size_t bytes) {
   return static_cast<std::byte*>(p);
 }
 
+std::byte* CudaDevice::reserve_pageable(std::size_t bytes) {
+  Impl& d = *impl_;
+  if (d.pageable) {
+    throw DeviceError("cuda device: the pageable region is already reserved (" + format_bytes(d.pageable_bytes) +
+                      "); it can be reserved only once");
+  }
+  if (bytes == 0) throw DeviceError("cuda device: cannot reserve an empty pageable region (0 bytes requested)");
+  // new[], not cudaHostAlloc: memory the driver has not pinned is the point.
+  d.pageable.reset(new (std::nothrow) std::byte[bytes]);
+  if (!d.pageable)
+    throw DeviceError("cuda device: out of host memory reserving " + format_bytes(bytes) + " for the pageable region");
+  d.pageable_bytes = bytes;
+  return d.pageable.get();
+}
+
 std::size_t CudaDevice::arena_bytes() const { return impl_->arena.size(); }
 std::size_t CudaDevice::pinned_bytes() const { return impl_->pinned_bytes; }
+std::size_t CudaDevice::pageable_bytes() const { return impl_->pageable_bytes; }
 
 Kernels& CudaDevice::kernels() { return cuda_kernels(); }
 
@@ -363,6 +384,21 @@ void CudaDevice::copy_async(Stream s, void* dst, const void* src, std::size_t by
   // cudaMemcpyDefault: unified addressing tells device, pinned and
   // pageable pointers apart, so one call serves both directions.
   TP_CALL(cudaMemcpyAsync, dst, src, bytes, cudaMemcpyDefault, impl_->stream(s));
+}
+
+void CudaDevice::copy_sync(void* dst, const void* src, std::size_t bytes) {
+  if (bytes == 0) return;
+  if (dst == nullptr || src == nullptr)
+    throw std::invalid_argument("cuda device: copy_sync of " + std::to_string(bytes) + " bytes with a null pointer");
+  // Called from a copy thread: the device must be current on it too.
+  impl_->bind();
+  cudaStream_t compute = impl_->stream(Stream::compute);
+  cudaEvent_t raw = nullptr;
+  TP_CALL(cudaEventCreateWithFlags, &raw, cudaEventDisableTiming);
+  const EventHandle done(raw);
+  TP_CALL(cudaMemcpyAsync, dst, src, bytes, cudaMemcpyDefault, compute);
+  TP_CALL(cudaEventRecord, done.get(), compute);
+  TP_CALL(cudaEventSynchronize, done.get());
 }
 
 void CudaDevice::host_task(Stream s, std::function<void()> work) {

@@ -14,7 +14,14 @@
 //    are non-blocking CUDA streams; copies are cudaMemcpyAsync on them.
 //    Copies between the arena and the pinned region run asynchronously; a
 //    copy from or to pageable host memory follows CUDA's rules for those
-//    (it returns once the host side has been read or written).
+//    (it returns once the host side has been read or written), and the
+//    driver stages it through pinned buffers of its own: the pageable
+//    region (reserve_pageable, HostMemory::pageable) is plain new[] memory
+//    the driver finds unregistered. copy_sync queues its copy on the
+//    compute stream and waits for it: the ordering cudaMemcpy has on the
+//    legacy default stream when compute runs there, as in Zhuang's
+//    baseline (our streams are non-blocking, so a bare cudaMemcpy would
+//    not be ordered with them).
 //  - Events are timing-enabled cudaEvent_t, taken from a pool and given back
 //    when the DeviceEvent is destroyed. record/wait/done/synchronize map to
 //    cudaEventRecord, cudaStreamWaitEvent, cudaEventQuery and
@@ -87,9 +94,12 @@ class CudaDevice final : public Device {
   std::byte* reserve_pinned(std::size_t bytes) override;
   std::size_t arena_bytes() const override;
   std::size_t pinned_bytes() const override;
+  std::byte* reserve_pageable(std::size_t bytes) override;
+  std::size_t pageable_bytes() const override;
 
   void submit(Stream, std::function<void(Kernels&)> work) override;
   void copy_async(Stream, void* dst, const void* src, std::size_t bytes) override;
+  void copy_sync(void* dst, const void* src, std::size_t bytes) override;
   void host_task(Stream, std::function<void()> work) override;
 
   std::unique_ptr<DeviceEvent> record(Stream) override;

@@ -17,7 +17,7 @@ SimDevice::SimDevice(PerfModel model)
     : model_(std::move(model)), queries_(std::make_unique<CpuKernels>()), counter_(*queries_) {}
 
 SimDevice::~SimDevice() {
-  for (Mapping* m : {&arena_, &pinned_})
+  for (Mapping* m : {&arena_, &pinned_, &pageable_})
     if (m->base) munmap(m->base, m->bytes);
 }
 
@@ -28,6 +28,7 @@ DeviceCaps SimDevice::caps() const {
   c.memory_bytes = model_.profile().memory_bytes;
   c.simulated_link = false;  // the link is the profile's
   c.computes_values = false;
+  c.host_copies = false;
   return c;
 }
 
@@ -52,6 +53,8 @@ std::byte* SimDevice::reserve_arena(std::size_t bytes) {
 
 std::byte* SimDevice::reserve_pinned(std::size_t bytes) { return reserve(pinned_, bytes, "pinned region"); }
 
+std::byte* SimDevice::reserve_pageable(std::size_t bytes) { return reserve(pageable_, bytes, "pageable region"); }
+
 void SimDevice::run_for(Stream s, double us) {
   double& c = clock(s);
   c = std::max(c, host_us_) + us;
@@ -68,10 +71,20 @@ bool SimDevice::in_arena(const void* p) const {
   return arena_.base && b >= arena_.base && b < arena_.base + arena_.bytes;
 }
 
+bool SimDevice::in_pageable(const void* p) const {
+  const auto* b = static_cast<const std::byte*>(p);
+  return pageable_.base && b >= pageable_.base && b < pageable_.base + pageable_.bytes;
+}
+
 void SimDevice::copy_async(Stream s, void* dst, const void* src, std::size_t bytes) {
   // The direction decides which way of the link the copy takes: into the
   // arena is host → device.
-  run_for(s, model_.copy_us(bytes, !in_arena(dst) && in_arena(src)));
+  run_for(s, model_.copy_us(bytes, !in_arena(dst) && in_arena(src), in_pageable(dst) || in_pageable(src)));
+}
+
+void SimDevice::copy_sync(void*, const void*, std::size_t) {
+  throw DeviceError("the sim device's streams are virtual clocks with no host threads to copy from: run "
+                    "--copy-engine threads on the cpu or cuda device");
 }
 
 void SimDevice::host_task(Stream, std::function<void()>) {

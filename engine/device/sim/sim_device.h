@@ -5,7 +5,8 @@
 //  - a kernel call is counted (engine/perf/work.h), not run: each submit
 //    takes the model's time for the work it counted on its stream's clock;
 //  - a copy takes the link's latency + bytes / bandwidth in its direction
-//    and copies nothing;
+//    and copies nothing; one from or to the pageable region adds the
+//    staging buffer's host memcpy (PerfModel::copy_us, kPageableMemcpyGbps);
 //  - each stream has a clock in µs; work starts when its stream is free and
 //    the host has issued it; wait() moves the waiting stream's clock to the
 //    event's time; the host's clock moves only when it synchronises, so an
@@ -19,7 +20,9 @@
 //
 // Values read back (the loss, parameters) are zeros: caps().computes_values
 // is false and the views say "simulated: no numbers". Host tasks (compression
-// of offloaded tensors) are refused: there are no values to compress.
+// of offloaded tensors) are refused: there are no values to compress; and
+// so are copies from host threads (copy_sync, CopyEngine::threads): the
+// streams are clocks that only the executor moves.
 #pragma once
 
 #include <array>
@@ -60,9 +63,12 @@ class SimDevice final : public Device {
   std::byte* reserve_pinned(std::size_t bytes) override;
   std::size_t arena_bytes() const override { return arena_.bytes; }
   std::size_t pinned_bytes() const override { return pinned_.bytes; }
+  std::byte* reserve_pageable(std::size_t bytes) override;
+  std::size_t pageable_bytes() const override { return pageable_.bytes; }
 
   void submit(Stream, std::function<void(Kernels&)> work) override;
   void copy_async(Stream, void* dst, const void* src, std::size_t bytes) override;
+  void copy_sync(void* dst, const void* src, std::size_t bytes) override;
   void host_task(Stream, std::function<void()> work) override;
 
   std::unique_ptr<DeviceEvent> record(Stream) override;
@@ -87,11 +93,12 @@ class SimDevice final : public Device {
   void run_for(Stream s, double us);
   const SimEvent& own(const DeviceEvent& e) const;
   bool in_arena(const void* p) const;
+  bool in_pageable(const void* p) const;
 
   PerfModel model_;
   std::unique_ptr<Kernels> queries_;  // the cpu device's size queries
   WorkCounter counter_;
-  Mapping arena_, pinned_;
+  Mapping arena_, pinned_, pageable_;
   std::array<double, kStreamCount> clocks_{};
   double host_us_ = 0;
 };

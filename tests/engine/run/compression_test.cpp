@@ -54,7 +54,7 @@ TEST(Compression, PinnedMemoryIsTwoStagingSlotsOfTheLargestOffloadedTensor) {
 
   CpuDevice device;
   Trainer trainer(device, net, {.batch = 16, .memory = {.mode = OffloadMode::conv, .compress = true}});
-  EXPECT_EQ(trainer.memory().offload_pinned_bytes, compressed.pinned_bytes) << "reserved for the worst mode, all";
+  EXPECT_EQ(trainer.memory().offload_host_bytes, compressed.pinned_bytes) << "reserved for the worst mode, all";
 }
 
 TEST(Compression, HostWorkRunsOnTheTransferStreamsAndShrinksReluOutputs) {

@@ -19,11 +19,27 @@ TEST(RunSettings, TheMemorySettingsSurviveJson) {
               .swap_score = SwapScore::bo,
               .swap_weights = {.aoa = 0.125, .doa = 0.0, .wdoa = 0.6, .swdoa = 0.275},
               .budget_bytes = 3 << 20,
-              .link_gbps = 2.5};
+              .link_gbps = 2.5,
+              .host_memory = HostMemory::pageable,
+              .copy_engine = CopyEngine::threads};
   const RunSettings back = run_settings_from_json(nlohmann::json::parse(to_json(s).dump()));
   EXPECT_EQ(back.memory, s.memory);
   EXPECT_EQ(back.memory.swap_weights, s.memory.swap_weights);
   EXPECT_EQ(back.memory.swap_score, SwapScore::bo);
+}
+
+TEST(RunSettings, FilesFromBeforeZhuangsChoicesReadPinnedAndStream) {
+  RunSettings pageable;
+  pageable.memory.host_memory = HostMemory::pageable;
+  nlohmann::json j = to_json(pageable);
+  EXPECT_EQ(j.at("host_memory"), "pageable");
+  j.erase("host_memory");
+  j.erase("copy_engine");
+  const RunSettings back = run_settings_from_json(j);
+  EXPECT_EQ(back.memory.host_memory, HostMemory::pinned);
+  EXPECT_EQ(back.memory.copy_engine, CopyEngine::stream);
+  j["copy_engine"] = "dma";
+  EXPECT_THROW(run_settings_from_json(j), std::invalid_argument);
 }
 
 TEST(RunSettings, FilesFromBeforeTheMixReadEqualWeights) {

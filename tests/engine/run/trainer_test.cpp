@@ -50,7 +50,7 @@ TEST(Executor, ReadsTheLossBackThroughAPinnedSlotThePlanSizes) {
   Trainer trainer(device, net, {.batch = 8, .seed = 3});
   const MemoryPlan& plan = trainer.memory();
   EXPECT_GE(plan.readback_pinned_bytes, 3 * sizeof(float));
-  EXPECT_EQ(device.pinned_bytes(), plan.readback_pinned_bytes + plan.offload_pinned_bytes);
+  EXPECT_EQ(device.pinned_bytes(), plan.readback_pinned_bytes + plan.offload_host_bytes);
   const Batch b = quadrant_batch(8, 1);
   const IterationResult r = trainer.train_step(b.images.data(), b.labels.data());
   EXPECT_TRUE(std::isfinite(r.loss));

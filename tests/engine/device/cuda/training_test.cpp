@@ -62,6 +62,16 @@ TEST(GpuTraining, EveryOffloadModeGivesBaseParametersBitForBit) {
       o.memory.mode = OffloadMode::all, o.memory.transfer = transfer, o.memory.compress = true;
       EXPECT_EQ(train_on_gpu(net, o, 3).checksum, base) << to_string(scheme) << " compressed " << to_string(transfer);
     }
+    // Zhuang's choices: pageable host memory (the driver stages its
+    // copies) and copies from host threads (cudaMemcpyAsync on the compute
+    // stream, waited for by the copy thread).
+    for (HostMemory host : {HostMemory::pinned, HostMemory::pageable})
+      for (CopyEngine engine : {CopyEngine::stream, CopyEngine::threads}) {
+        TrainerOptions o = base_options;
+        o.memory.mode = OffloadMode::all, o.memory.host_memory = host, o.memory.copy_engine = engine;
+        EXPECT_EQ(train_on_gpu(net, o, 3).checksum, base)
+            << to_string(scheme) << " " << to_string(host) << " " << to_string(engine);
+      }
   }
 }
 
