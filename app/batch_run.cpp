@@ -98,7 +98,7 @@ nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& 
   session.start(folder.sink());
   Trainer& trainer = session.trainer();
   if (resume) {
-    session.restore(resume->state, resume->epoch, resume->batch_in_epoch, resume->iteration);
+    session.restore(resume->state, resume->epoch, resume->batch_in_epoch, resume->iteration, resume->loss_scale);
     std::printf("resuming %s at epoch %lld, iteration %lld\n", folder.path().string().c_str(),
                 static_cast<long long>(resume->epoch + 1), static_cast<long long>(resume->iteration));
   }
@@ -183,7 +183,7 @@ nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& 
     }
     if (r.epoch_end) tally = EpochTally{};
     folder.save_checkpoint({session.settings(), session.epoch(), session.batch_in_epoch(), session.iteration(),
-                            tally.so_far(), trainer.read_state()});
+                            tally.so_far(), trainer.loss_scaler().state(), trainer.read_state()});
     last_checkpoint = Clock::now();
   }
   if (!evaluated && !session.diverged()) {  // nothing trained, or stopped mid-epoch
@@ -228,6 +228,11 @@ nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& 
       {"compressed_held_bytes", last_compressed.compressed_held_bytes},
       {"compress_threads", trainer.options().compress_threads},
       {"param_checksum", hex(trainer.param_checksum())},
+      // fp16's loss scaling: the steps whose gradients overflowed (their
+      // updates skipped) in the whole run, and the scale it ended with.
+      {"skipped_steps", trainer.loss_scaler().state().skipped_steps},
+      {"loss_scale", memory.precision == Precision::fp16 ? nlohmann::json(trainer.loss_scaler().scale())
+                                                          : nlohmann::json(nullptr)},
       {"skipped_images", session.train_set().skipped() + session.test_set().skipped()},
       {"wall_seconds", seconds_since(wall_start)},
       {"settings", to_json(session.settings())},  // all of them, for `tidepool view` (app/recorded_run.h)
@@ -242,6 +247,10 @@ nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& 
                 100.0 * (1.0 - static_cast<double>(last_compressed.compressed_to_bytes) /
                                    static_cast<double>(last_compressed.compressed_from_bytes)),
                 format_bytes(last_compressed.compressed_held_bytes).c_str());
+  if (memory.precision == Precision::fp16)
+    std::printf("fp16 loss scaling: %lld of %lld steps skipped (gradients overflowed), final scale %g\n",
+                static_cast<long long>(trainer.loss_scaler().state().skipped_steps),
+                static_cast<long long>(session.iteration()), static_cast<double>(trainer.loss_scaler().scale()));
   folder.finish(plan, s.batch_size, summary);
   if (session.diverged())  // after summary.json: the exit status says so as well
     throw std::runtime_error(session.divergence() + " (" + (folder.path() / "summary.json").string() +

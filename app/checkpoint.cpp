@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -83,6 +84,10 @@ void save_checkpoint(const std::filesystem::path& file, const Checkpoint& c) {
                              {"wall_seconds", e.wall_seconds},
                              {"peak_load_bytes", e.peak_load_bytes},
                              {"footprint_bytes", e.footprint_bytes}}},
+                           {"loss_scale",
+                            {{"scale", c.loss_scale.scale},
+                             {"good_steps", c.loss_scale.good_steps},
+                             {"skipped_steps", c.loss_scale.skipped_steps}}},
                            {"values", c.state.size()}};
   const std::string text = header.dump();
   const std::uint64_t length = text.size();
@@ -167,6 +172,15 @@ Checkpoint parse_checkpoint(std::span<const char> bytes, const std::string& sour
     e.wall_seconds = so_far.value("wall_seconds", 0.0);
     e.peak_load_bytes = so_far.value("peak_load_bytes", std::uint64_t{0});
     e.footprint_bytes = so_far.value("footprint_bytes", std::uint64_t{0});
+    // Checkpoints from before fp16 trained have none: the initial state.
+    const auto scale = header.value("loss_scale", nlohmann::json::object());
+    if (!scale.is_object()) throw corrupt("bad header: loss_scale is not an object");
+    LossScalerState& l = c.loss_scale;
+    l.scale = scale.value("scale", l.scale);
+    l.good_steps = scale.value("good_steps", l.good_steps);
+    l.skipped_steps = scale.value("skipped_steps", l.skipped_steps);
+    if (!(l.scale > 0.0f) || !std::isfinite(l.scale) || l.good_steps < 0 || l.skipped_steps < 0)
+      throw corrupt("bad header: the loss scale must be a positive number and its step counts not negative");
     // Compared as counts, not as bytes: values * 4 wrapped around for 2^62
     // values and matched, and resize() then threw std::length_error
     // (regress_state_size_overflow).

@@ -5,7 +5,7 @@
 //   8 bytes   magic "TIDEPCK1"
 //   8 bytes   header length H
 //   H bytes   JSON header: run settings, epoch, iteration, batch_in_epoch,
-//             epoch_so_far, values
+//             epoch_so_far, loss_scale, values
 //   4*V bytes the state, V = header.values floats
 //   8 bytes   FNV-1a of everything before it
 //
@@ -31,6 +31,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "engine/run/loss_scaler.h"
 #include "engine/run/run_settings.h"
 
 namespace tidepool::app {
@@ -57,6 +58,7 @@ struct Checkpoint {
   std::int64_t batch_in_epoch = 0;  // batches of that epoch already trained
   std::int64_t iteration = 0;       // training iterations done
   EpochSoFar epoch_so_far;          // of those batch_in_epoch batches
+  LossScalerState loss_scale;       // fp16's (checkpoints from before it: the initial state)
   std::vector<float> state;
 };
 

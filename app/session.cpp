@@ -69,7 +69,6 @@ TrainingSession::TrainingSession(const RunSettings& s, SessionOptions session)
   if (s.epochs < 0 || s.iterations < 0) throw std::invalid_argument("--epochs and --iterations must not be negative");
   if (s.memory.lookahead < 0) throw std::invalid_argument("--lookahead must not be negative");
   if (s.compress_threads < 0) throw std::invalid_argument("--compress-threads must not be negative");
-  refuse_unscaled_fp16(s.memory);
   choose_dyn_ = s.memory.mode == OffloadMode::dyn;
 
   // Data first: a wrong path should fail before anything slow happens.
@@ -145,13 +144,14 @@ void TrainingSession::start(EventSink* sink) {
 }
 
 void TrainingSession::restore(const std::vector<float>& state, std::int64_t epoch, std::int64_t batch_in_epoch,
-                              std::int64_t iteration) {
+                              std::int64_t iteration, const LossScalerState& loss_scale) {
   // A checkpoint read with other data (--data) may not fit this epoch.
   if (epoch < 0 || iteration < 0 || batch_in_epoch < 0 || batch_in_epoch >= per_epoch_)
     throw std::invalid_argument("the checkpoint is at batch " + std::to_string(batch_in_epoch) + " of epoch " +
                                 std::to_string(epoch + 1) + ", but an epoch of this training set has " +
                                 std::to_string(per_epoch_) + " batches");
   trainer_->write_state(state);
+  trainer_->set_loss_scaler(loss_scale);
   epoch_ = epoch;
   batch_in_epoch_ = batch_in_epoch;
   iteration_ = iteration;
@@ -214,8 +214,9 @@ StepReport TrainingSession::train_iteration() {
     epoch_open_ = false;
   }
   // The loss covers forward. A NaN or infinite gradient can come with a
-  // finite loss (backward overflowing), but it cannot pass the update
-  // unseen: w -= lr * (momentum * v + dw + weight_decay * w) is NaN or
+  // finite loss (backward overflowing). In fp16 such a step skips its
+  // update (loss scaling), and a scale that halves past its minimum is
+  // divergence. Otherwise it cannot pass the update unseen: w -= lr * (momentum * v + dw + weight_decay * w) is NaN or
   // infinite wherever dw is, even at lr 0. So finite parameters after the
   // step (batchnorm's running statistics among them) mean its gradients
   // were finite too. The loss alone would not do: a NaN parameter can be
@@ -226,6 +227,10 @@ StepReport TrainingSession::train_iteration() {
   if (!device_->caps().computes_values) return report;
   if (!std::isfinite(report.result.loss))
     diverge("the loss is " + nonfinite_text(report.result.loss));
+  else if (trainer_->loss_scaler().exhausted())
+    diverge("fp16's gradients are not finite even at loss scale " +
+            std::to_string(trainer_->loss_scaler().scale() * 2.0f) + " (" +
+            std::to_string(trainer_->loss_scaler().state().skipped_steps) + " steps skipped)");
   else if (const std::string p = trainer_->nonfinite_parameter(); !p.empty())
     diverge(p + " is no longer finite");
   return report;

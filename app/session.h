@@ -84,7 +84,7 @@ class TrainingSession {
   void start(EventSink* sink);
   // Continues from a checkpoint's state and position.
   void restore(const std::vector<float>& state, std::int64_t epoch, std::int64_t batch_in_epoch,
-               std::int64_t iteration);
+               std::int64_t iteration, const LossScalerState& loss_scale);
 
   // Trains the next batch (starting an epoch when needed), then checks it
   // for divergence. Throws std::runtime_error with the divergence when the

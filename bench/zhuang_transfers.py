@@ -45,18 +45,26 @@ def iterations(trace_path: Path, skip: int):
     return rows
 
 
-def run(args, model: str, host: str, engine: str, out: Path):
-    cmd = [args.tidepool, "--batch", "--quiet", "--model", model, "--batch-size", str(args.batch_size),
-           "--mode", "all", "--link-gbps", str(args.link_gbps), "--iterations", str(args.iterations),
-           "--trace-iterations", str(args.iterations), "--host-memory", host, "--copy-engine", engine,
-           "--seed", "1", "--out", str(out)]
+def timed_run(tidepool: str, out: Path, model: str, batch: int, mode: str, link_gbps: float, iterations: int,
+              extra=()):
+    """One `tidepool --batch` run: its median iteration and stall (ms) over the iterations after the first,
+    and its summary.json."""
+    cmd = [tidepool, "--batch", "--quiet", "--model", model, "--batch-size", str(batch), "--mode", mode,
+           "--link-gbps", str(link_gbps), "--iterations", str(iterations), "--trace-iterations", str(iterations),
+           "--seed", "1", "--out", str(out), *extra]
     print("$ " + " ".join(cmd), file=sys.stderr)
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode != 0:
         sys.exit(f"tidepool failed:\n{done.stdout}\n{done.stderr}")
     summary = json.loads((out / "summary.json").read_text())
     rows = iterations(out / "trace.json", skip=1)
-    return {"iteration": statistics.median(t for t, _ in rows), "stall": statistics.median(s for _, s in rows),
+    return statistics.median(t for t, _ in rows), statistics.median(s for _, s in rows), summary
+
+
+def run(args, model: str, host: str, engine: str, out: Path):
+    iteration, stall, summary = timed_run(args.tidepool, out, model, args.batch_size, "all", args.link_gbps,
+                                          args.iterations, ["--host-memory", host, "--copy-engine", engine])
+    return {"iteration": iteration, "stall": stall,
             "checksum": summary["param_checksum"], "pinned": summary["pinned_host_bytes"],
             "pageable": summary.get("pageable_host_bytes", 0), "offloaded": summary["offloaded_bytes"]}
 

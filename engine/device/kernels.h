@@ -144,6 +144,13 @@ class Kernels {
   // acc += x, both of 16-bit `type`: summed in f32 and rounded once.
   virtual void accumulate_16bit(std::int64_t count, DType type, const void* x, void* acc) = 0;
 
+  // --- fp16's loss scaling (engine/run/loss_scaler.h) -------------------
+  // y[i] = value.
+  virtual void fill(std::int64_t count, float value, float* y) = 0;
+  // g *= inv_scale, in place; where any g was NaN or ±inf, *overflow = 1
+  // (it is never reset here: one flag gathers every gradient's).
+  virtual void unscale_check(std::int64_t count, float* g, float inv_scale, float* overflow) = 0;
+
   // --- softmax cross-entropy, mean over the batch ----------------------
   // logits [n, classes], labels [n] (i32). Writes probabilities [n, classes]
   // for backward, loss_and_correct[0] = mean loss, [1] = the number of rows
@@ -158,8 +165,10 @@ class Kernels {
 
   // --- optimiser: SGD with momentum and weight decay (PyTorch's form) ----
   // g = dw + weight_decay * w; v = momentum * v + g; w -= lr * v
+  // unless `skip` (device memory; null: never) holds a non-zero value: then
+  // w and v stay as they are (fp16's overflowed steps, unscale_check).
   virtual void sgd_update(std::int64_t count, float lr, float momentum, float weight_decay,
-                          float* w, const float* dw, float* velocity) = 0;
+                          float* w, const float* dw, float* velocity, const float* skip) = 0;
 };
 
 }  // namespace tidepool

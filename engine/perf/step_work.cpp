@@ -6,6 +6,15 @@
 
 namespace tidepool {
 
+namespace {
+// A null pointer means "no such tensor" to a layer (an input that needs no
+// gradient), so every tensor a step has gets an address of its own, as in
+// a real run; the counter never reads them.
+std::byte* placeholder(int t) {
+  return t < 0 ? nullptr : reinterpret_cast<std::byte*>(std::uintptr_t{4096} * (static_cast<std::uintptr_t>(t) + 1));
+}
+}  // namespace
+
 Work step_work(const Network& network, const Schedule& s, int step, WorkCounter& counter) {
   const Step& st = s.steps[static_cast<std::size_t>(step)];
   counter.take();
@@ -14,13 +23,7 @@ Work step_work(const Network& network, const Schedule& s, int step, WorkCounter&
     case StepKind::backward: {
       const bool forward = st.kind == StepKind::forward;
       const Layer& layer = *network.nodes()[static_cast<std::size_t>(st.node)].layer;
-      // A null pointer means "no such tensor" to a layer (an input that
-      // needs no gradient), so every tensor the step has gets an address of
-      // its own, as in a real run; the counter never reads them.
-      const LayerCall call = layer_call(s, layer, st.node, forward, [](int t) -> std::byte* {
-        return t < 0 ? nullptr : reinterpret_cast<std::byte*>(std::uintptr_t{4096} * (static_cast<std::uintptr_t>(t) + 1));
-      });
-      run(counter, call);
+      run(counter, layer_call(s, layer, st.node, forward, placeholder));
       break;
     }
     case StepKind::accumulate: {
@@ -32,7 +35,7 @@ Work step_work(const Network& network, const Schedule& s, int step, WorkCounter&
       break;
     }
     case StepKind::update:
-      for (const TrainableParam& p : trainable_params(s)) counter.sgd_update(p.count, 0, 0, 0, nullptr, nullptr, nullptr);
+      run(counter, update_call(s, {}, 1.0f, placeholder));
       break;
     default: break;
   }

@@ -146,7 +146,12 @@ class WorkCounter final : public Kernels {
                              float*) override {
     add(WorkClass::softmax_backward, static_cast<double>(n) * classes);
   }
-  void sgd_update(std::int64_t count, float, float, float, float*, const float*, float*) override {
+  // fp16's unscaling is part of the update's work.
+  void fill(std::int64_t count, float, float*) override { add(WorkClass::update, static_cast<double>(count), false); }
+  void unscale_check(std::int64_t count, float*, float, float*) override {
+    add(WorkClass::update, static_cast<double>(count));
+  }
+  void sgd_update(std::int64_t count, float, float, float, float*, const float*, float*, const float*) override {
     add(WorkClass::update, count);
   }
 

@@ -311,9 +311,10 @@ MemoryPlan plan_memory(const Network& net, std::int64_t batch, const MemorySetti
     p.uncompressed_pinned_bytes = p.train.pinned_bytes;
   }
 
-  // The loss is the same few floats in every schedule of the network.
+  // The loss is the same few floats in every schedule of the network;
+  // fp16's overflow flag follows it (engine/run/executor.cpp).
   p.readback_pinned_bytes = std::max(p.train.tensors[p.train.loss].info.bytes(),
-                                     p.eval.tensors[p.eval.loss].info.bytes());
+                                     p.eval.tensors[p.eval.loss].info.bytes()) + sizeof(float);
   p.readback_pinned_bytes = (p.readback_pinned_bytes + 63) / 64 * 64;  // what follows stays aligned
 
   if (limits.arena_bytes) {

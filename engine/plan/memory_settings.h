@@ -115,13 +115,13 @@ constexpr std::span<const Choice<CopyEngine>> choices(CopyEngine) { return kCopy
 
 // Zhuang et al.'s 16-bit training: the values activations and their
 // gradients are stored in. Weights, their gradients and the optimiser stay
-// f32 (the master copy). fp16 needs dynamic loss scaling, not built yet:
-// `plan` shows its rows, training refuses it (engine/run/trainer.cpp).
+// f32 (the master copy). fp16 trains with dynamic loss scaling
+// (engine/run/loss_scaler.h), bf16 needs none: its range is f32's.
 enum class Precision : std::uint8_t { fp32, bf16, fp16 };
 inline constexpr Choice<Precision> kPrecisions[] = {
     {Precision::fp32, "fp32", "32-bit activations"},
     {Precision::bf16, "bf16", "activations and their gradients in bfloat16"},
-    {Precision::fp16, "fp16", "activations and their gradients in IEEE half (plan only: training needs loss scaling)"},
+    {Precision::fp16, "fp16", "activations and their gradients in IEEE half, with dynamic loss scaling"},
 };
 constexpr std::span<const Choice<Precision>> choices(Precision) { return kPrecisions; }
 // The element type activations are stored in.

@@ -28,7 +28,7 @@ class Planner {
       find_backward_nodes();
       plan_forward();
       plan_backward();
-      step(StepKind::update);
+      plan_update();
     } else {
       plan_forward();
     }
@@ -130,6 +130,17 @@ class Planner {
       nt.input_grads.assign(nt.inputs.size(), -1);
     }
     s_.loss = s_.nodes[loss].output;
+  }
+
+  // fp16's loss scaling needs a flag for the update (Schedule::overflow),
+  // alive only around it.
+  void plan_update() {
+    if (s_.settings.memory.precision == Precision::fp16) {
+      s_.overflow = add_tensor("sgd.overflow", Shape{1}, Role::workspace, -1);
+      emit_alloc(s_.overflow);
+    }
+    step(StepKind::update);
+    emit_free(s_.overflow);
   }
 
   int tensor_of(const std::string& name) const {

@@ -93,6 +93,9 @@ struct Schedule {
   std::vector<int> persistent;
   std::vector<Step> steps;
   int data = -1, labels = -1, loss = -1;
+  // fp16 training: the update's overflow flag (one f32; Kernels::
+  // unscale_check), alive around the update step; -1 without loss scaling.
+  int overflow = -1;
 
   // Predicted by summing rounded sizes over the steps (no allocator involved),
   // with every free at its planned step (the sync semantics).

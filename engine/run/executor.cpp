@@ -75,7 +75,10 @@ struct Executor::Pending final : PoolObserver {
   // Per tensor: placed again in its own still-parked block, so its bytes
   // are on the device already and its prefetch has nothing to copy.
   std::vector<bool> reclaimed;
-  std::array<float, 3> readback{};  // the loss tensor, from the read-back slot once the iteration is done
+  // From the read-back slot once the iteration is done: the loss tensor
+  // (loss, top-1 and top-5 correct), then fp16's overflow flag.
+  std::array<float, 4> readback{};
+  static constexpr std::size_t kLossBytes = 3 * sizeof(float), kOverflowOffset = kLossBytes;
 };
 
 namespace {
@@ -159,7 +162,9 @@ void Executor::release(const Schedule& s, int t, int step, bool after_copy, Pend
   // so the copy is queued like any other: into pageable memory CUDA would
   // hold the host until it is done, and the GPU would idle while the host
   // then queued the backward pass.
-  if (t == s.loss) device_.copy_async(Stream::compute, readback_.data(), device_address(t), sizeof pending.readback);
+  if (t == s.loss) device_.copy_async(Stream::compute, readback_.data(), device_address(t), Pending::kLossBytes);
+  if (t == s.overflow)
+    device_.copy_async(Stream::compute, readback_.data() + Pending::kOverflowOffset, device_address(t), sizeof(float));
   // A copy thread's offload is no event a later user could wait for: the
   // host waits for it before the block can go to anyone.
   if (pending.offload_unwaited[t] && pending.offload_copy[t]) {
@@ -178,6 +183,7 @@ void Executor::compute(const Schedule& s, const Step& st, int step, const Iterat
   const bool forward = st.kind == StepKind::forward;
   LayerCall call = layer_call(s, *layer, st.node, forward, [&](int t) { return device_address(t); });
   call.args.seed = mix_seed(in.seed, in.iteration, st.node);
+  if (!forward && s.overflow >= 0 && s.nodes[st.node].output == s.loss) scale_loss_gradient(call, in.loss_scale);
 
   SpanEvent e;
   e.step = step;
@@ -214,24 +220,15 @@ void Executor::accumulate(const Schedule& s, const Step& st, int step, Pending& 
   device_.range_pop(Stream::compute);
 }
 
-void Executor::update(const Schedule& s, const SgdOptions& sgd, int step, Pending& pending) {
-  struct Param {
-    std::int64_t count;
-    float *w, *dw, *v;
-  };
-  std::vector<Param> params;
-  auto fptr = [&](int t) { return reinterpret_cast<float*>(device_address(t)); };
-  for (const TrainableParam& p : trainable_params(s))
-    params.push_back({p.count, fptr(p.weight), fptr(p.gradient), fptr(p.momentum)});
+void Executor::update(const Schedule& s, const IterationInputs& in, int step, Pending& pending) {
+  UpdateCall call = update_call(s, in.sgd, in.loss_scale, [&](int t) { return device_address(t); });
   SpanEvent e;
   e.step = step;
   e.kind = SpanKind::update;
   e.layer = "sgd";
   device_.range_push(Stream::compute, "sgd update");
   span(pending, Stream::compute, std::move(e), [&] {
-    device_.submit(Stream::compute, [params = std::move(params), sgd](Kernels& k) {
-      for (const Param& q : params) k.sgd_update(q.count, sgd.lr, sgd.momentum, sgd.weight_decay, q.w, q.dw, q.v);
-    });
+    device_.submit(Stream::compute, [call = std::move(call)](Kernels& k) { tidepool::run(k, call); });
   });
   device_.range_pop(Stream::compute);
 }
@@ -378,7 +375,7 @@ IterationResult Executor::run(const Schedule& s, const IterationInputs& in) {
       case StepKind::forward:
       case StepKind::backward: compute(s, st, i, in, pending); break;
       case StepKind::accumulate: accumulate(s, st, i, pending); break;
-      case StepKind::update: update(s, in.sgd, i, pending); break;
+      case StepKind::update: update(s, in, i, pending); break;
       case StepKind::offload:
       case StepKind::prefetch: transfer(s, st, i, pending); break;
       case StepKind::wait_offload:
@@ -395,6 +392,7 @@ IterationResult Executor::run(const Schedule& s, const IterationInputs& in) {
   result.loss = pending.readback[0];
   result.correct = static_cast<std::int64_t>(pending.readback[1]);
   result.correct_top5 = static_cast<std::int64_t>(pending.readback[2]);
+  result.skipped = pending.readback[3] != 0.0f;
   result.pool = pool_->stats();
   result.memory = pool_->figures();
   report(s, in.iteration, pending, result);

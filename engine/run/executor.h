@@ -20,15 +20,10 @@
 #include "engine/observe/events.h"
 #include "engine/plan/schedule.h"
 #include "engine/run/copy_threads.h"
+#include "engine/run/layer_args.h"
 #include "engine/run/zero_value_store.h"
 
 namespace tidepool {
-
-struct SgdOptions {
-  float lr = 0.1f;
-  float momentum = 0.9f;
-  float weight_decay = 5e-4f;
-};
 
 // Where each tensor of a schedule is: its arena offset while it is placed,
 // for tensors that come from or go to host memory a host address, and its
@@ -55,12 +50,19 @@ struct IterationInputs {
   const std::int32_t* labels = nullptr;  // host memory, [batch]
   std::uint64_t seed = 0;                // dropout masks derive from it
   SgdOptions sgd;
+  // fp16 (Schedule::overflow): the loss's gradient is multiplied by it
+  // before backward, and the parameter gradients divided by it before the
+  // update (engine/run/loss_scaler.h). A power of two.
+  float loss_scale = 1.0f;
 };
 
 struct IterationResult {
   float loss = 0;
   std::int64_t correct = 0;       // top-1
   std::int64_t correct_top5 = 0;
+  // fp16: a parameter gradient was NaN or ±inf at the iteration's loss
+  // scale, so the update was skipped (the parameters are as they were).
+  bool skipped = false;
   PoolStats pool;       // the pool's state after the iteration
   PoolFigures memory;   // the iteration's peak load, footprint and largest free block at the peak
   double start_us = 0, end_us = 0;
@@ -118,7 +120,7 @@ class Executor {
   void release(const Schedule& s, int tensor, int step, bool after_copy, Pending& pending);
   void compute(const Schedule& s, const Step& st, int step, const IterationInputs& in, Pending& pending);
   void accumulate(const Schedule& s, const Step& st, int step, Pending& pending);
-  void update(const Schedule& s, const SgdOptions& sgd, int step, Pending& pending);
+  void update(const Schedule& s, const IterationInputs& in, int step, Pending& pending);
   void transfer(const Schedule& s, const Step& st, int step, Pending& pending);
   void wait_transfer(const Schedule& s, const Step& st, int step, Pending& pending);
   // CopyEngine::threads: the host waits for a copy thread's copy of `t`,

@@ -1,5 +1,7 @@
 #include "engine/run/layer_args.h"
 
+#include <stdexcept>
+
 #include "engine/plan/f32_views.h"
 
 namespace tidepool {
@@ -49,6 +51,16 @@ LayerCall layer_call(const Schedule& s, const Layer& layer, int node, bool forwa
   return c;
 }
 
+void scale_loss_gradient(LayerCall& call, float scale) {
+  bool scaled = false;
+  for (F32Copy& c : call.copies)
+    if (c.round && c.copy == static_cast<void*>(call.args.input_grads.empty() ? nullptr : call.args.input_grads[0])) {
+      c.scale = scale;
+      scaled = true;
+    }
+  if (!scaled) throw std::logic_error("the loss scale has no 16-bit gradient to scale in " + call.layer->name());
+}
+
 void run(Kernels& k, const LayerCall& call) {
   for (const F32Copy& c : call.copies)
     if (c.widen) k.convert(c.count, c.type, c.stored, DType::f32, c.copy, 1.0f);
@@ -57,17 +69,32 @@ void run(Kernels& k, const LayerCall& call) {
   else
     call.layer->backward(k, call.args);
   for (const F32Copy& c : call.copies)
-    if (c.round) k.convert(c.count, DType::f32, c.copy, c.type, c.stored, 1.0f);
+    if (c.round) k.convert(c.count, DType::f32, c.copy, c.type, c.stored, c.scale);
 }
 
-std::vector<TrainableParam> trainable_params(const Schedule& s) {
-  std::vector<TrainableParam> params;
+UpdateCall update_call(const Schedule& s, const SgdOptions& sgd, float loss_scale, const TensorAddress& address) {
+  auto fptr = [&](int t) { return reinterpret_cast<float*>(address(t)); };
+  UpdateCall c;
+  c.sgd = sgd;
   for (const NodeTensors& nt : s.nodes)
     for (std::size_t j = 0; j < nt.params.size(); ++j)
       if (nt.param_grads[j] >= 0)
-        params.push_back({s.tensors[static_cast<std::size_t>(nt.params[j])].info.shape.numel(), nt.params[j],
-                          nt.param_grads[j], nt.momenta[j]});
-  return params;
+        c.params.push_back({s.tensors[static_cast<std::size_t>(nt.params[j])].info.shape.numel(), fptr(nt.params[j]),
+                            fptr(nt.param_grads[j]), fptr(nt.momenta[j])});
+  if (s.overflow >= 0) {
+    c.overflow = fptr(s.overflow);
+    c.inv_scale = 1.0f / loss_scale;
+  }
+  return c;
+}
+
+void run(Kernels& k, const UpdateCall& call) {
+  if (call.overflow) {
+    k.fill(1, 0.0f, call.overflow);
+    for (const UpdateCall::Param& p : call.params) k.unscale_check(p.count, p.dw, call.inv_scale, call.overflow);
+  }
+  for (const UpdateCall::Param& p : call.params)
+    k.sgd_update(p.count, call.sgd.lr, call.sgd.momentum, call.sgd.weight_decay, p.w, p.dw, p.v, call.overflow);
 }
 
 }  // namespace tidepool

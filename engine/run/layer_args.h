@@ -1,6 +1,6 @@
-// The call a schedule's compute step makes, and the parameters the
-// optimiser step updates: one definition for the executor, which passes
-// device addresses, and for the performance model (engine/perf/step_work.h),
+// The call a schedule's compute step makes, and the calls its optimiser
+// step makes: one definition for the executor, which passes device
+// addresses, and for the performance model (engine/perf/step_work.h),
 // which passes none and counts the kernels.
 #pragma once
 
@@ -25,6 +25,7 @@ struct F32Copy {
   std::byte* copy = nullptr;    // its f32 copy, in the step's workspace
   bool widen = false;           // before the layer runs
   bool round = false;           // after
+  float scale = 1.0f;           // rounded as copy * scale (fp16's loss scale: scale_loss_gradient)
 };
 
 struct LayerCall {
@@ -38,15 +39,36 @@ struct LayerCall {
 // caller's to set.
 LayerCall layer_call(const Schedule& s, const Layer& layer, int node, bool forward, const TensorAddress& address);
 
+// fp16's loss scaling (engine/run/loss_scaler.h): the loss node's
+// backward call rounds the gradient it starts backward with (d loss /
+// d logits) multiplied by `scale`. Throws std::logic_error when the call
+// rounds no 16-bit input gradient (the scale would be lost).
+void scale_loss_gradient(LayerCall& call, float scale);
+
 // Widens the 16-bit tensors the layer reads, runs it, rounds what it wrote.
 void run(Kernels& k, const LayerCall& call);
 
-// The trainable parameters, with their gradients and momenta, in schedule
-// order: what one update step passes to sgd_update.
-struct TrainableParam {
-  std::int64_t count = 0;
-  int weight = -1, gradient = -1, momentum = -1;  // tensor ids
+struct SgdOptions {
+  float lr = 0.1f;
+  float momentum = 0.9f;
+  float weight_decay = 5e-4f;
 };
-std::vector<TrainableParam> trainable_params(const Schedule& s);
+
+// The optimiser step: SGD over the trainable parameters in schedule order.
+// With fp16's loss scaling (Schedule::overflow), the overflow flag is
+// cleared, every gradient divided by the scale and checked, and then every
+// update skipped when one was not finite.
+struct UpdateCall {
+  struct Param {
+    std::int64_t count = 0;
+    float *w = nullptr, *dw = nullptr, *v = nullptr;
+  };
+  std::vector<Param> params;
+  SgdOptions sgd;
+  float* overflow = nullptr;  // fp16: the flag; null: no loss scaling
+  float inv_scale = 1.0f;     // 1 / the loss scale
+};
+UpdateCall update_call(const Schedule& s, const SgdOptions& sgd, float loss_scale, const TensorAddress& address);
+void run(Kernels& k, const UpdateCall& call);
 
 }  // namespace tidepool

@@ -10,13 +10,6 @@
 
 namespace tidepool {
 
-void refuse_unscaled_fp16(const MemorySettings& m) {
-  if (m.precision == Precision::fp16)
-    throw std::invalid_argument(
-        "--precision fp16 trains only with dynamic loss scaling, which Tidepool does not have yet: train in bf16 "
-        "(the same memory, no scaling needed), or see fp16's memory with `tidepool plan --precision fp16`");
-}
-
 int default_compress_threads() {
   // A quarter of the cores: the rest feed the device (the cpu device's
   // kernels, the loaders' decoding). On a 2-core laptop, one.
@@ -28,7 +21,6 @@ Trainer::Trainer(Device& device, const Network& network, TrainerOptions options,
   if (options_.batch <= 0) throw std::invalid_argument("batch size must be positive");
   if (options_.compress_threads < 0) throw std::invalid_argument("compression threads must not be negative");
   if (options_.compress_threads == 0) options_.compress_threads = default_compress_threads();
-  refuse_unscaled_fp16(options_.memory);
   MemoryPlan plan = plan_memory(network_, options_.batch, options_.memory, device_.kernels(),
                                 {.room_to_grow = options_.room_to_grow}, model());
   arena_ = device_.reserve_arena(plan.arena_bytes);
@@ -61,7 +53,6 @@ Trainer::~Trainer() {
 
 const MemoryPlan& Trainer::apply(const MemorySettings& settings) {
   // Throws, leaving everything as it was.
-  refuse_unscaled_fp16(settings);
   execute(plan_memory(network_, options_.batch, settings, device_.kernels(), plan_.limits(), model()));
   return plan_;
 }
@@ -122,7 +113,10 @@ IterationResult Trainer::train_step(const float* images, const std::int32_t* lab
   in.labels = labels;
   in.seed = options_.seed;
   in.sgd = options_.sgd;
+  const bool scaled = plan_.train.overflow >= 0;
+  if (scaled) in.loss_scale = loss_scaler_.scale();
   IterationResult r = executor_->run(plan_.train, in);
+  if (scaled) loss_scaler_.update(r.skipped);
   ++iteration_;
   return r;
 }

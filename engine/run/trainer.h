@@ -23,6 +23,7 @@
 #include "engine/observe/events.h"
 #include "engine/plan/memory_plan.h"
 #include "engine/run/executor.h"
+#include "engine/run/loss_scaler.h"
 
 namespace tidepool {
 
@@ -47,12 +48,6 @@ struct TrainerOptions {
 // What TrainerOptions::compress_threads = 0 means on this machine.
 int default_compress_threads();
 
-// fp16's gradients underflow without loss scaling, which is not built yet,
-// and numbers trained without it could not be trusted; its memory is
-// bf16's, which `plan --precision fp16` shows. Throws std::invalid_argument
-// for fp16: the trainer checks every plan, a session before it opens a run.
-void refuse_unscaled_fp16(const MemorySettings& m);
-
 class Trainer {
  public:
   // Throws std::invalid_argument for bad options, MemoryRefusal when the
@@ -62,7 +57,9 @@ class Trainer {
   ~Trainer();
 
   // One SGD step on a batch of `options.batch` images (host memory, NCHW f32)
-  // and labels (i32). From staging() (where the app's loaders put them) the
+  // and labels (i32). In fp16, at the loss scaler's scale, which the step's
+  // outcome then updates (a step whose gradients overflowed is skipped:
+  // IterationResult::skipped). From staging() (where the app's loaders put them) the
   // upload is an asynchronous copy from pinned memory; from pageable memory
   // a cuda device copies synchronously, as CUDA does for pageable memory.
   IterationResult train_step(const float* images, const std::int32_t* labels);
@@ -85,6 +82,11 @@ class Trainer {
   EventSink* sink() const { return sink_; }
   std::int64_t iteration() const { return iteration_; }
   void set_iteration(std::int64_t i) { iteration_ = i; }
+  // fp16's dynamic loss scale (kept, untouched, in the other precisions, so
+  // that a run switching to fp16 and back continues it); part of a
+  // checkpoint.
+  const LossScaler& loss_scaler() const { return loss_scaler_; }
+  void set_loss_scaler(const LossScalerState& state) { loss_scaler_ = LossScaler(state); }
 
   // The plan being executed: schedules, pool, figures.
   const MemoryPlan& memory() const { return plan_; }
@@ -127,6 +129,7 @@ class Trainer {
   std::span<std::byte> staging_;
   std::unique_ptr<Executor> executor_;
   std::int64_t iteration_ = 0;
+  LossScaler loss_scaler_;
   std::vector<float> check_buffer_;  // nonfinite_parameter()'s copy, reused
 };
 

@@ -219,6 +219,38 @@ TEST(BatchRun, CompressedOffloadsAreReportedResumedAndChangeNoParameter) {
   EXPECT_LT(summary["pinned_host_bytes"].get<std::size_t>(), expected["pinned_host_bytes"].get<std::size_t>());
 }
 
+// fp16 with loss scaling: the summary counts the skipped steps and gives the
+// final scale, the checkpoint carries the scaler, and a resumed run ends
+// with the uninterrupted run's parameters.
+TEST(BatchRun, Fp16ResumesItsLossScaleAndReportsSkippedSteps) {
+  testing::TempDir dir("fp16");
+  testing::write_tiny_cifar10(dir.path() / "data");
+  RunSettings whole = tiny_run(dir.path() / "data", dir.path() / "whole");
+  whole.iterations = 6;
+  whole.memory.precision = Precision::fp16;
+  const auto expected = run_batch(whole, std::nullopt);
+  EXPECT_EQ(expected["status"], "done");
+  ASSERT_TRUE(expected["loss_scale"].is_number());
+  const auto skipped = expected["skipped_steps"].get<std::int64_t>();
+  EXPECT_LT(skipped, 6) << "some steps train";
+  // The scale starts at 2^16 and only halves within 2000 steps.
+  EXPECT_EQ(expected["loss_scale"].get<double>(), 65536.0 / static_cast<double>(std::int64_t{1} << skipped));
+
+  RunSettings first = whole;
+  first.out = (dir.path() / "halves").string();
+  first.stop_after = 3;
+  const auto partial = run_batch(first, std::nullopt);
+  const Checkpoint c = load_checkpoint(dir.path() / "halves" / "checkpoint.bin");
+  EXPECT_EQ(c.loss_scale.scale, partial["loss_scale"].get<float>());
+  EXPECT_EQ(c.loss_scale.skipped_steps, partial["skipped_steps"].get<std::int64_t>());
+  RunSettings cli;
+  cli.progress = false;
+  const auto resumed = run_batch(resume_settings(cli, {}, c, first.out), c);
+  EXPECT_EQ(resumed["param_checksum"], expected["param_checksum"]);
+  EXPECT_EQ(resumed["skipped_steps"], expected["skipped_steps"]);
+  EXPECT_EQ(resumed["loss_scale"], expected["loss_scale"]);
+}
+
 // --mode autoswap --budget: the summary gives the load limit it chose and
 // what it offloads, its pictures draw the limit, and the parameters are
 // base's.
@@ -272,6 +304,7 @@ TEST(Checkpoint, RoundTripsAndRejectsDamage) {
   c.iteration = 77;
   c.epoch_so_far = {.images = 160, .correct = 41, .loss_sum = 351.0000000000001, .train_seconds = 2.5,
                     .wall_seconds = 3.75, .peak_load_bytes = 1u << 30, .footprint_bytes = (1u << 30) + 5};
+  c.loss_scale = {.scale = 1024.0f, .good_steps = 17, .skipped_steps = 3};
   c.state = {1.0f, -2.5f, 3.25f};
   const auto file = dir.path() / "checkpoint.bin";
   save_checkpoint(file, c);
@@ -286,6 +319,7 @@ TEST(Checkpoint, RoundTripsAndRejectsDamage) {
   EXPECT_EQ(back.epoch_so_far.loss_sum, c.epoch_so_far.loss_sum) << "bit for bit: the resumed epoch's row adds to it";
   EXPECT_EQ(back.epoch_so_far.wall_seconds, 3.75);
   EXPECT_EQ(back.epoch_so_far.footprint_bytes, (1u << 30) + 5);
+  EXPECT_EQ(back.loss_scale, c.loss_scale) << "fp16's scale goes on where it was";
 
   // A torn temporary file a kill left beside it is never read in its place.
   testing::write_text(dir.path() / "checkpoint.bin.tmp", "TIDEPCK1 torn");

@@ -83,6 +83,8 @@ class CpuKernels final : public Kernels {
   void accumulate(std::int64_t count, const float* x, float* acc) override;
   void convert(std::int64_t count, DType from, const void* x, DType to, void* y, float scale) override;
   void accumulate_16bit(std::int64_t count, DType type, const void* x, void* acc) override;
+  void fill(std::int64_t count, float value, float* y) override;
+  void unscale_check(std::int64_t count, float* g, float inv_scale, float* overflow) override;
 
   void softmax_xent_forward(std::int64_t n, std::int64_t classes, const float* logits,
                             const std::int32_t* labels, float* probs,
@@ -91,7 +93,7 @@ class CpuKernels final : public Kernels {
                              const std::int32_t* labels, float* dlogits) override;
 
   void sgd_update(std::int64_t count, float lr, float momentum, float weight_decay, float* w,
-                  const float* dw, float* velocity) override;
+                  const float* dw, float* velocity, const float* skip) override;
 
  private:
   std::unique_ptr<onednn::Context> ctx_;

@@ -4,7 +4,8 @@
 //   w = w - lr * v
 // (no dampening, no Nesterov). The first step therefore sets v = g, exactly
 // like PyTorch's lazily created momentum buffer, provided the caller zeroes
-// the velocity before training.
+// the velocity before training. A skipped step (fp16's overflow, `skip`
+// set) leaves both as they are.
 #include <cstdint>
 
 #include "engine/device/cpu/cpu_kernels.h"
@@ -12,7 +13,8 @@
 namespace tidepool {
 
 void CpuKernels::sgd_update(std::int64_t count, float lr, float momentum, float weight_decay,
-                            float* w, const float* dw, float* velocity) {
+                            float* w, const float* dw, float* velocity, const float* skip) {
+  if (skip && *skip != 0.0f) return;
   // The three arrays are distinct parameter buffers; saying so lets GCC
   // vectorise without runtime overlap checks.
   float* __restrict wr = w;

@@ -5,7 +5,8 @@
 // (no dampening, no Nesterov). Every step is a separately rounded multiply
 // or add (__fmul_rn, __fadd_rn, __fsub_rn) because nvcc would otherwise fuse
 // them into FMAs, which round once instead of twice: with them the update
-// is the cpu device's bit for bit.
+// is the cpu device's bit for bit. A skipped step (fp16's overflow, `skip`
+// set in device memory) leaves w and the velocity as they are.
 #include <cstdint>
 
 #include "engine/device/cuda/cuda_kernels.h"
@@ -20,7 +21,8 @@ using namespace cuda;
 
 __global__ void sgd_kernel(std::int64_t count, float lr, float momentum, float weight_decay,
                            float* __restrict__ w, const float* __restrict__ dw,
-                           float* __restrict__ velocity) {
+                           float* __restrict__ velocity, const float* __restrict__ skip) {
+  if (skip && *skip != 0.0f) return;
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < count;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     const float weight = w[i];
@@ -36,10 +38,10 @@ __global__ void sgd_kernel(std::int64_t count, float lr, float momentum, float w
 // ---------------------------------------------------------------- launchers
 
 void CudaKernels::sgd_update(std::int64_t count, float lr, float momentum, float weight_decay,
-                             float* w, const float* dw, float* velocity) {
+                             float* w, const float* dw, float* velocity, const float* skip) {
   if (count <= 0) return;
   sgd_kernel<<<grid_for(count), kThreads, 0, ctx_->stream>>>(count, lr, momentum, weight_decay, w,
-                                                             dw, velocity);
+                                                             dw, velocity, skip);
   check_launch("sgd_kernel");
 }
 

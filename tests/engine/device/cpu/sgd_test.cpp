@@ -28,7 +28,7 @@ TEST(SgdKernel, MatchesReferenceOverSteps) {
   for (std::uint32_t step = 0; step < 5; ++step) {
     const auto dw = random_floats(w.size(), 82 + step);
     const auto dwd = to_double(dw);
-    k.sgd_update(count, lr, momentum, wd, w.data(), dw.data(), v.data());
+    k.sgd_update(count, lr, momentum, wd, w.data(), dw.data(), v.data(), nullptr);
     reference::sgd_update(count, lr, momentum, wd, w_ref.data(), dwd.data(), v_ref.data());
   }
   EXPECT_TRUE(all_close(w, w_ref, 1e-5, 1e-6));
@@ -40,7 +40,7 @@ TEST(SgdKernel, FirstStepIsPlainGradientStep) {
   std::vector<float> w = {1.0f, -2.0f, 0.5f};
   const std::vector<float> dw = {0.1f, 0.2f, -0.3f};
   std::vector<float> v(3, 0.0f);
-  k.sgd_update(3, 0.1f, 0.9f, 0.01f, w.data(), dw.data(), v.data());
+  k.sgd_update(3, 0.1f, 0.9f, 0.01f, w.data(), dw.data(), v.data(), nullptr);
   // g = dw + 0.01 w;  v = g;  w -= 0.1 g
   const float g0 = 0.1f + 0.01f * 1.0f, g1 = 0.2f + 0.01f * -2.0f, g2 = -0.3f + 0.01f * 0.5f;
   EXPECT_FLOAT_EQ(v[0], g0);
@@ -58,7 +58,7 @@ TEST(SgdKernel, MomentumAccumulates) {
   const std::vector<float> dw = {1.0f};
   float expected_w = 0.0f;
   for (float expected_v : {1.0f, 1.9f, 2.71f}) {
-    k.sgd_update(1, 0.5f, 0.9f, 0.0f, w.data(), dw.data(), v.data());
+    k.sgd_update(1, 0.5f, 0.9f, 0.0f, w.data(), dw.data(), v.data(), nullptr);
     expected_w -= 0.5f * expected_v;
     EXPECT_NEAR(v[0], expected_v, 1e-6f);
     EXPECT_NEAR(w[0], expected_w, 1e-6f);

@@ -100,9 +100,37 @@ TEST_F(GpuElementwise, SgdUpdateIsTheCpuDevicesBitForBit) {
   // A few steps with the trainer's settings and others, each on both devices.
   const float settings[][3] = {{0.1f, 0.9f, 5e-4f}, {0.05f, 0.0f, 0.0f}, {0.37f, 0.99f, 1e-2f}};
   for (const auto& st : settings) {
-    cpu.sgd_update(kCount, st[0], st[1], st[2], w.data(), dw.data(), v.data());
-    run([&](Kernels& k) { k.sgd_update(kCount, st[0], st[1], st[2], gw, gdw, gv); });
+    cpu.sgd_update(kCount, st[0], st[1], st[2], w.data(), dw.data(), v.data(), nullptr);
+    run([&](Kernels& k) { k.sgd_update(kCount, st[0], st[1], st[2], gw, gdw, gv, nullptr); });
   }
+  EXPECT_TRUE(bit_equal(download(gw, n), w));
+  EXPECT_TRUE(bit_equal(download(gv, n), v));
+}
+
+TEST_F(GpuElementwise, LossScalingIsTheCpuDevicesAndASkippedUpdateChangesNothing) {
+  const auto n = static_cast<std::size_t>(kCount);
+  std::vector<float> g = random_floats(n, 70, -1e4f, 1e4f);
+  float* gg = upload(g);
+  float* gflag = upload(std::vector<float>{5.0f});
+  float flag = 5.0f;
+  cpu.fill(1, 0.0f, &flag);
+  cpu.unscale_check(kCount, g.data(), 1.0f / 65536.0f, &flag);
+  run([&](Kernels& k) {
+    k.fill(1, 0.0f, gflag);
+    k.unscale_check(kCount, gg, 1.0f / 65536.0f, gflag);
+  });
+  EXPECT_TRUE(bit_equal(download(gg, n), g));
+  EXPECT_EQ(download(gflag, 1)[0], 0.0f);
+
+  std::vector<float> bad = g;
+  bad[n / 2] = std::numeric_limits<float>::infinity();
+  float* gbad = upload(bad);
+  run([&](Kernels& k) { k.unscale_check(kCount, gbad, 0.5f, gflag); });
+  EXPECT_EQ(download(gflag, 1)[0], 1.0f);
+
+  const std::vector<float> w = random_floats(n, 71), v = random_floats(n, 72);
+  float *gw = upload(w), *gv = upload(v);
+  run([&](Kernels& k) { k.sgd_update(kCount, 0.1f, 0.9f, 5e-4f, gw, gg, gv, gflag); });
   EXPECT_TRUE(bit_equal(download(gw, n), w));
   EXPECT_TRUE(bit_equal(download(gv, n), v));
 }
