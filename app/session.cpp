@@ -297,6 +297,7 @@ ui::SessionStatus TrainingSession::status() const {
     const MemoryPlan& plan = trainer_->memory();
     s.memory = plan.summary();
     if (plan.predicted) s.predicted = ui::PredictedIteration{plan.predicted->iteration_us, plan.predicted->stall_us};
+    if (plan.settings.precision == Precision::fp16) s.loss_scale = trainer_->loss_scaler().state();
   }
   return s;
 }

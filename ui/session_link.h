@@ -16,6 +16,7 @@
 
 #include "engine/observe/sinks/ring_sink.h"
 #include "engine/plan/memory_summary.h"
+#include "engine/run/loss_scaler.h"
 #include "engine/run/run_settings.h"
 
 namespace tidepool::ui {
@@ -71,6 +72,9 @@ struct SessionStatus {
   // device, or --profile); a recorded run has none.
   std::optional<PredictedIteration> predicted;
   float test_accuracy = -1;      // the last evaluation's, -1 before the first
+  // fp16's loss scale and the steps it skipped (engine/run/loss_scaler.h);
+  // none in the other precisions.
+  std::optional<LossScalerState> loss_scale;
   // The last request's outcome: applied (refused = false) or refused with
   // the reason in `message`. `requests` counts requests handled.
   std::uint64_t requests = 0;

@@ -2,6 +2,8 @@
 // run with `ctest --test-dir build -L long`.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include "app/batch_run.h"
 #include "app/plan_command.h"
 #include "engine/device/cpu/cpu_kernels.h"
@@ -37,6 +39,31 @@ TEST(PaperFigures, Resnet20LearnsTheGeneratedDatasetInThreeEpochs) {
   o.out = (dir / "run").string();
   const auto summary = run_batch(o, std::nullopt);
   EXPECT_GE(summary["final_test_accuracy"].get<double>(), 0.90);
+}
+
+// Zhuang's 16-bit training (issue 17): the same run in bf16 and in fp16
+// (with its loss scale) ends within one point of fp32's test accuracy.
+TEST(PaperFigures, Resnet20In16BitsMatchesFp32sAccuracyWithinOnePoint) {
+  const testing::TempDir dir("long_precision");
+  auto accuracy = [&](Precision p) {
+    RunSettings o;
+    o.model = "resnet20";
+    o.dataset = "generated";
+    o.epochs = 3;
+    o.seed = 1;
+    o.progress = false;
+    o.memory.precision = p;
+    o.out = (dir / to_string(p)).string();
+    const auto summary = run_batch(o, std::nullopt);
+    EXPECT_EQ(summary["status"], "done") << to_string(p);
+    return summary["final_test_accuracy"].get<double>();
+  };
+  const double fp32 = accuracy(Precision::fp32);
+  for (Precision p : {Precision::bf16, Precision::fp16}) {
+    const double got = accuracy(p);
+    std::printf("resnet20, generated, 3 epochs: %s %.2f %% against fp32 %.2f %%\n", to_string(p), 100 * got, 100 * fp32);
+    EXPECT_NEAR(got, fp32, 0.01) << to_string(p);
+  }
 }
 
 }  // namespace

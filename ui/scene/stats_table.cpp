@@ -64,6 +64,9 @@ std::vector<StatsRow> stats_table(const SessionStatus& s, const IterationStats& 
     row("predicted iteration", number("%.2f ms", s.predicted->iteration_us * 1e-3) + ", stalled " +
                                    number("%.2f ms", s.predicted->stall_us * 1e-3));
   }
+  if (s.loss_scale)
+    row("fp16 loss scale", number("%g", s.loss_scale->scale) + ", " + std::to_string(s.loss_scale->skipped_steps) +
+                               (s.loss_scale->skipped_steps == 1 ? " step" : " steps") + " skipped (overflowed)");
   const MemorySummary& m = s.memory;
   const MemorySettings& settings = s.settings.memory;
   const bool pageable = settings.host_memory == HostMemory::pageable;

@@ -54,5 +54,12 @@ TEST(StatsTable, ASimulatedRunHasNoNumbersAndSimulatedTimes) {
   EXPECT_EQ(value(before, "test accuracy"), kNoNumbers);
 }
 
+TEST(StatsTable, Fp16ShowsItsLossScaleAndSkippedSteps) {
+  SessionStatus s;
+  EXPECT_EQ(value(stats_table(s, finished_iteration()), "fp16 loss scale"), "<no row fp16 loss scale>");
+  s.loss_scale = LossScalerState{.scale = 16384.0f, .good_steps = 5, .skipped_steps = 2};
+  EXPECT_EQ(value(stats_table(s, finished_iteration()), "fp16 loss scale"), "16384, 2 steps skipped (overflowed)");
+}
+
 }  // namespace
 }  // namespace tidepool::ui
