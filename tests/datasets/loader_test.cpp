@@ -259,12 +259,18 @@ TEST(BatchLoader, WithoutDecodingDeliversTheSameSamplesAndLabelsAndReadsNoImage)
   IndexDataset data(40);
   LoaderOptions labels_only = options(8, true, 2);
   labels_only.decode = false;
-  Harness plain(data, labels_only);
-  Harness decoded(data, options(8, true, 2));
-  std::fill(plain.memory.begin(), plain.memory.end(), std::byte{0xAB});
+  // Marked, and the dataset armed, before a loader's workers exist: they
+  // may start on the first batches at once (ThreadSanitizer saw the test's
+  // own writes race with them).
+  std::vector<std::byte> memory(BatchLoader::required_bytes(data, labels_only), std::byte{0xAB});
   data.throw_at = 9;  // sample 9 is in every epoch: reading it would throw
-  const Delivered d = run_epoch(plain.loader, 0);
+  Delivered d;
+  {
+    BatchLoader plain(data, memory, labels_only);
+    d = run_epoch(plain, 0);
+  }
   data.throw_at = -1;
+  Harness decoded(data, options(8, true, 2));
   const Delivered reference = run_epoch(decoded.loader, 0);
   EXPECT_EQ(d.samples, reference.samples);
   EXPECT_EQ(d.labels, reference.labels);
