@@ -16,6 +16,7 @@
 #include <string>
 
 #include "engine/device/cpu/cpu_kernels.h"
+#include "engine/device/cpu/parallel_loops.h"
 
 namespace tidepool {
 namespace {
@@ -111,8 +112,10 @@ void CpuKernels::convert(std::int64_t count, DType from, const void* x, DType to
   // The common pairs in tight loops the compiler vectorises; the rest
   // element by element.
   if (from == DType::f32 && to == DType::bf16) {
+#pragma omp parallel for simd schedule(static) if (count >= kParallelElements)
     for (std::int64_t i = 0; i < count; ++i) y16[i] = to_bf16(xf[i] * scale);
   } else if (from == DType::bf16 && to == DType::f32) {
+#pragma omp parallel for simd schedule(static) if (count >= kParallelElements)
     for (std::int64_t i = 0; i < count; ++i) yf[i] = from_bf16(x16[i]) * scale;
   } else if (from == DType::f32 && to == DType::f16 && has_f16c()) {
     f32_to_f16_f16c(count, xf, y16, scale);
@@ -126,6 +129,7 @@ void CpuKernels::convert(std::int64_t count, DType from, const void* x, DType to
 void CpuKernels::accumulate_16bit(std::int64_t count, DType type, const void* x, void* acc) {
   if (type != DType::bf16 && type != DType::f16)
     throw std::invalid_argument("accumulate_16bit: " + std::string(to_string(type)) + " is not a 16-bit type");
+#pragma omp parallel for schedule(static) if (count >= kParallelElements)
   for (std::int64_t i = 0; i < count; ++i) store(acc, i, type, load(acc, i, type) + load(x, i, type));
 }
 
