@@ -210,11 +210,10 @@ def layer_kind(name: str) -> str:
         return "conv"
     if name.endswith("downsample.1"):
         return "batchnorm"
-    for prefix, kind in (("dw_conv", "conv (depthwise)"), ("pw_conv", "conv"), ("conv", "conv"), ("dw_bn", "batchnorm"),
-                         ("pw_bn", "batchnorm"), ("bn", "batchnorm"), ("relu", "relu"), ("pool", "pooling"),
-                         ("avgpool", "pooling"), ("maxpool", "pooling"), ("add", "add"), ("fc", "linear"),
-                         ("drop", "dropout"), ("flatten", "flatten"), ("loss", "loss")):
-        if last.startswith(prefix):
+    for part, kind in (("dw_conv", "conv (depthwise)"), ("conv", "conv"), ("bn", "batchnorm"), ("relu", "relu"),
+                       ("pool", "pooling"), ("add", "add"), ("fc", "linear"), ("drop", "dropout"),
+                       ("flatten", "flatten"), ("loss", "loss")):
+        if part in last:
             return kind
     return last
 
@@ -300,10 +299,14 @@ def main():
                 if side == "tidepool":
                     got = run_tidepool(args, m, p, root / f"{m}-{p}-{r}")
                     tp[(m, p)].append(got["ms"])
+                    print(f"  round {r}: Tidepool {m} {p}: {args.batch / (got['ms'] / 1e3):.0f} images/s",
+                          file=sys.stderr, flush=True)
                     rows[(m, p)] += got["rows"]
                 elif with_torch:
                     got = run_torch(args, m, p)
                     pt[(m, p)].append(got["ms"])
+                    print(f"  round {r}: PyTorch {m} {p}: {args.batch / (got['ms'] / 1e3):.0f} images/s",
+                          file=sys.stderr, flush=True)
                     version = got["version"]
 
     def ips(ms_list):
