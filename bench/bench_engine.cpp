@@ -87,6 +87,7 @@ struct LayerBench {
 
   LayerArgs args(bool forward) {
     LayerArgs a;
+    a.channel_block = kernels().channel_block();  // the layout a training step uses
     a.input_shapes = inputs;
     a.output_shape = output;
     for (std::size_t i = 0; i < in.size(); ++i)
@@ -130,9 +131,10 @@ void register_layers(const std::string& model, std::int64_t batch) {
       lb->params.push_back(random_floats(p.shape.numel(), 5));
       lb->grads.emplace_back(p.shape.numel());
     }
-    for (const SavedSpec& s : layer.saved(in, kernels())) lb->saved.emplace_back((s.bytes + 3) / 4);
+    const std::int64_t block = kernels().channel_block();
+    for (const SavedSpec& s : layer.saved(in, block, kernels())) lb->saved.emplace_back((s.bytes + 3) / 4);
     for (Pass pass : {Pass::forward, Pass::backward})
-      lb->workspace.emplace_back(layer.workspace_bytes(in, pass, ConvScheme::p, kernels()));
+      lb->workspace.emplace_back(layer.workspace_bytes(in, pass, ConvScheme::p, block, kernels()));
     lb->out.resize(lb->output.numel());
     lb->dout = random_floats(lb->output.numel(), 6);
     const double flops = layer.forward_flops(in);

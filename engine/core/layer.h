@@ -56,6 +56,9 @@ struct LayerArgs {
   const float* output_grad = nullptr;
   std::vector<float*> input_grads;
   ConvScheme scheme = ConvScheme::p;
+  // The schedule's activation layout (kernels.h channel_blocked): the
+  // layers put it in their kernels' shapes.
+  std::int64_t channel_block = 0;
   bool training = true;
   std::uint64_t seed = 0;  // fresh per layer and iteration (dropout)
 };
@@ -78,11 +81,14 @@ class Layer {
   virtual bool input_is_index(int i) const { return false; }
 
   virtual std::vector<ParamSpec> params(const std::vector<Shape>& inputs) const { return {}; }
-  virtual std::vector<SavedSpec> saved(const std::vector<Shape>& inputs, Kernels&) const {
+  // `channel_block`: the activation layout the calls will pass
+  // (LayerArgs::channel_block), which the sizes may depend on.
+  virtual std::vector<SavedSpec> saved(const std::vector<Shape>& inputs, std::int64_t channel_block,
+                                       Kernels&) const {
     return {};
   }
   virtual std::size_t workspace_bytes(const std::vector<Shape>& inputs, Pass, ConvScheme,
-                                      Kernels&) const {
+                                      std::int64_t channel_block, Kernels&) const {
     return 0;
   }
 

@@ -11,7 +11,7 @@ void validate(const ConvShape& s) {
   const bool ok = s.n > 0 && s.c > 0 && s.h > 0 && s.w > 0 && s.k > 0 && s.r > 0 && s.s > 0 &&
                   s.stride_h > 0 && s.stride_w > 0 && s.pad_h >= 0 && s.pad_w >= 0 && s.dil_h > 0 &&
                   s.dil_w > 0 && s.groups > 0 && s.c % s.groups == 0 && s.k % s.groups == 0 &&
-                  s.out_h() > 0 && s.out_w() > 0;
+                  s.out_h() > 0 && s.out_w() > 0 && s.channel_block >= 0;
   if (!ok) {
     throw std::invalid_argument("conv: invalid shape n=" + std::to_string(s.n) + " c=" + std::to_string(s.c) +
                                 " h=" + std::to_string(s.h) + " w=" + std::to_string(s.w) +
@@ -21,7 +21,7 @@ void validate(const ConvShape& s) {
 }
 
 void validate(const BatchNormShape& s) {
-  if (s.n <= 0 || s.c <= 0 || s.h <= 0 || s.w <= 0 || !(s.eps > 0.0f)) {
+  if (s.n <= 0 || s.c <= 0 || s.h <= 0 || s.w <= 0 || !(s.eps > 0.0f) || s.channel_block < 0) {
     throw std::invalid_argument("batchnorm: invalid shape n=" + std::to_string(s.n) + " c=" + std::to_string(s.c) +
                                 " h=" + std::to_string(s.h) + " w=" + std::to_string(s.w));
   }
@@ -30,7 +30,7 @@ void validate(const BatchNormShape& s) {
 void validate(const PoolShape& s) {
   const bool ok = s.n > 0 && s.c > 0 && s.h > 0 && s.w > 0 && s.kh > 0 && s.kw > 0 && s.stride_h > 0 &&
                   s.stride_w > 0 && s.pad_h >= 0 && s.pad_w >= 0 && s.pad_h < s.kh && s.pad_w < s.kw &&
-                  s.out_h() > 0 && s.out_w() > 0;
+                  s.out_h() > 0 && s.out_w() > 0 && s.channel_block >= 0;
   if (!ok) {
     throw std::invalid_argument("pool: invalid shape n=" + std::to_string(s.n) + " c=" + std::to_string(s.c) +
                                 " h=" + std::to_string(s.h) + " w=" + std::to_string(s.w) +
@@ -44,6 +44,20 @@ void validate(const LinearShape& s) {
     throw std::invalid_argument("linear: invalid shape n=" + std::to_string(s.n) + " in=" + std::to_string(s.in) +
                                 " out=" + std::to_string(s.out));
   }
+}
+
+// A table that keeps every tensor NCHW (channel_block() == 0) is never
+// asked to convert; one that is asked anyway has a planner bug behind it.
+namespace {
+[[noreturn]] void no_blocked_layout(const char* op) {
+  throw std::logic_error(std::string(op) + ": this kernel table keeps every tensor NCHW (channel_block() is 0)");
+}
+}  // namespace
+
+void Kernels::unblock_channels(const ChannelBlocks&, const float*, float*) { no_blocked_layout("unblock_channels"); }
+void Kernels::block_channels(const ChannelBlocks&, const float*, float*) { no_blocked_layout("block_channels"); }
+void Kernels::dropout_forward_blocked(const ChannelBlocks&, float, std::uint64_t, const float*, float*, float*) {
+  no_blocked_layout("dropout_forward_blocked");
 }
 
 }  // namespace tidepool

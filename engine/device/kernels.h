@@ -24,6 +24,25 @@ namespace tidepool {
 // least workspace, `p` the fastest one.
 // (Its words are the settings': engine/plan/memory_settings.h.)
 enum class ConvScheme : std::uint8_t { m, p };
+
+// Activation layout. With a channel block b > 0, a 4-D activation (or its
+// gradient) whose channel count b divides is stored [n][c/b][h][w][b]
+// (oneDNN's nChw8c for b = 8): the layout the cpu device's convolutions,
+// batch norms and poolings compute in, so nothing is reordered between
+// layers. It takes the same bytes as NCHW (b divides c: no padding), so no
+// memory figure depends on it. Every other tensor (the images, 2-D
+// tensors, channel counts b does not divide) is dense NCHW. b = 0: every
+// tensor is NCHW. A schedule takes b from its device's table
+// (Kernels::channel_block()) and each layer passes it in its shapes.
+inline bool channel_blocked(std::int64_t channels, std::int64_t block) {
+  return block > 0 && channels % block == 0;
+}
+
+// A 4-D tensor seen by the layout conversions and blocked dropout.
+struct ChannelBlocks {
+  std::int64_t n = 1, c = 1, hw = 1;  // hw: height * width
+  std::int64_t block = 0;
+};
 enum class ConvPass : std::uint8_t { forward, backward_data, backward_weights };
 
 struct ConvShape {
@@ -34,6 +53,7 @@ struct ConvShape {
   std::int64_t dil_h = 1, dil_w = 1;  // 1 = no dilation (PyTorch's convention)
   std::int64_t groups = 1;            // groups == c == k is a depthwise convolution
   bool bias = false;
+  std::int64_t channel_block = 0;  // x (c channels) and y (k channels) as channel_blocked() says
 
   std::int64_t out_h() const { return (h + 2 * pad_h - dil_h * (r - 1) - 1) / stride_h + 1; }
   std::int64_t out_w() const { return (w + 2 * pad_w - dil_w * (s - 1) - 1) / stride_w + 1; }
@@ -46,6 +66,7 @@ struct BatchNormShape {
   std::int64_t n = 1, c = 1, h = 1, w = 1;
   float eps = 1e-5f;
   float momentum = 0.1f;  // running = (1 - momentum) * running + momentum * batch
+  std::int64_t channel_block = 0;  // x and y as channel_blocked(c, channel_block) says
 };
 
 enum class PoolKind : std::uint8_t { max, avg };
@@ -54,6 +75,7 @@ struct PoolShape {
   PoolKind kind = PoolKind::max;
   std::int64_t n = 1, c = 1, h = 1, w = 1;
   std::int64_t kh = 2, kw = 2, stride_h = 2, stride_w = 2, pad_h = 0, pad_w = 0;
+  std::int64_t channel_block = 0;  // x and y as channel_blocked(c, channel_block) says
   // Average pooling divides by the full window, padding included
   // (PyTorch's count_include_pad=True).
   std::int64_t out_h() const { return (h + 2 * pad_h - kh) / stride_h + 1; }
@@ -75,6 +97,14 @@ void validate(const LinearShape& s);
 class Kernels {
  public:
   virtual ~Kernels() = default;
+
+  // --- activation layout (channel_blocked above) --------------------------
+  // The channel block this table's kernels compute fastest in; 0: NCHW.
+  virtual std::int64_t channel_block() const { return 0; }
+  // y = x from channel-blocked to NCHW order, and back (flatten's view of a
+  // blocked tensor). Only tables whose channel_block() is non-zero have them.
+  virtual void unblock_channels(const ChannelBlocks&, const float* x, float* y);
+  virtual void block_channels(const ChannelBlocks&, const float* x, float* y);
 
   // --- convolution (depthwise is groups == c == k) ---------------------
   virtual std::size_t conv_workspace_bytes(const ConvShape&, ConvScheme, ConvPass) = 0;
@@ -129,6 +159,11 @@ class Kernels {
                                float* y, float* mask) = 0;
   virtual void dropout_backward(std::int64_t count, const float* mask, const float* dy,
                                 float* dx) = 0;
+  // dropout_forward on a channel-blocked tensor: element i is still the
+  // element's NCHW index, so the mask is the one an NCHW tensor draws, in
+  // the blocked order. Only tables whose channel_block() is non-zero have it.
+  virtual void dropout_forward_blocked(const ChannelBlocks&, float p, std::uint64_t seed, const float* x,
+                                       float* y, float* mask);
 
   // --- elementwise -------------------------------------------------------
   virtual void add_forward(std::int64_t count, const float* a, const float* b, float* y) = 0;

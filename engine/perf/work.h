@@ -101,6 +101,18 @@ class WorkCounter final : public Kernels {
     return queries_.conv_workspace_bytes(s, scheme, pass);
   }
   std::size_t pool_saved_bytes(const PoolShape& s) override { return queries_.pool_saved_bytes(s); }
+  // The layout too: a plan made with a counter keeps activations as the
+  // queried device does, and so counts its layout conversions.
+  std::int64_t channel_block() const override { return queries_.channel_block(); }
+  void unblock_channels(const ChannelBlocks& b, const float*, float*) override {
+    add(WorkClass::copy, static_cast<double>(b.n * b.c * b.hw));
+  }
+  void block_channels(const ChannelBlocks& b, const float*, float*) override {
+    add(WorkClass::copy, static_cast<double>(b.n * b.c * b.hw));
+  }
+  void dropout_forward_blocked(const ChannelBlocks& b, float, std::uint64_t, const float*, float*, float*) override {
+    add(WorkClass::dropout_forward, static_cast<double>(b.n * b.c * b.hw));
+  }
 
   void conv_forward(const ConvShape& s, ConvScheme, const float*, const float*, const float*, float*, void*) override;
   void conv_backward_data(const ConvShape& s, ConvScheme, const float*, const float*, float*, void*) override;

@@ -18,6 +18,7 @@ class Planner {
       : net_(net), k_(k), shapes_(net.shapes(batch)) {
     s_.batch = batch;
     s_.settings = settings;
+    s_.channel_block = k.channel_block();
     s_.nodes.resize(net.nodes().size());
   }
 
@@ -114,16 +115,17 @@ class Planner {
       DType out = layer.output_dtype();
       if (out == DType::f32 && node != loss) out = activation_dtype(s_.settings.memory.precision);
       nt.output = add_tensor(layer.name(), shapes_.node_outputs[i], Role::activation, node, out);
-      for (const SavedSpec& sv : layer.saved(in, k_))
+      for (const SavedSpec& sv : layer.saved(in, s_.channel_block, k_))
         nt.saved.push_back(add_bytes(layer.name() + "." + sv.suffix, sv.bytes, Role::activation, node));
       // The layer's workspace behind the f32 copies of its 16-bit tensors
       // (engine/plan/f32_views.h).
-      const std::size_t fwd = layer.workspace_bytes(in, Pass::forward, s_.settings.memory.scheme, k_) +
+      const std::size_t fwd = layer.workspace_bytes(in, Pass::forward, s_.settings.memory.scheme, s_.channel_block, k_) +
                               f32_views(s_, layer, node, true).bytes;
       if (fwd) nt.forward_workspace = add_bytes(layer.name() + ".fwd_workspace", fwd, Role::workspace, node);
       if (training()) {
         // Sized once the gradients exist (plan_backward).
-        const std::size_t bwd = layer.workspace_bytes(in, Pass::backward, s_.settings.memory.scheme, k_);
+        const std::size_t bwd =
+            layer.workspace_bytes(in, Pass::backward, s_.settings.memory.scheme, s_.channel_block, k_);
         backward_layer_workspace_[i] = bwd;
         if (bwd || half) nt.backward_workspace = add_bytes(layer.name() + ".bwd_workspace", bwd, Role::workspace, node);
       }

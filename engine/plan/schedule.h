@@ -85,6 +85,9 @@ struct NodeTensors {
 struct Schedule {
   std::int64_t batch = 0;
   PlanSettings settings;
+  // The activation layout every layer call passes (LayerArgs::channel_block,
+  // kernels.h channel_blocked): the planning table's channel_block().
+  std::int64_t channel_block = 0;
   std::vector<PlannedTensor> tensors;
   std::vector<NodeTensors> nodes;
   // Persistent tensors in placement order. They are the first ids of the

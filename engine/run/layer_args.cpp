@@ -31,6 +31,7 @@ LayerCall layer_call(const Schedule& s, const Layer& layer, int node, bool forwa
     for (int t : nt.input_grads) a.input_grads.push_back(fptr(t));
   }
   a.scheme = s.settings.memory.scheme;
+  a.channel_block = s.channel_block;
   a.training = s.settings.phase == Phase::train;
 
   const F32Views views = f32_views(s, layer, node, forward);

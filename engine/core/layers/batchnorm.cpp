@@ -2,8 +2,10 @@
 
 namespace tidepool {
 
-BatchNormShape BatchNorm::bn_shape(const Shape& x) const {
+BatchNormShape BatchNorm::bn_shape(const Shape& x, std::int64_t channel_block) const {
   BatchNormShape s;
+  // A 2-D [n, c] input is never blocked (channel_blocked() is for 4-D ones).
+  s.channel_block = x.rank() == 4 ? channel_block : 0;
   s.n = x[0], s.c = x[1];
   s.h = x.rank() == 4 ? x[2] : 1;
   s.w = x.rank() == 4 ? x[3] : 1;
@@ -26,13 +28,13 @@ std::vector<ParamSpec> BatchNorm::params(const std::vector<Shape>& in) const {
           {"running_var", c, ParamInit::ones, 1, 1, false}};
 }
 
-std::vector<SavedSpec> BatchNorm::saved(const std::vector<Shape>& in, Kernels&) const {
+std::vector<SavedSpec> BatchNorm::saved(const std::vector<Shape>& in, std::int64_t, Kernels&) const {
   const std::size_t bytes = static_cast<std::size_t>(in[0][1]) * sizeof(float);
   return {{"saved_mean", bytes}, {"saved_var", bytes}};
 }
 
 void BatchNorm::forward(Kernels& k, const LayerArgs& a) const {
-  const BatchNormShape s = bn_shape(a.input_shapes[0]);
+  const BatchNormShape s = bn_shape(a.input_shapes[0], a.channel_block);
   const auto* x = static_cast<const float*>(a.inputs[0]);
   auto* y = static_cast<float*>(a.output);
   if (a.training)
@@ -43,7 +45,7 @@ void BatchNorm::forward(Kernels& k, const LayerArgs& a) const {
 }
 
 void BatchNorm::backward(Kernels& k, const LayerArgs& a) const {
-  const BatchNormShape s = bn_shape(a.input_shapes[0]);
+  const BatchNormShape s = bn_shape(a.input_shapes[0], a.channel_block);
   // batchnorm always produces dx: nothing upstream of a batchnorm is an input image.
   k.batchnorm_backward(s, static_cast<const float*>(a.inputs[0]), a.output_grad, a.params[0],
                        static_cast<const float*>(a.saved[0]), static_cast<const float*>(a.saved[1]),

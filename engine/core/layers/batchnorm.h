@@ -15,14 +15,15 @@ class BatchNorm final : public Layer {
   // weight (gamma), bias (beta), then the running statistics (not trainable).
   std::vector<ParamSpec> params(const std::vector<Shape>& inputs) const override;
   // The batch mean and variance, for backward.
-  std::vector<SavedSpec> saved(const std::vector<Shape>& inputs, Kernels&) const override;
+  std::vector<SavedSpec> saved(const std::vector<Shape>& inputs, std::int64_t channel_block,
+                               Kernels&) const override;
   bool backward_reads_input(int) const override { return true; }
   bool backward_reads_output() const override { return false; }
   void forward(Kernels&, const LayerArgs&) const override;
   void backward(Kernels&, const LayerArgs&) const override;
 
  private:
-  BatchNormShape bn_shape(const Shape& x) const;
+  BatchNormShape bn_shape(const Shape& x, std::int64_t channel_block = 0) const;
   float eps_, momentum_;
 };
 

@@ -24,14 +24,14 @@ class Conv2d final : public Layer {
   Shape infer(const std::vector<Shape>& inputs) const override;
   std::vector<ParamSpec> params(const std::vector<Shape>& inputs) const override;
   std::size_t workspace_bytes(const std::vector<Shape>& inputs, Pass, ConvScheme,
-                              Kernels&) const override;
+                              std::int64_t channel_block, Kernels&) const override;
   bool backward_reads_input(int) const override { return true; }  // for dW
   bool backward_reads_output() const override { return false; }
   void forward(Kernels&, const LayerArgs&) const override;
   void backward(Kernels&, const LayerArgs&) const override;
   double forward_flops(const std::vector<Shape>& inputs) const override;
 
-  ConvShape conv_shape(const Shape& input) const;
+  ConvShape conv_shape(const Shape& input, std::int64_t channel_block = 0) const;
   const Conv2dOptions& options() const { return options_; }
 
  private:

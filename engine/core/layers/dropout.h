@@ -12,7 +12,8 @@ class Dropout final : public Layer {
   std::string_view kind() const override { return "dropout"; }
   Shape infer(const std::vector<Shape>& inputs) const override;
   // The mask (0 or 1/(1-p) per element).
-  std::vector<SavedSpec> saved(const std::vector<Shape>& inputs, Kernels&) const override;
+  std::vector<SavedSpec> saved(const std::vector<Shape>& inputs, std::int64_t channel_block,
+                               Kernels&) const override;
   bool backward_reads_input(int) const override { return false; }
   bool backward_reads_output() const override { return false; }
   void forward(Kernels&, const LayerArgs&) const override;

@@ -14,8 +14,9 @@ std::string_view Pool2d::kind() const {
   return options_.kind == PoolKind::max ? "maxpool" : "avgpool";
 }
 
-PoolShape Pool2d::pool_shape(const Shape& x) const {
+PoolShape Pool2d::pool_shape(const Shape& x, std::int64_t channel_block) const {
   PoolShape s;
+  s.channel_block = channel_block;
   s.kind = options_.global ? PoolKind::avg : options_.kind;
   s.n = x[0], s.c = x[1], s.h = x[2], s.w = x[3];
   if (options_.global) {
@@ -35,20 +36,20 @@ Shape Pool2d::infer(const std::vector<Shape>& in) const {
   return Shape{s.n, s.c, s.out_h(), s.out_w()};
 }
 
-std::vector<SavedSpec> Pool2d::saved(const std::vector<Shape>& in, Kernels& k) const {
-  const std::size_t bytes = k.pool_saved_bytes(pool_shape(in[0]));
+std::vector<SavedSpec> Pool2d::saved(const std::vector<Shape>& in, std::int64_t channel_block, Kernels& k) const {
+  const std::size_t bytes = k.pool_saved_bytes(pool_shape(in[0], channel_block));
   if (bytes == 0) return {};
   return {{"argmax", bytes}};
 }
 
 void Pool2d::forward(Kernels& k, const LayerArgs& a) const {
-  k.pool_forward(pool_shape(a.input_shapes[0]), static_cast<const float*>(a.inputs[0]),
+  k.pool_forward(pool_shape(a.input_shapes[0], a.channel_block), static_cast<const float*>(a.inputs[0]),
                  static_cast<float*>(a.output), a.saved.empty() ? nullptr : a.saved[0]);
 }
 
 void Pool2d::backward(Kernels& k, const LayerArgs& a) const {
   if (!a.input_grads[0]) return;
-  k.pool_backward(pool_shape(a.input_shapes[0]), static_cast<const float*>(a.inputs[0]),
+  k.pool_backward(pool_shape(a.input_shapes[0], a.channel_block), static_cast<const float*>(a.inputs[0]),
                   a.output_grad, a.saved.empty() ? nullptr : a.saved[0], a.input_grads[0]);
 }
 

@@ -20,7 +20,8 @@ class Pool2d final : public Layer {
 
   std::string_view kind() const override;
   Shape infer(const std::vector<Shape>& inputs) const override;
-  std::vector<SavedSpec> saved(const std::vector<Shape>& inputs, Kernels&) const override;
+  std::vector<SavedSpec> saved(const std::vector<Shape>& inputs, std::int64_t channel_block,
+                               Kernels&) const override;
   // The device's pooling backward may read x (cuDNN does); max pooling keeps
   // its argmax in `saved`.
   bool backward_reads_input(int) const override { return options_.kind == PoolKind::max; }
@@ -28,7 +29,7 @@ class Pool2d final : public Layer {
   void forward(Kernels&, const LayerArgs&) const override;
   void backward(Kernels&, const LayerArgs&) const override;
 
-  PoolShape pool_shape(const Shape& x) const;
+  PoolShape pool_shape(const Shape& x, std::int64_t channel_block = 0) const;
 
  private:
   PoolOptions options_;

@@ -14,7 +14,8 @@ class SoftmaxCrossEntropy final : public Layer {
   Shape infer(const std::vector<Shape>& inputs) const override;
   bool input_is_index(int i) const override { return i == 1; }
   // The probabilities, for backward.
-  std::vector<SavedSpec> saved(const std::vector<Shape>& inputs, Kernels&) const override;
+  std::vector<SavedSpec> saved(const std::vector<Shape>& inputs, std::int64_t channel_block,
+                               Kernels&) const override;
   bool backward_reads_input(int i) const override { return i == 1; }  // the labels
   bool backward_reads_output() const override { return false; }
   void forward(Kernels&, const LayerArgs&) const override;

@@ -1,4 +1,5 @@
-// Batch normalisation on oneDNN, per channel over (n, h, w), NCHW data.
+// Batch normalisation on oneDNN, per channel over (n, h, w), on NCHW or
+// channel-blocked data (BatchNormShape::channel_block).
 //
 // oneDNN computes the batch mean and the biased batch variance (divided by
 // N = n*h*w) and normalises with them; that pair is what backward needs, so
@@ -22,7 +23,7 @@ using namespace onednn;
 using dnnl::normalization_flags;
 
 memory::desc data_desc(const BatchNormShape& s) {
-  return f32_desc({s.n, s.c, s.h, s.w}, Tag::nchw);
+  return activation_desc(s.n, s.c, s.h, s.w, s.channel_block);
 }
 
 dnnl::batch_normalization_forward::desc forward_desc(const BatchNormShape& s, prop_kind kind,
@@ -45,7 +46,7 @@ struct BnPrimitive final : CacheEntry {
 };
 
 CacheKey key_of(Op op, const BatchNormShape& s) {
-  return {static_cast<std::int64_t>(op), s.n, s.c, s.h, s.w, float_bits(s.eps)};
+  return {static_cast<std::int64_t>(op), s.n, s.c, s.h, s.w, float_bits(s.eps), s.channel_block};
 }
 
 BnPrimitive& train_primitive(Context& ctx, const BatchNormShape& s) {

@@ -1,9 +1,11 @@
 // Convolution (grouped and depthwise included) on oneDNN.
 //
-// The arena holds plain NCHW activations and OIHW weights (GOIHW, the same
-// bytes, when groups > 1). oneDNN's fast kernels want blocked layouts
-// (nChw8c on AVX2), so a pass may reorder operands into workspace copies,
-// run, and reorder its output back. The workspace is carved as
+// The arena holds OIHW weights (GOIHW, the same bytes, when groups > 1) and
+// activations in the schedule's layout: channel-blocked (nChw8c on AVX2,
+// the layout oneDNN's fast kernels want) where ConvShape::channel_block
+// says so, NCHW otherwise. Operands in another layout than the chosen
+// implementation's (always the weights, and NCHW images) are reordered into
+// workspace copies, and an output is reordered back. The workspace is carved as
 //
 //   [in0 copy][in1 copy][out copy][scratch]
 //
@@ -45,13 +47,15 @@ using namespace onednn;
 
 struct Geometry {
   Dims src, weights, dst, strides, dilates, pad_l, pad_r;
-  Tag weights_tag;
+  Tag src_tag, weights_tag, dst_tag;  // as the arena holds them
 };
 
 Geometry geometry(const ConvShape& s) {
   Geometry g;
   g.src = {s.n, s.c, s.h, s.w};
   g.dst = {s.n, s.k, s.out_h(), s.out_w()};
+  g.src_tag = activation_tag(s.c, s.channel_block);
+  g.dst_tag = activation_tag(s.k, s.channel_block);
   if (s.groups == 1) {
     g.weights = {s.k, s.c, s.r, s.s};
     g.weights_tag = Tag::oihw;
@@ -104,11 +108,11 @@ PassRoles roles(ConvPass pass) {
   throw std::invalid_argument("conv: unknown pass");
 }
 
-// The plain (arena) layouts of a pass's operands, in role order.
+// The arena layouts of a pass's operands ("plain" below), in role order.
 std::array<memory::desc, 3> plain_descs(const Geometry& g, ConvPass pass) {
-  const memory::desc src = f32_desc(g.src, Tag::nchw);
+  const memory::desc src = f32_desc(g.src, g.src_tag);
   const memory::desc wei = f32_desc(g.weights, g.weights_tag);
-  const memory::desc dst = f32_desc(g.dst, Tag::nchw);
+  const memory::desc dst = f32_desc(g.dst, g.dst_tag);
   switch (pass) {
     case ConvPass::forward:
       return {src, wei, dst};
@@ -153,9 +157,9 @@ struct PdChain {
 // its first implementation; pd is empty when oneDNN has none and allow_empty.
 PdChain make_pd(Context& ctx, const ConvShape& s, const Geometry& g, ConvPass pass, bool any,
                 algorithm alg, bool allow_empty) {
-  const memory::desc src = f32_desc(g.src, any ? Tag::any : Tag::nchw);
+  const memory::desc src = f32_desc(g.src, any ? Tag::any : g.src_tag);
   const memory::desc wei = f32_desc(g.weights, any ? Tag::any : g.weights_tag);
-  const memory::desc dst = f32_desc(g.dst, any ? Tag::any : Tag::nchw);
+  const memory::desc dst = f32_desc(g.dst, any ? Tag::any : g.dst_tag);
   const memory::desc bias = s.bias ? vec_desc(s.k) : memory::desc();
 
   auto descs = std::make_shared<OpDescs>(

@@ -68,7 +68,7 @@ std::unique_ptr<onednn::Context> make_context() {
 
 }  // namespace
 
-CpuKernels::CpuKernels() : ctx_(make_context()) {}
+CpuKernels::CpuKernels() : ctx_(make_context()), channel_block_(onednn::conv_channel_block(*ctx_)) {}
 
 // Out of line so that the header never needs onednn::Context's definition.
 CpuKernels::~CpuKernels() = default;

@@ -37,6 +37,13 @@ class CpuKernels final : public Kernels {
   CpuKernels(const CpuKernels&) = delete;
   CpuKernels& operator=(const CpuKernels&) = delete;
 
+  // The channel block oneDNN's convolutions choose on this processor (8 on
+  // AVX2, 16 with AVX-512): schedules keep activations in it
+  // (kernels.h channel_blocked), so no layer reorders them.
+  std::int64_t channel_block() const override { return channel_block_; }
+  void unblock_channels(const ChannelBlocks&, const float* x, float* y) override;
+  void block_channels(const ChannelBlocks&, const float* x, float* y) override;
+
   // The oneDNN implementation a convolution pass runs with, e.g.
   // "jit:avx2 (any layout)", for logs and the planner's report.
   std::string conv_algorithm_name(const ConvShape&, ConvScheme, ConvPass);
@@ -77,6 +84,8 @@ class CpuKernels final : public Kernels {
   void dropout_forward(std::int64_t count, float p, std::uint64_t seed, const float* x, float* y,
                        float* mask) override;
   void dropout_backward(std::int64_t count, const float* mask, const float* dy, float* dx) override;
+  void dropout_forward_blocked(const ChannelBlocks&, float p, std::uint64_t seed, const float* x, float* y,
+                               float* mask) override;
 
   void add_forward(std::int64_t count, const float* a, const float* b, float* y) override;
   void copy(std::int64_t count, const float* x, float* y) override;
@@ -97,6 +106,7 @@ class CpuKernels final : public Kernels {
 
  private:
   std::unique_ptr<onednn::Context> ctx_;
+  std::int64_t channel_block_ = 0;
 };
 
 }  // namespace tidepool

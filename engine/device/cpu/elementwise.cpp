@@ -8,11 +8,15 @@
 #include <cstdint>
 #include <cstring>
 
+#include <omp.h>
+
 #include "engine/device/cpu/cpu_kernels.h"
+#include "engine/device/cpu/parallel_loops.h"
 
 namespace tidepool {
 
 void CpuKernels::add_forward(std::int64_t count, const float* a, const float* b, float* y) {
+#pragma omp parallel for simd schedule(static) if (count >= kParallelElements)
   for (std::int64_t i = 0; i < count; ++i) y[i] = a[i] + b[i];
 }
 
@@ -20,10 +24,23 @@ void CpuKernels::copy(std::int64_t count, const float* x, float* y) {
   // memcpy on identical pointers is undefined behaviour even though it
   // would do nothing, and an in-place flatten asks for exactly that.
   if (count <= 0 || x == y) return;
-  std::memmove(y, x, static_cast<std::size_t>(count) * sizeof(float));
+  const bool apart = x + count <= y || y + count <= x;
+  if (!apart || count < kParallelElements) {
+    std::memmove(y, x, static_cast<std::size_t>(count) * sizeof(float));
+    return;
+  }
+  // Disjoint (a residual's gradient fanned out to both branches): one
+  // memcpy per thread.
+#pragma omp parallel
+  {
+    const std::int64_t threads = omp_get_num_threads(), t = omp_get_thread_num();
+    const std::int64_t begin = count * t / threads, end = count * (t + 1) / threads;
+    std::memcpy(y + begin, x + begin, static_cast<std::size_t>(end - begin) * sizeof(float));
+  }
 }
 
 void CpuKernels::accumulate(std::int64_t count, const float* x, float* acc) {
+#pragma omp parallel for simd schedule(static) if (count >= kParallelElements)
   for (std::int64_t i = 0; i < count; ++i) acc[i] += x[i];
 }
 

@@ -10,6 +10,8 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <stdexcept>
+#include <string>
 #include <thread>
 #include <unordered_map>
 #include <utility>
@@ -34,6 +36,20 @@ inline std::size_t align_up(std::size_t bytes) { return (bytes + kAlign - 1) / k
 inline memory::desc f32_desc(const Dims& dims, Tag tag) { return memory::desc(dims, kF32, tag); }
 inline memory::desc vec_desc(std::int64_t count) { return f32_desc({count}, Tag::x); }
 
+// The descriptor of a 4-D activation [n, c, h, w] as the arena holds it:
+// channel-blocked when kernels.h's channel_blocked(c, block) says so
+// (nChw8c or nChw16c, the blocks oneDNN's kernels use), else NCHW.
+inline Tag activation_tag(std::int64_t c, std::int64_t block) {
+  if (!channel_blocked(c, block)) return Tag::nchw;
+  if (block == 8) return Tag::nChw8c;
+  if (block == 16) return Tag::nChw16c;
+  throw std::invalid_argument("cpu kernels: channel block " + std::to_string(block) + " is not 8 or 16");
+}
+inline memory::desc activation_desc(std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w,
+                                    std::int64_t block) {
+  return f32_desc({n, c, h, w}, activation_tag(c, block));
+}
+
 // oneDNN takes non-const handles even for inputs it only reads.
 inline memory wrap(const memory::desc& md, const dnnl::engine& eng, const void* p) {
   return memory(md, eng, const_cast<void*>(p));
@@ -56,6 +72,7 @@ enum class Op : std::int64_t {
   batchnorm_backward,
   relu,
   pool,
+  channel_reorder,
   linear_forward,
   linear_backward_data,
   linear_backward_weights,
@@ -136,5 +153,9 @@ struct Context {
   std::mutex streams_mutex_;
   std::unordered_map<std::thread::id, std::unique_ptr<dnnl::stream>> streams_;
 };
+
+// The channel block oneDNN's convolutions pick on this processor (8 on
+// AVX2, 16 on AVX-512; 0 when they pick NCHW): engine/device/cpu/channel_blocks.cpp.
+std::int64_t conv_channel_block(Context& ctx);
 
 }  // namespace tidepool::onednn

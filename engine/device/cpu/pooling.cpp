@@ -1,4 +1,5 @@
-// Max and average pooling on oneDNN, plain NCHW.
+// Max and average pooling on oneDNN, on NCHW or channel-blocked data
+// (PoolShape::channel_block; x and y have the same channels, so the same layout).
 //
 // Max pooling's `saved` buffer is oneDNN's training workspace: the position
 // of the maximum inside each window (one byte per output element while the
@@ -31,8 +32,8 @@ std::unique_ptr<PoolPrimitives> build(Context& ctx, const PoolShape& s) {
   validate(s);
   const algorithm alg =
       s.kind == PoolKind::max ? algorithm::pooling_max : algorithm::pooling_avg_include_padding;
-  const memory::desc src = f32_desc({s.n, s.c, s.h, s.w}, Tag::nchw);
-  const memory::desc dst = f32_desc({s.n, s.c, s.out_h(), s.out_w()}, Tag::nchw);
+  const memory::desc src = activation_desc(s.n, s.c, s.h, s.w, s.channel_block);
+  const memory::desc dst = activation_desc(s.n, s.c, s.out_h(), s.out_w(), s.channel_block);
   const Dims strides = {s.stride_h, s.stride_w};
   const Dims kernel = {s.kh, s.kw};
   const Dims pad_l = {s.pad_h, s.pad_w};
@@ -82,7 +83,8 @@ PoolPrimitives& primitives(Context& ctx, const PoolShape& s) {
                         s.stride_h,
                         s.stride_w,
                         s.pad_h,
-                        s.pad_w};
+                        s.pad_w,
+                        s.channel_block};
   return ctx.entry<PoolPrimitives>(key, [&] { return build(ctx, s); });
 }
 

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "engine/device/cpu/cpu_kernels.h"
+#include "engine/device/cpu/parallel_loops.h"
 
 namespace tidepool {
 
@@ -20,6 +21,7 @@ void CpuKernels::sgd_update(std::int64_t count, float lr, float momentum, float 
   float* __restrict wr = w;
   const float* __restrict g = dw;
   float* __restrict v = velocity;
+#pragma omp parallel for simd schedule(static) if (count >= kParallelElements)
   for (std::int64_t i = 0; i < count; ++i) {
     const float grad = g[i] + weight_decay * wr[i];
     const float vel = momentum * v[i] + grad;

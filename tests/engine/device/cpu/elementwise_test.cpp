@@ -80,5 +80,33 @@ TEST(ElementwiseKernel, AccumulateMatchesReference) {
   }
 }
 
+// Long runs split over the OpenMP threads (parallel_loops.h); each element
+// is still computed alone, so the results are exactly the one-thread ones,
+// including in place and for a copy between disjoint buffers.
+TEST(ElementwiseKernel, LongRunsSplitOverThreadsAreExact) {
+  CpuKernels k;
+  const std::int64_t n = (std::int64_t{1} << 20) + 3;  // past the threshold, not a multiple of anything
+  const auto a = random_floats(static_cast<std::size_t>(n), 71);
+  const auto b = random_floats(a.size(), 72);
+  std::vector<float> y = nan_filled(a.size());
+  k.add_forward(n, a.data(), b.data(), y.data());
+  std::vector<float> acc = a;
+  k.accumulate(n, b.data(), acc.data());
+  std::vector<float> copied = nan_filled(a.size());
+  k.copy(n, a.data(), copied.data());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    ASSERT_EQ(y[i], a[i] + b[i]) << i;
+    ASSERT_EQ(acc[i], a[i] + b[i]) << i;
+    ASSERT_EQ(copied[i], a[i]) << i;
+  }
+  std::vector<float> w = a, v(a.size(), 0.5f);
+  k.sgd_update(n, 0.1f, 0.9f, 5e-4f, w.data(), b.data(), v.data(), nullptr);
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const float grad = b[i] + 5e-4f * a[i];
+    const float vel = 0.9f * 0.5f + grad;
+    ASSERT_EQ(w[i], a[i] - 0.1f * vel) << i;
+  }
+}
+
 }  // namespace
 }  // namespace tidepool
