@@ -45,12 +45,12 @@ def iterations(trace_path: Path, skip: int):
     return rows
 
 
-def timed_run(tidepool: str, out: Path, model: str, batch: int, mode: str, link_gbps: float, iterations: int,
+def timed_run(tidepool: str, out: Path, model: str, batch: int, mode: str, link_gbps: float, count: int,
               extra=()):
     """One `tidepool --batch` run: its median iteration and stall (ms) over the iterations after the first,
     and its summary.json."""
     cmd = [tidepool, "--batch", "--quiet", "--model", model, "--batch-size", str(batch), "--mode", mode,
-           "--link-gbps", str(link_gbps), "--iterations", str(iterations), "--trace-iterations", str(iterations),
+           "--link-gbps", str(link_gbps), "--iterations", str(count), "--trace-iterations", str(count),
            "--seed", "1", "--out", str(out), *extra]
     print("$ " + " ".join(cmd), file=sys.stderr)
     done = subprocess.run(cmd, capture_output=True, text=True)
