@@ -177,10 +177,16 @@ Checkpoint parse_checkpoint(std::span<const char> bytes, const std::string& sour
     if (!scale.is_object()) throw corrupt("bad header: loss_scale is not an object");
     LossScalerState& l = c.loss_scale;
     l.scale = scale.value("scale", l.scale);
-    l.good_steps = scale.value("good_steps", l.good_steps);
-    l.skipped_steps = scale.value("skipped_steps", l.skipped_steps);
-    if (!(l.scale > 0.0f) || !std::isfinite(l.scale) || l.good_steps < 0 || l.skipped_steps < 0)
-      throw corrupt("bad header: the loss scale must be a positive number and its step counts not negative");
+    if (scale.contains("good_steps")) l.good_steps = json_int64(scale, "good_steps");
+    if (scale.contains("skipped_steps")) l.skipped_steps = json_int64(scale, "skipped_steps");
+    // What LossScaler can reach: a power of two within its bounds, fewer
+    // good steps than grow it.
+    int exponent = 0;
+    if (!std::isfinite(l.scale) || !(l.scale >= LossScaler::kMinScale && l.scale <= LossScaler::kMaxScale) ||
+        std::frexp(l.scale, &exponent) != 0.5f || l.good_steps < 0 || l.good_steps >= LossScaler::kGrowthInterval ||
+        l.skipped_steps < 0)
+      throw corrupt("bad header: the loss scale must be a power of two from 2^-24 to 2^24, with 0 to " +
+                    std::to_string(LossScaler::kGrowthInterval - 1) + " good steps and no negative count");
     // Compared as counts, not as bytes: values * 4 wrapped around for 2^62
     // values and matched, and resize() then threw std::length_error
     // (regress_state_size_overflow).

@@ -227,10 +227,12 @@ StepReport TrainingSession::train_iteration() {
   if (!device_->caps().computes_values) return report;
   if (!std::isfinite(report.result.loss))
     diverge("the loss is " + nonfinite_text(report.result.loss));
-  else if (trainer_->loss_scaler().exhausted())
-    diverge("fp16's gradients are not finite even at loss scale " +
-            std::to_string(trainer_->loss_scaler().scale() * 2.0f) + " (" +
+  else if (trainer_->loss_scaler().exhausted()) {
+    char scale[32];  // %g: the scale is 2^-24 here, which %f prints as 0
+    std::snprintf(scale, sizeof scale, "%g", static_cast<double>(trainer_->loss_scaler().scale() * 2.0f));
+    diverge(std::string("fp16's gradients are not finite even at loss scale ") + scale + " (" +
             std::to_string(trainer_->loss_scaler().state().skipped_steps) + " steps skipped)");
+  }
   else if (const std::string p = trainer_->nonfinite_parameter(); !p.empty())
     diverge(p + " is no longer finite");
   return report;

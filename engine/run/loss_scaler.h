@@ -8,7 +8,8 @@
 // the parameter gradients (f32) are divided by S before the update. When a
 // gradient overflowed (any parameter gradient is NaN or ±inf), the update
 // is skipped and S halves; after `growth_interval` good steps in a row, S
-// doubles. S is a power of two, so scaling and unscaling are exact.
+// doubles, up to 2^24. S is a power of two, so scaling and unscaling are
+// exact.
 //
 // The executor applies a scale (IterationInputs::loss_scale) and reports
 // whether the step was skipped (IterationResult::skipped); this class is
@@ -38,6 +39,11 @@ class LossScaler {
   // a NaN from the numbers themselves: the run has diverged (2^-24 is
   // 40 halvings below the initial scale).
   static constexpr float kMinScale = 1.0f / (1 << 24);
+  // Growth stops here: gradients that never overflow (all zero, say)
+  // would otherwise double it to infinity, which no checkpoint can hold.
+  // 2^24 times d loss / d logits overflows f16 anyway for any gradient
+  // above 2^-8.
+  static constexpr float kMaxScale = static_cast<float>(1 << 24);
 
   explicit LossScaler(LossScalerState state = {}) : state_(state) {}
 
@@ -53,9 +59,9 @@ class LossScaler {
       state_.scale *= 0.5f;
       return;
     }
-    if (++state_.good_steps == kGrowthInterval) {
+    if (++state_.good_steps >= kGrowthInterval) {
       state_.good_steps = 0;
-      state_.scale *= 2.0f;
+      if (state_.scale < kMaxScale) state_.scale *= 2.0f;
     }
   }
   // Whether the scale has fallen below kMinScale: gradients that are not

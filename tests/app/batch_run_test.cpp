@@ -243,12 +243,22 @@ TEST(BatchRun, Fp16ResumesItsLossScaleAndReportsSkippedSteps) {
   const Checkpoint c = load_checkpoint(dir.path() / "halves" / "checkpoint.bin");
   EXPECT_EQ(c.loss_scale.scale, partial["loss_scale"].get<float>());
   EXPECT_EQ(c.loss_scale.skipped_steps, partial["skipped_steps"].get<std::int64_t>());
+  if (c.loss_scale.skipped_steps == 0) EXPECT_EQ(c.loss_scale.good_steps, 3);
   RunSettings cli;
   cli.progress = false;
   const auto resumed = run_batch(resume_settings(cli, {}, c, first.out), c);
   EXPECT_EQ(resumed["param_checksum"], expected["param_checksum"]);
   EXPECT_EQ(resumed["skipped_steps"], expected["skipped_steps"]);
   EXPECT_EQ(resumed["loss_scale"], expected["loss_scale"]);
+
+  // The resumed run continues the checkpoint's scaler, not a fresh one: one
+  // good step short of growing, at 2^10, it grows at its first step.
+  Checkpoint grown = c;
+  grown.loss_scale = {.scale = 1024.0f, .good_steps = LossScaler::kGrowthInterval - 1, .skipped_steps = 0};
+  std::filesystem::copy(first.out, dir.path() / "grown", std::filesystem::copy_options::recursive);
+  const auto continued = run_batch(resume_settings(cli, {}, grown, (dir.path() / "grown").string()), grown);
+  const auto skips = continued["skipped_steps"].get<std::int64_t>();
+  if (skips == 0) EXPECT_EQ(continued["loss_scale"].get<double>(), 2048.0) << "2^10, doubled after its 2000th good step";
 }
 
 // --mode autoswap --budget: the summary gives the load limit it chose and

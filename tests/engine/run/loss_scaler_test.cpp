@@ -25,6 +25,13 @@ TEST(LossScaler, HalvesOnOverflowAndDoublesAfterItsGrowthInterval) {
   EXPECT_EQ(s.state().skipped_steps, 2);
 }
 
+TEST(LossScaler, StopsGrowingAtItsMaximum) {
+  LossScaler s({.scale = LossScaler::kMaxScale, .good_steps = LossScaler::kGrowthInterval - 1});
+  s.update(false);
+  EXPECT_EQ(s.scale(), LossScaler::kMaxScale);
+  EXPECT_EQ(s.state().good_steps, 0);
+}
+
 TEST(LossScaler, IsExhaustedOnlyBelowItsMinimum) {
   LossScaler s({.scale = 2.0f * LossScaler::kMinScale});
   s.update(true);
