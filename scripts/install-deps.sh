@@ -14,6 +14,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev
   libeigen3-dev libnlopt-dev libnlopt-cxx-dev   # Gaussian processes and fits (AccUDNN, AutoSwap's Bayesian mix)
   libgtest-dev libgmock-dev libbenchmark-dev
+  libopenmpi-dev openmpi-bin           # data-parallel training across processes (mpirun)
   libimgui-dev libglfw3-dev libgl-dev   # the window (Dear ImGui on GLFW, OpenGL 3)
   xvfb xauth libgl1-mesa-dri            # the window headless: screenshots and the gui tests
 )

@@ -55,6 +55,7 @@ const char* to_string(Stream s) {
     case Stream::compute: return "compute";
     case Stream::offload: return "offload";
     case Stream::prefetch: return "prefetch";
+    case Stream::comm: return "comm";
   }
   return "?";
 }

@@ -9,8 +9,9 @@
 //    staged input batches; and where offloads wait in pageable memory
 //    instead (Zhuang's choice, HostMemory::pageable), one pageable region,
 //    which copies reach through the device's own pinned staging buffers;
-//  - three streams (compute, offload = device→host, prefetch = host→device)
-//    with events to order them against each other and the host;
+//  - four streams (compute, offload = device→host, prefetch = host→device,
+//    comm = data-parallel gradient all-reduces) with events to order them
+//    against each other and the host;
 //  - a table of kernels, run on the compute stream.
 //
 // Usage (what the executor does for one layer):
@@ -34,10 +35,11 @@
 
 namespace tidepool {
 
-class PerfModel;  // engine/perf/perf_model.h
+class PerfModel;     // engine/perf/perf_model.h
+class Communicator;  // engine/comm/communicator.h
 
-enum class Stream : int { compute = 0, offload = 1, prefetch = 2 };
-inline constexpr int kStreamCount = 3;
+enum class Stream : int { compute = 0, offload = 1, prefetch = 2, comm = 3 };
+inline constexpr int kStreamCount = 4;
 const char* to_string(Stream s);
 
 // A copy to or from pageable host memory goes through a pinned staging
@@ -50,7 +52,7 @@ const char* to_string(Stream s);
 // The CUDA driver's own buffers are of this order (a few MiB; their size
 // is not documented) and are not ours to count.
 inline constexpr std::size_t kPageableStagingBytes = std::size_t{4} << 20;
-inline constexpr std::size_t kPageableStagingBuffers = kStreamCount;
+inline constexpr std::size_t kPageableStagingBuffers = 3;  // compute, offload, prefetch: the streams that copy
 
 // A point in a stream's work: complete once everything submitted to that
 // stream before it has finished. Owned by whoever recorded it (RAII).
@@ -113,6 +115,14 @@ class Device {
   // offloaded tensor, engine/run/zero_value_store.h). `work` must not use the
   // device; an exception it throws is reported like a failed kernel's.
   virtual void host_task(Stream, std::function<void()> work) = 0;
+
+  // Data-parallel training: `data` (`count` f32 in device memory) summed
+  // in place over the communicator's ranks, in the stream's order. Every
+  // rank issues the same all-reduces in the same order. The default runs
+  // the communicator's host all-reduce as a host task, which is right for
+  // a device whose memory the host can address (cpu); the cuda device
+  // brings its own (NCCL on its stream), the sim device models the time.
+  virtual void all_reduce(Stream stream, float* data, std::size_t count, Communicator& comm);
 
   // Events.
   virtual std::unique_ptr<DeviceEvent> record(Stream) = 0;

@@ -111,7 +111,7 @@ EventFileCounts walk(const fs::path& path, const std::vector<unsigned char>& byt
         if (stream >= kStreamCount)
           corrupt(path, "stream " + std::to_string(stream) + " in the record" + at_byte(record));
         e.stream = static_cast<Stream>(stream);
-        e.kind = checked_enum(c.u8(), SpanKind::wait, path, "span kind", record);
+        e.kind = checked_enum(c.u8(), SpanKind::unpack, path, "span kind", record);
         e.layer = checked_string(c.u32(), strings, path, record);
         e.tensor = checked_string(c.u32(), strings, path, record);
         e.bytes = c.size_value();

@@ -13,6 +13,9 @@ const char* to_string(SpanKind k) {
     case SpanKind::compress: return "compress";
     case SpanKind::decompress: return "decompress";
     case SpanKind::wait: return "wait";
+    case SpanKind::pack: return "pack";
+    case SpanKind::all_reduce: return "all_reduce";
+    case SpanKind::unpack: return "unpack";
   }
   return "?";
 }

@@ -29,6 +29,12 @@ enum class SpanKind : std::uint8_t {
   compress,    // an offloaded tensor compressed into host memory, on the offload stream
   decompress,  // ... and decompressed for its prefetch, on the prefetch stream
   wait,        // a stream idling on another stream's event (a stall)
+  // Data-parallel training (engine/comm/): parameter gradients copied into
+  // a bucket (compute), the bucket summed over the ranks (comm), and the
+  // average copied back out before the update (compute).
+  pack,
+  all_reduce,
+  unpack,
 };
 const char* to_string(SpanKind k);
 

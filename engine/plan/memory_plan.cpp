@@ -229,6 +229,9 @@ MemoryPlan plan_memory(const Network& net, std::int64_t batch, const MemorySetti
   make_allocator(heuristic, 0);  // throws for an unknown name, listing the valid ones
   if (batch <= 0) throw std::invalid_argument("batch size must be positive");
   if (settings.lookahead < 0) throw std::invalid_argument("prefetch lookahead must not be negative");
+  if (settings.ranks < 1) throw std::invalid_argument("a run needs at least one rank, not " + std::to_string(settings.ranks));
+  if (settings.ranks > 1 && settings.bucket_bytes == 0)
+    throw std::invalid_argument("gradient buckets must hold at least one byte (--bucket-mb)");
   if (settings.mode == OffloadMode::dyn)
     throw std::invalid_argument("mode dyn picks a mode by profiling; plan the mode it picks");
   // Compression already keeps offloads in pageable memory, reached through

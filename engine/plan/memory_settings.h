@@ -129,6 +129,11 @@ constexpr DType activation_dtype(Precision p) {
   return p == Precision::bf16 ? DType::bf16 : p == Precision::fp16 ? DType::f16 : DType::f32;
 }
 
+// Small enough that resnet20's 1.1 MB of gradients go in two buckets, so
+// even a CIFAR network overlaps its all-reduces with backward; DDP's 25 MB
+// are for ImageNet networks (--bucket-mb).
+inline constexpr std::size_t kDefaultBucketBytes = std::size_t{1} << 20;
+
 struct MemorySettings {
   ConvScheme scheme = ConvScheme::p;
   Precision precision = Precision::fp32;
@@ -151,6 +156,12 @@ struct MemorySettings {
   // reserves its host memory, so a run in progress cannot change it.
   HostMemory host_memory = HostMemory::pinned;
   CopyEngine copy_engine = CopyEngine::stream;  // may change between iterations
+  // Data-parallel training: the ranks the parameter gradients are averaged
+  // over (1: none), which the run's communicator decides, and the size of
+  // the buckets they are all-reduced in as backward produces them
+  // (PyTorch DDP's bucket_cap_mb). Each bucket is a tensor of the plan.
+  int ranks = 1;
+  std::size_t bucket_bytes = kDefaultBucketBytes;
   bool operator==(const MemorySettings&) const = default;
 };
 

@@ -137,12 +137,44 @@ class Planner {
   // fp16's loss scaling needs a flag for the update (Schedule::overflow),
   // alive only around it.
   void plan_update() {
+    // Every bucket's sum is back before the update reads the gradients.
+    for (std::size_t b = 0; b < s_.buckets.size(); ++b) {
+      const int t = s_.buckets[b].tensor;
+      s_.steps.push_back({StepKind::wait_all_reduce, Stream::compute, -1, t, static_cast<int>(b)});
+      emit_free(t);
+    }
     if (s_.settings.memory.precision == Precision::fp16) {
       s_.overflow = add_tensor("sgd.overflow", Shape{1}, Role::workspace, -1);
       emit_alloc(s_.overflow);
     }
     step(StepKind::update);
     emit_free(s_.overflow);
+  }
+
+  // Data-parallel: node i's parameter gradients are complete once its
+  // backward step has run. They join the open bucket, which is all-reduced
+  // as soon as it holds bucket_bytes, so communication starts while
+  // backward goes on (PyTorch DDP's order).
+  void add_to_bucket(int i) {
+    if (s_.settings.memory.ranks <= 1) return;
+    for (int g : s_.nodes[i].param_grads)
+      if (g >= 0) {
+        open_bucket_.push_back(g);
+        open_bucket_bytes_ += s_.tensors[g].info.bytes();
+      }
+    if (open_bucket_bytes_ >= s_.settings.memory.bucket_bytes) emit_bucket();
+  }
+  void emit_bucket() {
+    if (open_bucket_.empty()) return;
+    std::int64_t count = 0;
+    for (int g : open_bucket_) count += s_.tensors[g].info.shape.numel();
+    const int index = static_cast<int>(s_.buckets.size());
+    const int t = add_tensor("bucket" + std::to_string(index), Shape{count}, Role::weight_gradient, -1);
+    emit_alloc(t);
+    s_.steps.push_back({StepKind::all_reduce, Stream::comm, -1, t, index});
+    s_.buckets.push_back({t, std::move(open_bucket_)});
+    open_bucket_.clear();
+    open_bucket_bytes_ = 0;
   }
 
   int tensor_of(const std::string& name) const {
@@ -364,7 +396,9 @@ class Planner {
       }
       emit_free(nt.output_grad);
       free_after_backward(i);
+      add_to_bucket(i);
     }
+    emit_bucket();
     // Saved tensors of nodes that never needed a backward pass.
     for (std::size_t i = 0; i < nodes().size(); ++i)
       if (!s_.nodes[i].runs_backward && !freed_saved_[i])
@@ -445,6 +479,8 @@ class Planner {
   std::vector<int> first_backward_reader_;
   std::size_t next_prefetch_ = 0;
   std::vector<int> prefetches_in_flight_;  // issued, not yet waited for
+  std::vector<int> open_bucket_;           // gradients complete, not yet in a bucket
+  std::size_t open_bucket_bytes_ = 0;
 };
 
 }  // namespace
@@ -464,6 +500,8 @@ const char* to_string(StepKind k) {
     case StepKind::backward: return "backward";
     case StepKind::accumulate: return "accumulate";
     case StepKind::update: return "update";
+    case StepKind::all_reduce: return "all_reduce";
+    case StepKind::wait_all_reduce: return "wait_all_reduce";
     case StepKind::offload: return "offload";
     case StepKind::prefetch: return "prefetch";
     case StepKind::wait_offload: return "wait_offload";

@@ -30,6 +30,13 @@ enum class StepKind : std::uint8_t {
   prefetch,       // copy `tensor` host → device on the prefetch stream
   wait_offload,   // the compute stream waits until `tensor`'s offload is done
   wait_prefetch,  // the compute stream waits until `tensor`'s prefetch is done
+  // Data-parallel training (Schedule::buckets): `tensor` is a bucket of
+  // parameter gradients. all_reduce (comm stream) packs them into it on
+  // the compute stream and sums it over the ranks on the comm stream;
+  // wait_all_reduce (compute) waits for the sum and copies the average
+  // back into the gradients.
+  all_reduce,
+  wait_all_reduce,
 };
 const char* to_string(StepKind k);
 
@@ -37,8 +44,8 @@ struct Step {
   StepKind kind = StepKind::alloc;
   Stream stream = Stream::compute;
   int node = -1;    // forward, backward
-  int tensor = -1;  // alloc, free, accumulate (target), transfers
-  int source = -1;  // accumulate
+  int tensor = -1;  // alloc, free, accumulate (target), transfers, buckets
+  int source = -1;  // accumulate; all_reduce and wait_all_reduce: the bucket's index in Schedule::buckets
   bool will_offload = false;  // alloc: the tensor leaves for the host later (high-end placement)
   // free: the tensor's copy to the host may still be reading the block
   // (async transfers), so it may be parked rather than given back at once
@@ -82,6 +89,13 @@ struct NodeTensors {
   bool runs_backward = false;
 };
 
+// Parameter gradients all-reduced together (PyTorch DDP's bucket): packed
+// into `tensor`, a transient tensor of the plan, in backward order.
+struct GradientBucket {
+  int tensor = -1;
+  std::vector<int> grads;
+};
+
 struct Schedule {
   std::int64_t batch = 0;
   PlanSettings settings;
@@ -99,6 +113,10 @@ struct Schedule {
   // fp16 training: the update's overflow flag (one f32; Kernels::
   // unscale_check), alive around the update step; -1 without loss scaling.
   int overflow = -1;
+  // Data-parallel training (MemorySettings::ranks > 1): the buckets the
+  // parameter gradients are averaged over the ranks in, in the order
+  // backward completes them; empty on one rank and in eval schedules.
+  std::vector<GradientBucket> buckets;
 
   // Predicted by summing rounded sizes over the steps (no allocator involved),
   // with every free at its planned step (the sync semantics).

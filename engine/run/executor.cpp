@@ -40,7 +40,8 @@ struct Executor::Pending final : PoolObserver {
         host_ready(s.tensors.size()),
         compressed(s.tensors.size(), false),
         offload_unwaited(s.tensors.size(), false),
-        reclaimed(s.tensors.size(), false) {}
+        reclaimed(s.tensors.size(), false),
+        reduced(s.buckets.size()) {}
 
   void on_pool_event(const PoolEvent& e) override {
     const TensorInfo& info = schedule.tensors[static_cast<std::size_t>(e.id)].info;
@@ -75,6 +76,7 @@ struct Executor::Pending final : PoolObserver {
   // Per tensor: placed again in its own still-parked block, so its bytes
   // are on the device already and its prefetch has nothing to copy.
   std::vector<bool> reclaimed;
+  std::vector<std::shared_ptr<DeviceEvent>> reduced;  // per bucket: its all-reduce on the comm stream
   // From the read-back slot once the iteration is done: the loss tensor
   // (loss, top-1 and top-5 correct), then fp16's overflow flag.
   std::array<float, 4> readback{};
@@ -233,6 +235,74 @@ void Executor::update(const Schedule& s, const IterationInputs& in, int step, Pe
   device_.range_pop(Stream::compute);
 }
 
+// Packs the bucket's gradients on the compute stream, right behind the
+// backward step that completed them, and sums it over the ranks on the
+// comm stream, where it overlaps the rest of backward.
+void Executor::all_reduce(const Schedule& s, const Step& st, int step, Pending& pending) {
+  if (!comm_ || comm_->size() != s.settings.memory.ranks)
+    throw std::logic_error("the schedule averages gradients over " + std::to_string(s.settings.memory.ranks) +
+                           " ranks; the executor has " + (comm_ ? std::to_string(comm_->size()) : "no") + " communicator");
+  const GradientBucket& b = s.buckets[static_cast<std::size_t>(st.source)];
+  const TensorInfo& info = s.tensors[b.tensor].info;
+  float* bucket = reinterpret_cast<float*>(device_address(b.tensor));
+  std::vector<std::pair<const float*, std::int64_t>> parts;
+  for (int g : b.grads) parts.emplace_back(reinterpret_cast<const float*>(device_address(g)), s.tensors[g].info.shape.numel());
+  SpanEvent e;
+  e.step = step;
+  e.kind = SpanKind::pack;
+  e.tensor = info.name;
+  e.bytes = info.bytes();
+  device_.range_push(Stream::compute, "pack " + info.name);
+  span(pending, Stream::compute, e, [&] {
+    device_.submit(Stream::compute, [bucket, parts](Kernels& k) {
+      float* at = bucket;
+      for (auto [g, n] : parts) {
+        k.copy(n, g, at);
+        at += n;
+      }
+    });
+  });
+  device_.range_pop(Stream::compute);
+  device_.wait(Stream::comm, *pending.last_compute);
+  e.kind = SpanKind::all_reduce;
+  device_.range_push(Stream::comm, info.name);
+  pending.reduced[static_cast<std::size_t>(st.source)] = span(pending, Stream::comm, e, [&] {
+    device_.all_reduce(Stream::comm, bucket, static_cast<std::size_t>(info.shape.numel()), *comm_);
+  });
+  device_.range_pop(Stream::comm);
+}
+
+// The compute stream waits for the bucket's sum and copies the average
+// back into the gradients, for the update.
+void Executor::wait_all_reduce(const Schedule& s, const Step& st, int step, Pending& pending) {
+  const auto& done = pending.reduced[static_cast<std::size_t>(st.source)];
+  const GradientBucket& b = s.buckets[static_cast<std::size_t>(st.source)];
+  const TensorInfo& info = s.tensors[b.tensor].info;
+  if (!done) throw std::logic_error("waiting for the all-reduce of " + info.name + ", which was never started");
+  SpanEvent e;
+  e.step = step;
+  e.kind = SpanKind::wait;
+  e.tensor = info.name;
+  span(pending, Stream::compute, e, [&] { device_.wait(Stream::compute, *done); });
+  const float* bucket = reinterpret_cast<const float*>(device_address(b.tensor));
+  std::vector<std::pair<float*, std::int64_t>> parts;
+  for (int g : b.grads) parts.emplace_back(reinterpret_cast<float*>(device_address(g)), s.tensors[g].info.shape.numel());
+  const float inverse = 1.0f / static_cast<float>(s.settings.memory.ranks);
+  e.kind = SpanKind::unpack;
+  e.bytes = info.bytes();
+  device_.range_push(Stream::compute, "unpack " + info.name);
+  span(pending, Stream::compute, e, [&] {
+    device_.submit(Stream::compute, [bucket, parts, inverse](Kernels& k) {
+      const float* at = bucket;
+      for (auto [g, n] : parts) {
+        k.convert(n, DType::f32, at, DType::f32, g, inverse);
+        at += n;
+      }
+    });
+  });
+  device_.range_pop(Stream::compute);
+}
+
 void Executor::transfer(const Schedule& s, const Step& st, int step, Pending& pending) {
   const int t = st.tensor;
   const TensorInfo& info = s.tensors[t].info;
@@ -380,6 +450,8 @@ IterationResult Executor::run(const Schedule& s, const IterationInputs& in) {
       case StepKind::prefetch: transfer(s, st, i, pending); break;
       case StepKind::wait_offload:
       case StepKind::wait_prefetch: wait_transfer(s, st, i, pending); break;
+      case StepKind::all_reduce: all_reduce(s, st, i, pending); break;
+      case StepKind::wait_all_reduce: wait_all_reduce(s, st, i, pending); break;
     }
   }
   if (copies_) copies_->drain();  // rethrows a copy thread's failure

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/comm/communicator.h"
 #include "engine/core/network.h"
 #include "engine/device/device.h"
 #include "engine/memory/device_pool.h"
@@ -107,6 +108,10 @@ class Executor {
   const Placement& placement() const { return placement_; }
   const DevicePool& pool() const { return *pool_; }
   void set_sink(EventSink* sink) { sink_ = sink; }
+  // The ranks a data-parallel schedule's buckets are all-reduced over
+  // (Schedule::buckets); not owned. Null: one rank, and a schedule with
+  // buckets is refused.
+  void set_communicator(Communicator* comm) { comm_ = comm; }
 
  private:
   struct Pending;  // events of one iteration, resolved when it ends
@@ -122,6 +127,8 @@ class Executor {
   void accumulate(const Schedule& s, const Step& st, int step, Pending& pending);
   void update(const Schedule& s, const IterationInputs& in, int step, Pending& pending);
   void transfer(const Schedule& s, const Step& st, int step, Pending& pending);
+  void all_reduce(const Schedule& s, const Step& st, int step, Pending& pending);
+  void wait_all_reduce(const Schedule& s, const Step& st, int step, Pending& pending);
   void wait_transfer(const Schedule& s, const Step& st, int step, Pending& pending);
   // CopyEngine::threads: the host waits for a copy thread's copy of `t`,
   // the compute stream idle meanwhile (a wait span on its lane).
@@ -142,6 +149,7 @@ class Executor {
   ZeroValueStore store_;
   // CopyEngine::threads' host threads, started when a schedule first asks.
   std::unique_ptr<CopyThreads> copies_;
+  Communicator* comm_ = nullptr;
 };
 
 }  // namespace tidepool

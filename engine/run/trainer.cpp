@@ -21,6 +21,10 @@ Trainer::Trainer(Device& device, const Network& network, TrainerOptions options,
   if (options_.batch <= 0) throw std::invalid_argument("batch size must be positive");
   if (options_.compress_threads < 0) throw std::invalid_argument("compression threads must not be negative");
   if (options_.compress_threads == 0) options_.compress_threads = default_compress_threads();
+  const int ranks = options_.comm ? options_.comm->size() : 1;
+  if (options_.memory.ranks != ranks)
+    throw std::invalid_argument("the memory settings plan for " + std::to_string(options_.memory.ranks) +
+                                " ranks; the run has " + std::to_string(ranks));
   MemoryPlan plan = plan_memory(network_, options_.batch, options_.memory, device_.kernels(),
                                 {.room_to_grow = options_.room_to_grow}, model());
   arena_ = device_.reserve_arena(plan.arena_bytes);
@@ -38,6 +42,7 @@ Trainer::Trainer(Device& device, const Network& network, TrainerOptions options,
     offload_region_ = {readback.data() + readback.size(), plan.offload_host_bytes};
   executor_ = std::make_unique<Executor>(device_, network_, arena_, offload_region_, readback, sink_,
                                          options_.compress_threads);
+  executor_->set_communicator(options_.comm);
   executor_->use_pool(plan.settings.heuristic, plan.pool_bytes, plan.train);
   plan_ = std::move(plan);
   initialise_parameters();
@@ -51,7 +56,11 @@ Trainer::~Trainer() {
   }
 }
 
-const MemoryPlan& Trainer::apply(const MemorySettings& settings) {
+const MemoryPlan& Trainer::apply(const MemorySettings& wanted) {
+  // The ranks and their buckets are the run's, whoever asks.
+  MemorySettings settings = wanted;
+  settings.ranks = plan_.settings.ranks;
+  settings.bucket_bytes = plan_.settings.bucket_bytes;
   // Throws, leaving everything as it was.
   execute(plan_memory(network_, options_.batch, settings, device_.kernels(), plan_.limits(), model()));
   return plan_;
@@ -161,6 +170,18 @@ void Trainer::write(const std::vector<int>& ids, const std::vector<float>& value
 std::uint64_t Trainer::param_checksum() {
   const std::vector<float> params = read_parameters();
   return fnv1a(params.data(), params.size() * sizeof(float));
+}
+
+void Trainer::broadcast_statistics() {
+  if (!options_.comm || options_.comm->size() == 1) return;
+  std::vector<int> ids;  // the non-trainable parameters: running statistics
+  for (const NodeTensors& nt : plan_.train.nodes)
+    for (std::size_t j = 0; j < nt.params.size(); ++j)
+      if (nt.param_grads[j] < 0) ids.push_back(nt.params[j]);
+  if (ids.empty()) return;
+  std::vector<float> values = executor_->read(plan_.train, ids);
+  options_.comm->broadcast(values.data(), values.size() * sizeof(float), 0);
+  executor_->write(plan_.train, ids, values);
 }
 
 namespace {

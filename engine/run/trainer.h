@@ -43,6 +43,9 @@ struct TrainerOptions {
   // The performance model plans use (mode accudnn, predictions); null: the
   // device's own (Device::perf_model), if it has one. Not owned.
   const PerfModel* model = nullptr;
+  // Data-parallel training: the ranks this trainer is one of (not owned;
+  // memory.ranks must be its size). Null: one process.
+  Communicator* comm = nullptr;
 };
 
 // What TrainerOptions::compress_threads = 0 means on this machine.
@@ -67,7 +70,8 @@ class Trainer {
   // the training batch): loss and correct count, no update.
   IterationResult eval_step(const float* images, const std::int32_t* labels, std::int64_t batch);
 
-  // Plans `settings` against what this run has reserved and executes the
+  // Plans `settings` (with the run's ranks and buckets, whatever they say)
+  // against what this run has reserved and executes the
   // plan from the next iteration on. Throws (MemoryRefusal with the
   // smallest budget that works, or std::invalid_argument) and then changes
   // nothing.
@@ -106,6 +110,11 @@ class Trainer {
   std::vector<float> read_state();
   void write_state(const std::vector<float>& state);
   std::uint64_t param_checksum();
+  // Data-parallel training: batch norm's running statistics are each
+  // rank's own (gradients are averaged, statistics are not); this copies
+  // rank 0's to every rank, as PyTorch DDP's broadcast_buffers does, so
+  // that evaluations and checkpoints agree. Every rank calls it.
+  void broadcast_statistics();
   // The name of the first weight-role tensor (parameters, batchnorm running
   // statistics) holding a NaN or an infinity; empty when all are finite.
   // Copies them all to a host buffer kept for the purpose (the parameters'

@@ -21,7 +21,7 @@ constexpr const char* kTitle = "Stream timeline";
 constexpr float kRightMargin = 24;
 constexpr float kLaneGap = 6;
 constexpr float kSpanInset = 4;  // a span's rectangle, inside its lane
-constexpr std::array<Stream, 3> kLanes = {Stream::compute, Stream::offload, Stream::prefetch};
+constexpr std::array<Stream, 4> kLanes = {Stream::compute, Stream::offload, Stream::prefetch, Stream::comm};
 // A stall's outline: brighter than its fill so it stands out against the
 // backward spans' red-orange.
 constexpr std::uint32_t kStallOutline = 0xFF5A5A;
@@ -40,6 +40,10 @@ LegendEntries legend(const TimelineScene& scene) {
   if (scene.compresses()) {
     entries.push_back({"compress (host)", span_colour(SpanKind::compress)});
     entries.push_back({"decompress (host)", span_colour(SpanKind::decompress)});
+  }
+  if (scene.communicates()) {
+    entries.push_back({"all-reduce", span_colour(SpanKind::all_reduce)});
+    entries.push_back({"gradient bucket copy", span_colour(SpanKind::pack)});
   }
   // Short enough for one row across the window's timeline, whose lanes
   // need the height.
@@ -141,13 +145,14 @@ const char* lane_name(Stream s) {
     case Stream::compute: return "compute";
     case Stream::offload: return "offload D2H";
     case Stream::prefetch: return "prefetch H2D";
+    case Stream::comm: return "comm";
   }
   return "?";
 }
 
 Box TimelineLayout::lane(Stream s) const {
   const float index = static_cast<float>(static_cast<int>(s));
-  const float height = std::floor((plot.height() - 2 * kLaneGap) / 3);
+  const float height = std::floor((plot.height() - (lanes - 1) * kLaneGap) / lanes);
   const float y = plot.y0 + index * (height + kLaneGap);
   return {plot.x0, y, plot.x1, y + height};
 }
@@ -165,11 +170,13 @@ TimelineLayout timeline_layout(const Painter& p, const TimelineScene& scene, con
                                const TimelineFocus& focus) {
   TimelineLayout l;
   float names = 0;
-  for (Stream s : kLanes) names = std::max(names, p.text_size(lane_name(s), TextSize::label).x);
+  l.lanes = scene.communicates() ? 4 : 3;
+  for (int i = 0; i < l.lanes; ++i) names = std::max(names, p.text_size(lane_name(kLanes[i]), TextSize::label).x);
   const float top = area.y0 + heading_height(p, area, legend(scene)) + iteration_row(p);
   const float bottom = area.y1 - x_axis_height(p, false);
   const float left = area.x0 + kMargin + names + 12;
-  l.plot = {left, top, std::max(left + 1, area.x1 - kRightMargin), std::max(top + 3 * 8 + 2 * kLaneGap, bottom)};
+  l.plot = {left, top, std::max(left + 1, area.x1 - kRightMargin),
+            std::max(top + l.lanes * 8 + (l.lanes - 1) * kLaneGap, bottom)};
   double start = scene.start_us, end = scene.end_us;
   if (focus.end_us > focus.start_us) {
     start = focus.start_us;
@@ -186,7 +193,8 @@ void draw_timeline(Painter& p, const TimelineScene& scene, const Box& area, cons
   const TimelineLayout l = timeline_layout(p, scene, area, focus);
   draw_heading(p, area, title_of(scene), legend(scene));
 
-  for (Stream s : kLanes) {
+  for (int i = 0; i < l.lanes; ++i) {
+    const Stream s = kLanes[i];
     const Box lane = l.lane(s);
     p.fill_rect(lane, kPlotBackground);
     p.text({lane.x0 - 10, (lane.y0 + lane.y1) / 2}, lane_name(s), kText, TextSize::label, HAlign::right,

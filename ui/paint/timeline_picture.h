@@ -23,7 +23,8 @@ struct TimelineFocus {
 // Where the picture puts things: the drawing, the window's hit tests and the
 // tests use the same numbers.
 struct TimelineLayout {
-  Box plot;       // the three lanes together
+  Box plot;       // the lanes together
+  int lanes = 3;  // compute, offload, prefetch; and comm when the scene all-reduces
   LinearScale x;  // microseconds (the scene's clock) to pixels
   Box lane(Stream s) const;  // one stream's band inside the plot
   // The rectangle a span is drawn in: a stall takes its lane's height, a
@@ -33,7 +34,7 @@ struct TimelineLayout {
 TimelineLayout timeline_layout(const Painter& p, const TimelineScene& scene, const Box& area,
                                const TimelineFocus& focus = {});
 
-// A stream's lane as the picture names it: "compute", "offload D2H", "prefetch H2D".
+// A stream's lane as the picture names it: "compute", "offload D2H", "prefetch H2D", "comm".
 const char* lane_name(Stream s);
 
 // Fills `area`; an empty scene gives a picture that says so.

@@ -27,6 +27,10 @@ std::uint32_t span_colour(SpanKind k) {
     case SpanKind::compress: return 0x9C6A22;
     case SpanKind::decompress: return 0x22849C;
     case SpanKind::wait: return 0xD03030;
+    // Gradient communication: violet, the bucket's copies paler.
+    case SpanKind::pack: return 0xB9A6E0;
+    case SpanKind::all_reduce: return 0x8172B2;
+    case SpanKind::unpack: return 0xB9A6E0;
   }
   return 0xFFFFFF;
 }

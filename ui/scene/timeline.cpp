@@ -16,12 +16,19 @@ std::string TimelineSpan::label() const {
     case SpanKind::compress: return "compress " + tensor;
     case SpanKind::decompress: return "decompress " + tensor;
     case SpanKind::wait: return "wait " + (tensor.empty() ? layer : tensor);
+    case SpanKind::pack: return "pack " + tensor;
+    case SpanKind::all_reduce: return "all-reduce " + tensor;
+    case SpanKind::unpack: return "unpack " + tensor;
   }
   return layer;
 }
 
 bool TimelineScene::compresses() const {
   return std::any_of(spans.begin(), spans.end(), [](const TimelineSpan& s) { return s.kind == SpanKind::compress; });
+}
+
+bool TimelineScene::communicates() const {
+  return std::any_of(spans.begin(), spans.end(), [](const TimelineSpan& s) { return s.lane == Stream::comm; });
 }
 
 TimelineScene build_timeline(const RingSnapshot& events, int iterations, bool in_progress) {

@@ -41,6 +41,8 @@ struct TimelineScene {
   bool empty() const { return spans.empty(); }
   // Whether offloads were compressed on the host (compress spans shown).
   bool compresses() const;
+  // Whether it holds data-parallel all-reduces (the comm lane is drawn then).
+  bool communicates() const;
 };
 
 // The spans of the last `iterations` iterations of the snapshot that have a

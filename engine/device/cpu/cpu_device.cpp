@@ -181,6 +181,8 @@ std::function<void()> CpuDevice::copy_task(Stream s, void* dst, const void* src,
   if (to_pageable && from_pageable)
     throw std::invalid_argument("cpu device: a copy from pageable host memory to pageable host memory is the "
                                 "host's memcpy, not a device copy");
+  if (static_cast<std::size_t>(s) >= staging_.size())
+    throw std::logic_error(std::string("cpu device: the ") + to_string(s) + " stream has no staging buffer for pageable memory");
   std::byte* staging = staging_[static_cast<std::size_t>(s)].memory.get();
   std::atomic<std::uint64_t>* staged = &staged_bytes_;
   // As the driver does: the link hop between the device and the pinned

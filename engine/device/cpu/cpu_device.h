@@ -159,7 +159,7 @@ class CpuDevice final : public Device {
   HostBlock arena_;
   HostBlock pinned_;
   HostBlock pageable_;
-  std::array<HostBlock, kStreamCount> staging_;  // pinned, one per stream, with the pageable region
+  std::array<HostBlock, kPageableStagingBuffers> staging_;  // pinned, one per copying stream, with the pageable region
   std::atomic<std::uint64_t> staged_bytes_{0};
   // Declared last: destroyed (and joined) before the memory and kernels the
   // queued work uses.

@@ -111,9 +111,9 @@ class CudaEvent final : public DeviceEvent {
 };
 
 // Colours per stream in Nsight's NVTX rows, matching the trace's tracks:
-// compute, offload (D2H), prefetch (H2D).
+// compute, offload (D2H), prefetch (H2D), comm (all-reduce).
 constexpr std::array<std::uint32_t, kStreamCount> kRangeColours = {0xFF4C72B0u, 0xFFDD8452u,
-                                                                   0xFF55A868u};
+                                                                   0xFF55A868u, 0xFF8172B2u};
 
 struct PinnedFree {
   void operator()(void* p) const noexcept { (void)cudaFreeHost(p); }
@@ -411,6 +411,11 @@ void CudaDevice::host_task(Stream s, std::function<void()> work) {
   const cudaError_t status = cudaLaunchHostFunc(stream, &HostTask::run, d.host_tasks.back().get());
   if (status != cudaSuccess) d.host_tasks.pop_back();  // never queued
   check(status, "cudaLaunchHostFunc");
+}
+
+void CudaDevice::all_reduce(Stream, float*, std::size_t, Communicator&) {
+  throw DeviceError("data-parallel training on the cuda device needs NCCL, which this build does not use yet: run "
+                    "the ranks on --device cpu (or --device sim for the timing)");
 }
 
 namespace {

@@ -101,6 +101,9 @@ class CudaDevice final : public Device {
   void copy_async(Stream, void* dst, const void* src, std::size_t bytes) override;
   void copy_sync(void* dst, const void* src, std::size_t bytes) override;
   void host_task(Stream, std::function<void()> work) override;
+  // Refused for now: a host all-reduce cannot read device memory, and the
+  // NCCL path (ncclAllReduce on the comm stream) is not built yet.
+  void all_reduce(Stream, float* data, std::size_t count, Communicator& comm) override;
 
   std::unique_ptr<DeviceEvent> record(Stream) override;
   void wait(Stream waiter, const DeviceEvent&) override;

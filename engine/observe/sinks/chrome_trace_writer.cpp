@@ -22,6 +22,7 @@ const char* track_name(Stream s) {
     case Stream::compute: return "compute";
     case Stream::offload: return "offload (D2H)";
     case Stream::prefetch: return "prefetch (H2D)";
+    case Stream::comm: return "comm (all-reduce)";
   }
   return "?";
 }
@@ -47,6 +48,9 @@ std::string span_name(const SpanEvent& e) {
     case SpanKind::wait:
       if (!e.tensor.empty()) return "wait " + e.tensor;
       return with_layer("wait");
+    case SpanKind::pack:
+    case SpanKind::all_reduce:
+    case SpanKind::unpack: return std::string(to_string(e.kind)) + " " + e.tensor;
   }
   return "?";
 }

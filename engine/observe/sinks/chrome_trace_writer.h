@@ -59,7 +59,7 @@ class ChromeTraceWriter final : public EventSink {
   // The track ids, exposed for tests and for tools that post-process traces.
   static constexpr int kProcessId = 1;
   static int track_id(Stream s) { return static_cast<int>(s) + 1; }
-  static constexpr int kIterationTrackId = 4;
+  static constexpr int kIterationTrackId = kStreamCount + 1;  // after the streams' tracks
 
  private:
   // Appends one serialised event, with the separator the array needs.

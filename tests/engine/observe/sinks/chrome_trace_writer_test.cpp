@@ -74,8 +74,9 @@ TEST(ChromeTraceWriter, NamesOneTrackPerStream) {
   EXPECT_EQ(threads[ChromeTraceWriter::track_id(Stream::compute)], "compute");
   EXPECT_EQ(threads[ChromeTraceWriter::track_id(Stream::offload)], "offload (D2H)");
   EXPECT_EQ(threads[ChromeTraceWriter::track_id(Stream::prefetch)], "prefetch (H2D)");
+  EXPECT_EQ(threads[ChromeTraceWriter::track_id(Stream::comm)], "comm (all-reduce)");
   EXPECT_EQ(threads[ChromeTraceWriter::kIterationTrackId], "iterations");
-  EXPECT_EQ(threads.size(), 4u);
+  EXPECT_EQ(threads.size(), 5u);
 }
 
 TEST(ChromeTraceWriter, WritesSpansAsCompleteEventsOnTheirStreams) {

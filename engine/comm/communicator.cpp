@@ -1,0 +1,13 @@
+#include "engine/comm/communicator.h"
+
+#include "engine/device/device.h"
+
+namespace tidepool {
+
+// The default for a device whose memory the host can address: the host
+// all-reduce, in the stream's order, on the stream's host thread.
+void Device::all_reduce(Stream stream, float* data, std::size_t count, Communicator& comm) {
+  host_task(stream, [data, count, &comm] { comm.all_reduce_sum(data, count); });
+}
+
+}  // namespace tidepool
