@@ -88,12 +88,23 @@ RunSettings resume_settings(const RunSettings& cli, const std::set<std::string>&
   return s;
 }
 
-nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& resume, const nlohmann::json& tuned) {
+nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& resume, const nlohmann::json& tuned,
+                         Communicator* comm) {
   const auto wall_start = Clock::now();
-  TrainingSession session(s);  // data and model first: a wrong path fails before anything slow
+  // Data and model first: a wrong path fails before anything slow.
+  TrainingSession session(s, {.comm = comm});
   const Network& net = session.network();
-  RunFolder folder(s.out.empty() ? RunFolder::default_path(s) : fs::path(s.out), resume ? &*resume : nullptr,
-                   s.trace_iterations);
+  // Every rank names the folder as rank 0 does (its time stamp).
+  fs::path path = s.out.empty() ? RunFolder::default_path(s) : fs::path(s.out);
+  if (comm && s.out.empty()) {
+    std::string text = path.string();
+    std::int64_t length = static_cast<std::int64_t>(text.size());
+    comm->broadcast(&length, sizeof length, 0);
+    text.resize(static_cast<std::size_t>(length));
+    comm->broadcast(text.data(), text.size(), 0);
+    path = text;
+  }
+  RunFolder folder(path, resume ? &*resume : nullptr, s.trace_iterations, session.rank());
 
   session.start(folder.sink());
   Trainer& trainer = session.trainer();
@@ -106,6 +117,11 @@ nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& 
   std::printf("training %s (%lld parameters) on %s, batch %lld, %lld iterations; run folder %s\n", net.name().c_str(),
               static_cast<long long>(net.parameter_count()), session.train_set().name().c_str(),
               static_cast<long long>(s.batch_size), static_cast<long long>(total), folder.path().string().c_str());
+  if (comm)
+    std::printf("data-parallel over %d ranks (%s): %lld images per rank per iteration, gradients averaged in buckets of "
+                "%s; batch norm's statistics are each rank's, rank 0's at every evaluation and checkpoint\n",
+                session.ranks(), comm->transport().c_str(), static_cast<long long>(session.rank_batch()),
+                format_bytes(session.settings().memory.bucket_bytes).c_str());
   print_memory(session);
   // The profile travels with the run: `--device sim --profile RUN/profile.json` replays it anywhere.
   if (const PerfModel* model = trainer.model()) save_profile(model->profile(), (folder.path() / "profile.json").string());
@@ -123,6 +139,7 @@ nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& 
   Progress progress(s.progress);
   double train_seconds = 0;
   std::int64_t train_images = 0;
+  std::size_t peak_seen = 0;  // the largest peak load of this rank's iterations
   Evaluation last_eval;
   bool evaluated = false;  // last_eval is of the parameters as they are now
   double last_train_loss = 0;
@@ -146,6 +163,7 @@ nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& 
     }
     lr = r.lr;
     tally.add(r);
+    peak_seen = std::max<std::size_t>(peak_seen, r.result.memory.peak_load_bytes);
     train_seconds += r.seconds;
     train_images += r.images;
     evaluated = false;
@@ -157,10 +175,12 @@ nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& 
     // A metrics row when an epoch (or the run) ends; a checkpoint then, at
     // a stop, and between as --checkpoint-every says.
     const bool row = r.epoch_end || session.finished();
-    const bool every = s.checkpoint_every > 0 ? session.iteration() % s.checkpoint_every == 0
-                       : s.checkpoint_every == kCheckpointByTime &&
-                             seconds_since(last_checkpoint) >= kCheckpointSeconds;
+    bool every = s.checkpoint_every > 0 ? session.iteration() % s.checkpoint_every == 0
+                 : s.checkpoint_every == kCheckpointByTime && seconds_since(last_checkpoint) >= kCheckpointSeconds;
+    // Each rank has its own clock: they checkpoint together when any says so.
+    if (comm && s.checkpoint_every == kCheckpointByTime) every = comm->all_reduce_max(every ? 1 : 0) != 0;
     if (!row && !every && session.iteration() < stop_at) continue;
+    session.check_ranks_agree();  // before anything is scored or saved
     last_train_loss = tally.mean_loss();
     if (row) {
       const Evaluation eval = session.evaluate();
@@ -238,6 +258,24 @@ nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& 
       {"settings", to_json(session.settings())},  // all of them, for `tidepool view` (app/recorded_run.h)
   };
   summary.update(memory_json(plan));  // the MemoryPlan the run executed, as `tidepool plan` prints it
+  // Every rank's memory and speed, gathered from all of them.
+  {
+    const int ranks = session.ranks();
+    std::vector<double> figures(2 * static_cast<std::size_t>(ranks), 0.0);
+    figures[2 * static_cast<std::size_t>(session.rank())] = static_cast<double>(peak_seen);
+    figures[2 * static_cast<std::size_t>(session.rank()) + 1] =
+        train_seconds > 0 ? static_cast<double>(train_images) / ranks / train_seconds : 0.0;
+    if (comm) comm->all_reduce_sum(figures.data(), figures.size());
+    nlohmann::json per_rank = nlohmann::json::array();
+    for (int r = 0; r < ranks; ++r)
+      per_rank.push_back({{"rank", r},
+                          {"peak_load_bytes", static_cast<std::uint64_t>(figures[2 * static_cast<std::size_t>(r)])},
+                          {"images_per_second", figures[2 * static_cast<std::size_t>(r) + 1]}});
+    summary["ranks"] = ranks;
+    summary["rank_batch_size"] = session.rank_batch();
+    summary["bucket_bytes"] = ranks > 1 ? nlohmann::json(memory.bucket_bytes) : nlohmann::json(nullptr);
+    summary["per_rank"] = std::move(per_rank);
+  }
   if (session.diverged()) summary["divergence"] = session.divergence();
   if (!tuned.is_null()) summary["tune"] = tuned;
   if (last_compressed.compressed_from_bytes)

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/checkpoint.h"
+#include "engine/comm/communicator.h"
 #include "engine/run/run_settings.h"
 
 namespace tidepool::app {
@@ -40,7 +41,9 @@ RunSettings resume_settings(const RunSettings& cli, const std::set<std::string>&
 // that diverges writes summary.json ("status": "diverged", "divergence":
 // the message) and then throws the message.
 // `tuned`: --tune's decision (app/tune_command.h), kept in summary.json.
+// `comm`: the ranks of a data-parallel run (app/ranks.h), every one of
+// which calls run_batch; rank 0 writes the run folder's shared files.
 nlohmann::json run_batch(const RunSettings& settings, const std::optional<Checkpoint>& resume,
-                         const nlohmann::json& tuned = nullptr);
+                         const nlohmann::json& tuned = nullptr, Communicator* comm = nullptr);
 
 }  // namespace tidepool::app

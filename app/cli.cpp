@@ -15,6 +15,7 @@
 #include "app/models_command.h"
 #include "app/plan_command.h"
 #include "app/profile_command.h"
+#include "app/ranks.h"
 #include "app/tune_command.h"
 #include "engine/perf/spec_profiles.h"
 #include "app/replay_command.h"
@@ -72,6 +73,7 @@ CLI::Option* add_size(CLI::App& cli, const std::string& flag, std::size_t& bytes
 // there too; more compression threads than 256 only wait for each other;
 // a window's side from what ImGui can lay out to what a GPU can draw.
 constexpr std::int64_t kMostBatch = 1 << 20, kMostEpochs = 1'000'000;
+constexpr int kMostRanks = 1 << 16;  // more processes than any MPI job this tool will see
 constexpr int kMostCompressThreads = 256;
 constexpr int kLeastWidth = 320, kLeastHeight = 240, kMostWindow = 16384;
 
@@ -200,6 +202,9 @@ void add_training_options(CLI::App& cli, RunSettings& s) {
       ->capture_default_str()
       ->transform(number(0, kMostCompressThreads));
   add_size(cli, "--budget", m.budget_bytes, "memory pool size, e.g. 900MiB (default: what the run needs)");
+  add_size(cli, "--bucket-size", m.bucket_bytes,
+           "under mpirun: gradients are all-reduced in buckets of this size as backward produces them (default "
+           "1MiB)");
   cli.add_option("--link-gbps", m.link_gbps, "cpu device: throttle host<->device copies to this GB/s (0 = off)")
       ->capture_default_str()
       ->transform(number(0.0));
@@ -264,6 +269,11 @@ CLI::App* add_plan_command(CLI::App& cli, PlanRequest& plan) {
          },
          "a set of rows for each of these precisions: " + choice_help<Precision>() + " (default fp32)")
       ->type_name("WORD ...");
+  cmd->add_option("--ranks", plan.ranks,
+                  "plan one rank of a data-parallel run of this many (--batch-size is the global batch)")
+      ->capture_default_str()
+      ->transform(number(1, kMostRanks));
+  add_size(*cmd, "--bucket-size", plan.bucket_bytes, "with --ranks: the gradient buckets' size (default 1MiB)");
   cmd->add_flag("--json", plan.json, "a JSON list of result objects");
   return cmd;
 }
@@ -374,6 +384,7 @@ int run_cli(int argc, char** argv) {
   std::string view_folder;
   auto* view_cmd = add_view_command(cli, view, view_folder);
 
+  std::unique_ptr<Communicator> ranks;  // outlives the try: an error stops the other ranks too
   try {
     try {
       cli.parse(argc, argv);
@@ -406,6 +417,17 @@ int run_cli(int argc, char** argv) {
       return view_command(view);
     }
     if (tune_run_flag && !batch) throw std::invalid_argument("--tune is for --batch runs (the window's batch is chosen when it starts)");
+    // Under mpirun: the ranks of a data-parallel run (app/ranks.h).
+    ranks = join_ranks();
+    if (ranks && !batch)
+      throw std::invalid_argument("the window trains in one process: under mpirun, train with --batch");
+    if (ranks && tune_run_flag)
+      throw std::invalid_argument("--tune profiles one process; under mpirun, give the batch it chose with --batch-size");
+    if (ranks && ranks->rank() > 0) {
+      // Rank 0 speaks for the run; the others say only what went wrong (stderr).
+      s.progress = false;
+      if (!std::freopen("/dev/null", "w", stdout)) throw std::runtime_error("cannot silence rank " + std::to_string(ranks->rank()));
+    }
     if (!batch) return run_window_command(s, window);
     if (window.given()) {  // the window's options would otherwise be ignored without a word
       const char* name = !window.screenshot.empty() ? "--screenshot"
@@ -415,7 +437,7 @@ int run_cli(int argc, char** argv) {
     }
     std::optional<Checkpoint> checkpoint;
     if (!s.resume.empty()) {
-      checkpoint = load_checkpoint(std::filesystem::path(s.resume) / "checkpoint.bin");
+      checkpoint = load_checkpoint_on_ranks(std::filesystem::path(s.resume) / "checkpoint.bin", ranks.get());
       std::set<std::string> given;
       for (const char* name : {"model", "dataset", "batch-size", "epochs", "iterations", "data", "out"})
         if (cli.count(std::string("--") + name)) given.insert(name);
@@ -428,10 +450,12 @@ int run_cli(int argc, char** argv) {
       run_batch(tuned.settings, std::nullopt, tuned.decision);
       return 0;
     }
-    run_batch(s, checkpoint);
+    run_batch(s, checkpoint, nullptr, ranks.get());
     return 0;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "\ntidepool: error: %s\n", e.what());
+    std::fprintf(stderr, "\ntidepool: %serror: %s\n", rank_prefix(ranks.get()).c_str(), e.what());
+    std::fflush(stderr);
+    stop_all_ranks(ranks.get(), 1);  // the others may be waiting for this one
     return 1;
   }
 }

@@ -18,7 +18,7 @@ namespace tidepool::app {
 std::vector<PlanRow> plan_table(const Network& net, std::int64_t batch, Kernels& kernels,
                                 const std::vector<std::string>& heuristics, TransferMode transfer, bool compress,
                                 std::size_t autoswap_budget, const PerfModel* model, Precision precision,
-                                HostMemory host_memory) {
+                                HostMemory host_memory, int ranks, std::size_t bucket_bytes) {
   std::vector<PlanRow> rows;
   std::vector<OffloadMode> modes = {OffloadMode::base, OffloadMode::all, OffloadMode::conv, OffloadMode::aconv};
   if (autoswap_budget) modes.push_back(OffloadMode::autoswap);
@@ -37,7 +37,9 @@ std::vector<PlanRow> plan_table(const Network& net, std::int64_t batch, Kernels&
                                         .budget_bytes = mode == OffloadMode::autoswap || mode == OffloadMode::accudnn
                                                             ? autoswap_budget
                                                             : 0,
-                                        .host_memory = host_memory};
+                                        .host_memory = host_memory,
+                                        .ranks = ranks,
+                                        .bucket_bytes = bucket_bytes};
           try {
             const MemoryPlan p = plan_memory(net, batch, settings, kernels, {}, model);
             rows.push_back({settings, p.summary(), {}, p.predicted});
@@ -52,6 +54,11 @@ std::vector<PlanRow> plan_table(const Network& net, std::int64_t batch, Kernels&
 
 void plan_command(const PlanRequest& q, std::ostream& out) {
   if (q.batch_size <= 0) throw std::invalid_argument("--batch-size must be at least 1");
+  if (q.ranks < 1) throw std::invalid_argument("--ranks must be at least 1");
+  if (q.batch_size % q.ranks != 0)
+    throw std::invalid_argument("--batch-size " + std::to_string(q.batch_size) + " is the global batch and does not split "
+                                "evenly over " + std::to_string(q.ranks) + " ranks");
+  const std::int64_t rank_batch = q.batch_size / q.ranks;
   const Network net = model_for_dataset(q.model, q.dataset);
   std::vector<std::string> heuristics = allocator_names();
   if (!q.heuristic.empty()) {
@@ -64,8 +71,8 @@ void plan_command(const PlanRequest& q, std::ostream& out) {
   if (q.precisions.empty()) throw std::invalid_argument("--precision needs at least one of fp32, bf16, fp16");
   std::vector<PlanRow> rows;
   for (Precision p : q.precisions)
-    for (PlanRow& r : plan_table(net, q.batch_size, kernels, heuristics, q.transfer, q.compress, q.budget_bytes,
-                                 model ? &*model : nullptr, p, q.host_memory))
+    for (PlanRow& r : plan_table(net, rank_batch, kernels, heuristics, q.transfer, q.compress, q.budget_bytes,
+                                 model ? &*model : nullptr, p, q.host_memory, q.ranks, q.bucket_bytes))
       rows.push_back(std::move(r));
   const bool pageable = q.host_memory == HostMemory::pageable;
   // A precision column only where there is a choice to show.
@@ -102,6 +109,10 @@ void plan_command(const PlanRequest& q, std::ostream& out) {
                 to_string(q.transfer), q.compress ? ", compressed offloads (pinned: two staging slots)" : "",
                 pageable ? ", pageable host memory (pinned: the staging buffers)" : "");
   out << line;
+  if (q.ranks > 1)
+    out << "each of " << q.ranks << " ranks: batch " << rank_batch << " of the global " << q.batch_size
+        << ", its parameter gradients all-reduced in buckets of " << format_bytes(q.bucket_bytes)
+        << " (tensors of the plan, alive from backward to the update)\n";
   std::snprintf(line, sizeof line, "%-8s %-4s %-17s %-10s %12s %12s %12s %7s %12s %12s %12s %5s\n", "mode", "algo",
                 "order", "heuristic", "peak load", "pool", "footprint", "ratio", "largest free", "offloaded", "pinned",
                 "parks");

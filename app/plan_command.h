@@ -41,7 +41,8 @@ std::vector<PlanRow> plan_table(const Network& net, std::int64_t batch, Kernels&
                                 const std::vector<std::string>& heuristics,
                                 TransferMode transfer = TransferMode::async, bool compress = false,
                                 std::size_t autoswap_budget = 0, const PerfModel* model = nullptr,
-                                Precision precision = Precision::fp32, HostMemory host_memory = HostMemory::pinned);
+                                Precision precision = Precision::fp32, HostMemory host_memory = HostMemory::pinned,
+                                int ranks = 1, std::size_t bucket_bytes = kDefaultBucketBytes);
 
 struct PlanRequest {
   std::string model = "resnet18";
@@ -54,6 +55,10 @@ struct PlanRequest {
   HostMemory host_memory = HostMemory::pinned;  // pageable: a pageable column, and pinned is the staging buffers
   std::size_t budget_bytes = 0;  // AutoSwap's rows for this budget (0: none)
   std::string profile;           // a performance profile: accudnn rows and predicted times
+  // Data-parallel: one rank of `ranks`, at batch_size / ranks (batch_size
+  // is the global batch), with its gradient buckets.
+  int ranks = 1;
+  std::size_t bucket_bytes = kDefaultBucketBytes;
   bool json = false;
 };
 

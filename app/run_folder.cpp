@@ -59,11 +59,16 @@ void rewind_metrics(const fs::path& file, std::int64_t epochs) {
 
 }  // namespace
 
+// "trace.json" for rank 0, "trace.rank2.json" for rank 2.
+std::string ranked(const char* stem, const char* extension, int rank) {
+  return std::string(stem) + (rank > 0 ? ".rank" + std::to_string(rank) : "") + extension;
+}
+
 struct RunFolder::Traced {
-  Traced(const fs::path& folder, std::int64_t iterations)
-      : trace((folder / "trace.json").string()),
-        load_csv((folder / "memory_load.csv").string()),
-        events((folder / "events.bin").string()),
+  Traced(const fs::path& folder, std::int64_t iterations, int rank)
+      : trace((folder / ranked("trace", ".json", rank)).string()),
+        load_csv((folder / ranked("memory_load", ".csv", rank)).string()),
+        events((folder / ranked("events", ".bin", rank)).string()),
         filter(files, iterations) {
     files.add(trace);
     files.add(load_csv);
@@ -79,11 +84,13 @@ struct RunFolder::Traced {
   bool closed = false;
 };
 
-RunFolder::RunFolder(fs::path path, const Checkpoint* resumed, std::int64_t trace_iterations)
-    : path_(created(std::move(path))) {
+RunFolder::RunFolder(fs::path path, const Checkpoint* resumed, std::int64_t trace_iterations, int rank)
+    : path_(created(std::move(path))), rank_(rank) {
+  if (!resumed || resumed->iteration < trace_iterations)
+    traced_ = std::make_unique<Traced>(path_, trace_iterations, rank_);
+  if (rank_ > 0) return;  // the rest is rank 0's
   for (const char* leftover : {"checkpoint.bin.tmp", "summary.json.tmp", "metrics.csv.tmp"})
     fs::remove(path_ / leftover);  // a kill's; never read
-  if (!resumed || resumed->iteration < trace_iterations) traced_ = std::make_unique<Traced>(path_, trace_iterations);
   const fs::path metrics = path_ / "metrics.csv";
   const bool fresh = !resumed || !fs::exists(metrics);
   if (!fresh) rewind_metrics(metrics, resumed->epoch);
@@ -104,24 +111,28 @@ fs::path RunFolder::default_path(const RunSettings& s) {
 }
 
 void RunFolder::append_metrics(const EpochRow& r) {
+  if (rank_ > 0) return;
   metrics_ << r.epoch << ',' << r.iteration << ',' << r.lr << ',' << r.train_loss << ',' << r.train_accuracy << ','
            << r.test_loss << ',' << r.test_accuracy << ',' << r.test_top5 << ',' << r.images_per_second << ','
            << r.peak_load_bytes << ',' << r.footprint_bytes << ',' << r.seconds << '\n';
   metrics_.flush();
 }
 
-void RunFolder::save_checkpoint(const Checkpoint& checkpoint) { app::save_checkpoint(path_ / "checkpoint.bin", checkpoint); }
+void RunFolder::save_checkpoint(const Checkpoint& checkpoint) {
+  if (rank_ == 0) app::save_checkpoint(path_ / "checkpoint.bin", checkpoint);
+}
 
 void RunFolder::close_traced(const MemorySummary& memory, std::int64_t batch) {
   if (!traced_ || traced_->closed) return;
   traced_->closed = true;
   traced_->filter.flush();
+  if (rank_ > 0) return;  // the pictures are rank 0's
   ui::write_run_pictures(traced_->pictures.snapshot(), memory.pool_bytes, batch, path_, memory.load_limit_bytes);
 }
 
 void RunFolder::finish(const MemorySummary& memory, std::int64_t batch, const nlohmann::json& summary) {
   close_traced(memory, batch);
-  write_json_atomically((path_ / "summary.json").string(), summary);
+  if (rank_ == 0) write_json_atomically((path_ / "summary.json").string(), summary);
 }
 
 }  // namespace tidepool::app

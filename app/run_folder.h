@@ -22,6 +22,12 @@
 //    whole;
 //  - a checkpoint.bin.tmp or summary.json.tmp a kill left behind is removed.
 //
+// A data-parallel run (app/ranks.h) shares one folder: rank 0 writes all
+// of the above, every other rank only its own traced files, named with
+// its rank (trace.rank1.json, memory_load.rank1.csv, events.rank1.bin).
+// On machines without a shared file system each keeps its own folder of
+// the same path, and rank 0's is the run's.
+//
 // The epoch loop (app/batch_run.cpp) reports to it; it decides nothing
 // about training.
 #pragma once
@@ -51,7 +57,9 @@ struct EpochRow {
 class RunFolder {
  public:
   // Creates the folder, or reopens a resumed run's at `resumed` (see above).
-  RunFolder(std::filesystem::path path, const Checkpoint* resumed, std::int64_t trace_iterations);
+  // `rank`: which rank of a data-parallel run writes through it (0: the
+  // run's files; others: their traced files only, and the rest are no-ops).
+  RunFolder(std::filesystem::path path, const Checkpoint* resumed, std::int64_t trace_iterations, int rank = 0);
   ~RunFolder();
   // runs/<model>-<dataset>-<time>
   static std::filesystem::path default_path(const RunSettings& settings);
@@ -74,6 +82,7 @@ class RunFolder {
  private:
   struct Traced;  // the traced iterations' writers
   std::filesystem::path path_;
+  int rank_ = 0;
   std::unique_ptr<Traced> traced_;
   std::ofstream metrics_;
 };

@@ -85,7 +85,19 @@ TrainingSession::TrainingSession(const RunSettings& s, SessionOptions session)
   network_ =
       std::make_unique<Network>(models::make_model(s.model, input_for_dataset(s.dataset), train_set_->classes()));
 
-  const auto train_opts = datasets::LoaderOptions::training(s.batch_size, s.seed);
+  // Data-parallel: the global batch split evenly over the ranks.
+  if (session.comm && session.comm->size() > 1) comm_ = session.comm;
+  const std::int64_t ranks = this->ranks();
+  if (s.batch_size % ranks != 0) {
+    const std::int64_t below = s.batch_size / ranks * ranks, above = below + ranks;
+    throw std::invalid_argument("--batch-size " + std::to_string(s.batch_size) + " is the global batch and does not split "
+                                "evenly over " + std::to_string(ranks) + " ranks: give a multiple of " +
+                                std::to_string(ranks) + (below > 0 ? " (" + std::to_string(below) + " or " : " (") +
+                                std::to_string(above) + ")");
+  }
+  rank_batch_ = s.batch_size / ranks;
+  settings_.memory.ranks = static_cast<int>(ranks);
+  const auto train_opts = loader_options(datasets::LoaderOptions::training(rank_batch_, s.seed));
   per_epoch_ = static_cast<std::int64_t>(train_set_->size()) / s.batch_size;
   if (per_epoch_ == 0)
     throw std::invalid_argument("the training set (" + std::to_string(train_set_->size()) +
@@ -95,7 +107,13 @@ TrainingSession::TrainingSession(const RunSettings& s, SessionOptions session)
   // Both loaders' slots sit in the device's pinned region.
   train_staging_bytes_ = (datasets::BatchLoader::required_bytes(*train_set_, train_opts) + 63) / 64 * 64;
   eval_staging_bytes_ =
-      datasets::BatchLoader::required_bytes(*test_set_, datasets::LoaderOptions::evaluation(s.batch_size));
+      datasets::BatchLoader::required_bytes(*test_set_, loader_options(datasets::LoaderOptions::evaluation(rank_batch_)));
+}
+
+datasets::LoaderOptions TrainingSession::loader_options(datasets::LoaderOptions o) const {
+  o.shard = rank();
+  o.shards = ranks();
+  return o;
 }
 
 TrainingSession::~TrainingSession() = default;
@@ -104,8 +122,9 @@ void TrainingSession::start(EventSink* sink) {
   const RunSettings& s = settings_;
   device_ = make_device(s.device, s.memory.link_gbps, session_options_.for_window, s.profile);
   TrainerOptions topts;
-  topts.batch = s.batch_size;
-  topts.memory = choose_dyn_ ? before_dyn(s.memory) : s.memory;
+  topts.batch = rank_batch_;
+  topts.memory = choose_dyn_ ? before_dyn(settings_.memory) : settings_.memory;
+  topts.comm = comm_;
   topts.compress_threads = s.compress_threads;
   topts.seed = s.seed;
   topts.sgd = {s.lr, s.momentum, s.weight_decay};
@@ -125,13 +144,13 @@ void TrainingSession::start(EventSink* sink) {
     if (!model)
       throw std::invalid_argument("--swap-score bo tunes its weights on simulated iterations: give --profile (a "
                                   "file from `tidepool profile`, or a GPU specification), or run on --device sim");
-    swap_weight_search_ = tune_swap_weights(*network_, s.batch_size, topts.memory,
+    swap_weight_search_ = tune_swap_weights(*network_, rank_batch_, topts.memory,
                                             [&] { return std::make_unique<SimDevice>(*model); });
     topts.memory.swap_weights = settings_.memory.swap_weights = swap_weight_search_->best;
   }
   trainer_ = std::make_unique<Trainer>(*device_, *network_, topts, sink);
-  auto train_opts = datasets::LoaderOptions::training(s.batch_size, s.seed);
-  auto eval_opts = datasets::LoaderOptions::evaluation(s.batch_size);
+  auto train_opts = loader_options(datasets::LoaderOptions::training(rank_batch_, s.seed));
+  auto eval_opts = loader_options(datasets::LoaderOptions::evaluation(rank_batch_));
   // A device that computes no values never reads an image: the loaders
   // hand it labels only, or decoding would be all a simulated run waits for.
   train_opts.decode = eval_opts.decode = device_->caps().computes_values;
@@ -159,7 +178,10 @@ void TrainingSession::restore(const std::vector<float>& state, std::int64_t epoc
   trainer_->set_iteration(iteration);
 }
 
-ApplyOutcome TrainingSession::apply(const MemorySettings& wanted) {
+ApplyOutcome TrainingSession::apply(const MemorySettings& asked) {
+  MemorySettings wanted = asked;  // the ranks and their buckets are the run's
+  wanted.ranks = settings_.memory.ranks;
+  wanted.bucket_bytes = settings_.memory.bucket_bytes;
   try {
     if (wanted.link_gbps != 0 && !device_->caps().simulated_link)
       throw std::invalid_argument("only a device that simulates its host link (cpu) can be throttled; " +
@@ -206,6 +228,15 @@ StepReport TrainingSession::train_iteration() {
   report.seconds = device_->caps().computes_values ? std::chrono::duration<double>(Clock::now() - t0).count()
                                                    : (report.result.end_us - report.result.start_us) * 1e-6;
   report.images = batch->size;
+  if (comm_) {  // the global batch's figures, the same on every rank
+    double sums[3] = {report.result.loss, static_cast<double>(report.result.correct),
+                      static_cast<double>(report.result.correct_top5)};
+    comm_->all_reduce_sum(sums, 3);
+    report.result.loss = static_cast<float>(sums[0] / ranks());  // every rank's loss is the mean of as many images
+    report.result.correct = static_cast<std::int64_t>(sums[1]);
+    report.result.correct_top5 = static_cast<std::int64_t>(sums[2]);
+    report.images = batch->size * ranks();
+  }
   ++iteration_;
   if (++batch_in_epoch_ == per_epoch_) {
     report.epoch_end = true;
@@ -255,8 +286,11 @@ Evaluation TrainingSession::evaluate() {
   // on imagenet-shapes' 50,000 test images at batch 64: 5 s).
   if (!device_->caps().computes_values) return {};
   MutedSink muted(*trainer_);
+  trainer_->broadcast_statistics();  // every rank scores with rank 0's batch-norm statistics
   Evaluation e;
-  std::int64_t correct = 0, correct5 = 0;
+  // This rank's shard: loss sum, top-1, top-5, images, and the first
+  // non-finite loss (0: none).
+  double sums[5] = {0, 0, 0, 0, 0};
   test_loader_->start_epoch(0);
   while (auto batch = test_loader_->next()) {
     if (batch->size == 0) continue;
@@ -265,14 +299,27 @@ Evaluation TrainingSession::evaluate() {
     // is); -inf on a class that is not the label is that class at
     // probability 0, a finite loss, and harmless.
     if (!std::isfinite(r.loss)) {
-      diverge("the test loss is " + nonfinite_text(r.loss) + " in the evaluation after it");
-      return {.loss = r.loss};  // no evaluation: the last good one stays the status's
+      sums[4] = r.loss;
+      break;  // the other ranks still wait for this one's sums
     }
-    correct += r.correct;
-    correct5 += r.correct_top5;
-    e.loss += static_cast<double>(r.loss) * batch->size;
-    e.images += batch->size;
+    sums[0] += static_cast<double>(r.loss) * batch->size;
+    sums[1] += static_cast<double>(r.correct);
+    sums[2] += static_cast<double>(r.correct_top5);
+    sums[3] += static_cast<double>(batch->size);
   }
+  if (comm_) {
+    // A non-finite loss on any rank makes the sum of the flags non-finite
+    // (NaN + anything is NaN; inf + -inf too), so every rank diverges.
+    comm_->all_reduce_sum(sums, 5);
+  }
+  if (sums[4] != 0) {  // NaN != 0 too
+    const float loss = static_cast<float>(sums[4]);
+    diverge("the test loss is " + nonfinite_text(loss) + " in the evaluation after it");
+    return {.loss = loss};  // no evaluation: the last good one stays the status's
+  }
+  e.loss = sums[0];
+  e.images = static_cast<std::int64_t>(sums[3]);
+  const auto correct = static_cast<std::int64_t>(sums[1]), correct5 = static_cast<std::int64_t>(sums[2]);
   if (e.images) {
     e.loss /= e.images;
     e.accuracy = static_cast<double>(correct) / e.images;
@@ -280,6 +327,19 @@ Evaluation TrainingSession::evaluate() {
   }
   test_accuracy_ = static_cast<float>(e.accuracy);
   return e;
+}
+
+void TrainingSession::check_ranks_agree() {
+  if (!comm_) return;
+  trainer_->broadcast_statistics();
+  const std::vector<std::uint64_t> sums = comm_->all_gather(trainer_->param_checksum());
+  std::string differ;
+  for (std::size_t r = 1; r < sums.size(); ++r)
+    if (sums[r] != sums[0]) differ += (differ.empty() ? "" : ", ") + std::to_string(r);
+  if (!differ.empty())
+    throw CommError("after iteration " + std::to_string(iteration_) + " the parameters of rank " + differ +
+                    " differ from rank 0's (checksums of the same parameters): the ranks no longer train one model, "
+                    "so the run stops; its last checkpoint is still good");
 }
 
 ui::SessionStatus TrainingSession::status() const {

@@ -28,6 +28,7 @@
 
 #include "datasets/dataset.h"
 #include "datasets/loader.h"
+#include "engine/comm/communicator.h"
 #include "engine/core/network.h"
 #include "engine/device/device.h"
 #include "engine/observe/events.h"
@@ -62,6 +63,12 @@ struct SessionOptions {
   // The window draws on the same machine: the cpu device's workers give it
   // precedence (see make_device).
   bool for_window = false;
+  // Data-parallel training: the ranks this session is one of (not owned).
+  // Its --batch-size is the global batch, split evenly over them; each
+  // rank reads its shard of every global batch, gradients are averaged,
+  // and the figures it reports (losses, accuracies) are the whole
+  // batch's. Null: one process.
+  Communicator* comm = nullptr;
 };
 
 // What became of settings given to apply(): applied (from the next
@@ -107,6 +114,17 @@ class TrainingSession {
   // modes that fit at the next iteration.
   ApplyOutcome apply(const MemorySettings& settings);
 
+  // Data-parallel: this process's rank and the number of ranks (0 and 1
+  // on one process), and the batch each rank trains (--batch-size / ranks).
+  int rank() const { return comm_ ? comm_->rank() : 0; }
+  int ranks() const { return comm_ ? comm_->size() : 1; }
+  std::int64_t rank_batch() const { return rank_batch_; }
+  Communicator* comm() const { return comm_; }
+  // Every rank's parameter checksum agrees with rank 0's (batch norm's
+  // statistics made rank 0's first); throws CommError naming the ranks
+  // that differ. Every rank calls it. On one process: nothing to check.
+  void check_ranks_agree();
+
   bool finished() const { return iteration_ >= total_; }
   std::int64_t iteration() const { return iteration_; }
   std::int64_t total_iterations() const { return total_; }
@@ -139,6 +157,8 @@ class TrainingSession {
   std::unique_ptr<Trainer> trainer_;
   std::unique_ptr<datasets::BatchLoader> train_loader_, test_loader_;
   std::size_t train_staging_bytes_ = 0, eval_staging_bytes_ = 0;
+  Communicator* comm_ = nullptr;  // null, or more than one rank
+  std::int64_t rank_batch_ = 0;
   std::int64_t per_epoch_ = 0, epochs_ = 0, total_ = 0;
   std::int64_t epoch_ = 0, batch_in_epoch_ = 0, iteration_ = 0;
   bool epoch_open_ = false;  // the loader has started the current epoch
@@ -147,6 +167,8 @@ class TrainingSession {
   std::string divergence_;
 
   void diverge(const std::string& what);
+  // `o` as this rank's shard of every global batch.
+  datasets::LoaderOptions loader_options(datasets::LoaderOptions o) const;
 };
 
 }  // namespace tidepool::app

@@ -44,6 +44,10 @@ class Communicator {
   virtual void broadcast(void* data, std::size_t bytes, int root) = 0;
   // Each rank's 64-bit value, in rank order, on every rank.
   virtual std::vector<std::uint64_t> all_gather(std::uint64_t value) = 0;
+  // Ends every rank's process after an error on this one, with `status`
+  // (MPI_Abort). Does not return where it can stop them; a group of
+  // threads (LocalGroup) cannot, and returns.
+  virtual void abort(int status) = 0;
 };
 
 // A peer that is gone or a transport that failed.

@@ -35,6 +35,8 @@ class LocalGroup::Rank final : public Communicator {
     if (rank_ != root && bytes) std::memcpy(data, copy.data(), bytes);
   }
 
+  void abort(int) override {}  // threads of the caller's process: its exceptions stop them
+
   std::vector<std::uint64_t> all_gather(std::uint64_t value) override {
     std::vector<std::uint64_t> out;
     exchange(&value, [&](const std::vector<const void*>& all) {

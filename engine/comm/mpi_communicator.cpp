@@ -82,6 +82,11 @@ std::vector<std::uint64_t> MpiCommunicator::all_gather(std::uint64_t value) {
   return out;
 }
 
+void MpiCommunicator::abort(int status) {
+  MPI_Abort(MPI_COMM_WORLD, status);
+  std::_Exit(status);  // MPI_Abort does not return; should it, this process still ends
+}
+
 #else  // no MPI in this build
 
 bool MpiCommunicator::available() { return false; }
@@ -96,6 +101,7 @@ void MpiCommunicator::all_reduce_sum(double*, std::size_t) {}
 std::int64_t MpiCommunicator::all_reduce_max(std::int64_t value) { return value; }
 void MpiCommunicator::broadcast(void*, std::size_t, int) {}
 std::vector<std::uint64_t> MpiCommunicator::all_gather(std::uint64_t value) { return {value}; }
+void MpiCommunicator::abort(int status) { std::_Exit(status); }
 
 #endif
 

@@ -38,6 +38,7 @@ class MpiCommunicator final : public Communicator {
   std::int64_t all_reduce_max(std::int64_t value) override;
   void broadcast(void* data, std::size_t bytes, int root) override;
   std::vector<std::uint64_t> all_gather(std::uint64_t value) override;
+  [[noreturn]] void abort(int status) override;
 
  private:
   int rank_ = 0, size_ = 1;

@@ -84,6 +84,8 @@ nlohmann::json to_json(const RunSettings& s) {
           {"link_gbps", m.link_gbps},
           {"host_memory", to_string(m.host_memory)},
           {"copy_engine", to_string(m.copy_engine)},
+          {"ranks", m.ranks},
+          {"bucket_bytes", m.bucket_bytes},
           {"trace_iterations", s.trace_iterations}};
 }
 
@@ -120,6 +122,9 @@ RunSettings run_settings_from_json(const nlohmann::json& j) {
   // From before Zhuang's choices: pinned memory and stream copies.
   m.host_memory = parse_choice<HostMemory>(j.value("host_memory", std::string("pinned")), "host memory");
   m.copy_engine = parse_choice<CopyEngine>(j.value("copy_engine", std::string("stream")), "copy engine");
+  // From before data-parallel training: one rank.
+  m.ranks = j.contains("ranks") ? integer<int>(j, "ranks") : 1;
+  if (j.contains("bucket_bytes")) m.bucket_bytes = integer<std::size_t>(j, "bucket_bytes");
   s.trace_iterations = integer<std::int64_t>(j, "trace_iterations");
   return s;
 }

@@ -176,3 +176,29 @@ TEST(Plan, AProfileAddsAccudnnRowsAndPredictions) {
 
 }  // namespace
 }  // namespace tidepool::app
+
+namespace tidepool::app {
+namespace {
+
+// `plan --ranks 2`: one rank at half the global batch, with its gradient
+// buckets in the pool, and the header says so.
+TEST(Plan, ARankOfADataParallelRunHoldsItsGradientBuckets) {
+  std::ostringstream one, two;
+  plan_command({.model = "resnet20", .batch_size = 64, .heuristic = "best-fit", .json = true}, one);
+  plan_command({.model = "resnet20", .batch_size = 128, .heuristic = "best-fit", .ranks = 2, .json = true}, two);
+  const auto a = nlohmann::json::parse(one.str()), b = nlohmann::json::parse(two.str());
+  ASSERT_EQ(a.size(), b.size());
+  // resnet20's 0.27 M gradients again, as buckets, in every row.
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const auto extra = b[i]["peak_load_bytes"].get<std::int64_t>() - a[i]["peak_load_bytes"].get<std::int64_t>();
+    EXPECT_GE(extra, 0) << b[i].dump();
+    EXPECT_LE(extra, 272474 * 4 + 4096) << b[i].dump();
+  }
+  std::ostringstream text;
+  plan_command({.model = "resnet20", .batch_size = 128, .heuristic = "best-fit", .ranks = 2}, text);
+  EXPECT_NE(text.str().find("each of 2 ranks: batch 64 of the global 128"), std::string::npos) << text.str();
+  EXPECT_THROW(plan_command({.model = "resnet20", .batch_size = 127, .ranks = 2}, text), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace tidepool::app

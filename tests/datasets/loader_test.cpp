@@ -110,6 +110,64 @@ TEST(BatchLoader, TrainingDeliversEveryIndexOnceShuffledInFullBatches) {
   }
 }
 
+// Data-parallel: shard r of 3 delivers part r of each global batch; the
+// parts are the batches one loader of the global size delivers, images
+// (augmentation included) and all.
+TEST(BatchLoader, ShardsSplitEachGlobalBatchIntoDisjointParts) {
+  IndexDataset data(103);
+  Harness whole(data, options(12, true));
+  const Delivered all = run_epoch(whole.loader, 2);
+  std::vector<Delivered> parts;
+  for (int r = 0; r < 3; ++r) {
+    LoaderOptions o = options(4, true);
+    o.shard = r;
+    o.shards = 3;
+    Harness h(data, o);
+    EXPECT_EQ(h.loader.batches_per_epoch(), whole.loader.batches_per_epoch());
+    parts.push_back(run_epoch(h.loader, 2));
+  }
+  for (std::size_t g = 0; g < all.sizes.size(); ++g)
+    for (std::size_t r = 0; r < 3; ++r)
+      for (std::size_t j = 0; j < 4; ++j) {
+        const std::size_t k = g * 12 + r * 4 + j, mine = g * 4 + j;
+        EXPECT_EQ(parts[r].samples[mine], all.samples[k]);
+        EXPECT_EQ(parts[r].images[mine * 4 + 1], all.images[k * 4 + 1]) << "the same augmentation";
+      }
+}
+
+// Evaluation: the last, partial global batch (103 = 8 * 12 + 7) is split
+// as the others, so shard 1 ends short and shard 2 a batch early; every
+// sample is scored once.
+TEST(BatchLoader, EvaluationShardsScoreEverySampleOnce) {
+  IndexDataset data(103);
+  std::vector<std::int64_t> seen;
+  const std::vector<std::int64_t> last_sizes = {4, 3, 4};
+  const std::vector<std::int64_t> batches = {9, 9, 8};
+  for (int r = 0; r < 3; ++r) {
+    LoaderOptions o = options(4, false);
+    o.shard = r;
+    o.shards = 3;
+    Harness h(data, o);
+    const Delivered d = run_epoch(h.loader, 0);
+    EXPECT_EQ(static_cast<std::int64_t>(d.sizes.size()), batches[static_cast<std::size_t>(r)]);
+    EXPECT_EQ(d.sizes.back(), last_sizes[static_cast<std::size_t>(r)]);
+    seen.insert(seen.end(), d.samples.begin(), d.samples.end());
+  }
+  std::sort(seen.begin(), seen.end());
+  std::vector<std::int64_t> expected(103);
+  std::iota(expected.begin(), expected.end(), 0);
+  EXPECT_EQ(seen, expected);
+}
+
+TEST(BatchLoader, RefusesAShardThatDoesNotExist) {
+  IndexDataset data(10);
+  LoaderOptions o = options(2, true);
+  o.shard = 2;
+  o.shards = 2;
+  std::vector<std::byte> memory(BatchLoader::required_bytes(data, o));
+  EXPECT_THROW(BatchLoader(data, memory, o), std::invalid_argument);
+}
+
 TEST(BatchLoader, EvaluationDeliversAllInOrderWithAPartialLastBatch) {
   IndexDataset data(103);
   Harness h(data, options(8, false));

@@ -21,7 +21,9 @@ TEST(RunSettings, TheMemorySettingsSurviveJson) {
               .budget_bytes = 3 << 20,
               .link_gbps = 2.5,
               .host_memory = HostMemory::pageable,
-              .copy_engine = CopyEngine::threads};
+              .copy_engine = CopyEngine::threads,
+              .ranks = 3,
+              .bucket_bytes = 12345};
   const RunSettings back = run_settings_from_json(nlohmann::json::parse(to_json(s).dump()));
   EXPECT_EQ(back.memory, s.memory);
   EXPECT_EQ(back.memory.swap_weights, s.memory.swap_weights);
