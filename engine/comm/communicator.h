@@ -10,7 +10,9 @@
 //
 // Implementations: MpiCommunicator (engine/comm/mpi_communicator.h: the
 // processes `mpirun` starts), LocalGroup (engine/comm/local_group.h:
-// threads of one process, for tests), and none at all for one process.
+// threads of one process, for tests), SimulatedRanks
+// (engine/comm/simulated_ranks.h: rank 0 of N on the sim device) and none at
+// all for one process.
 //
 // Every rank makes the same calls in the same order, as MPI requires. A
 // call fails with CommError when a peer is gone; the run then stops.
@@ -30,7 +32,7 @@ class Communicator {
 
   virtual int rank() const = 0;
   virtual int size() const = 0;
-  // "mpi", "local": what carries the bytes, for messages and summaries.
+  // "mpi", "local", "simulated": what carries the bytes, for messages and summaries.
   virtual std::string transport() const = 0;
 
   // `data` summed over the ranks, in place, on every rank (the same bits

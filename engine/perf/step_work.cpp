@@ -2,6 +2,7 @@
 
 #include <cstdint>
 
+#include "engine/run/bucket_call.h"
 #include "engine/run/layer_args.h"
 
 namespace tidepool {
@@ -36,6 +37,14 @@ Work step_work(const Network& network, const Schedule& s, int step, WorkCounter&
     }
     case StepKind::update:
       run(counter, update_call(s, {}, 1.0f, placeholder));
+      break;
+    // Data-parallel: the bucket's pack and unpack on the compute stream
+    // (its all-reduce, on the comm stream, is the network's, not a kernel).
+    case StepKind::all_reduce:
+      pack(counter, bucket_call(s, st.source, placeholder));
+      break;
+    case StepKind::wait_all_reduce:
+      unpack(counter, bucket_call(s, st.source, placeholder));
       break;
     default: break;
   }

@@ -9,8 +9,10 @@
 
 namespace tidepool {
 
-// The work of step `step` (forward, backward, accumulate, update); a
-// step that computes nothing (alloc, free, transfers, waits) does none.
+// The work of step `step` (forward, backward, accumulate, update, and a
+// data-parallel bucket's pack at its all_reduce step and unpack at its
+// wait_all_reduce step); a step that computes nothing (alloc, free,
+// transfers, waits for copies) does none.
 Work step_work(const Network& network, const Schedule& s, int step, WorkCounter& counter);
 
 }  // namespace tidepool

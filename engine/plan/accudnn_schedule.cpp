@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <string>
 
 #include "engine/memory/allocator.h"
 #include "engine/perf/step_work.h"
@@ -10,8 +11,18 @@ namespace tidepool {
 
 namespace {
 
+// A data-parallel bucket's all_reduce step packs it on the compute stream
+// and its wait_all_reduce step unpacks it there: layers, like the others.
 bool is_compute(StepKind k) {
-  return k == StepKind::forward || k == StepKind::backward || k == StepKind::accumulate || k == StepKind::update;
+  return k == StepKind::forward || k == StepKind::backward || k == StepKind::accumulate || k == StepKind::update ||
+         k == StepKind::all_reduce || k == StepKind::wait_all_reduce;
+}
+
+std::string layer_name(const Network& net, const Schedule& s, const Step& st) {
+  if (st.kind == StepKind::all_reduce || st.kind == StepKind::wait_all_reduce)
+    return s.tensors[static_cast<std::size_t>(st.tensor)].info.name + (st.kind == StepKind::all_reduce ? " pack" : " unpack");
+  std::string name = st.node >= 0 ? net.nodes()[static_cast<std::size_t>(st.node)].layer->name() : "sgd";
+  return name + (st.kind == StepKind::forward ? " fwd" : st.kind == StepKind::backward ? " bwd" : st.kind == StepKind::accumulate ? " acc" : "");
 }
 
 std::size_t transient_budget(const Schedule& s, std::size_t pool_bytes) {
@@ -40,9 +51,7 @@ AccSchedule accudnn_problem(const Network& net, const Schedule& s, const PerfMod
     const int t = st.tensor;
     if (is_compute(st.kind)) {
       const Work w = step_work(net, s, i, counter);
-      std::string name = st.node >= 0 ? net.nodes()[static_cast<std::size_t>(st.node)].layer->name() : "sgd";
-      name += st.kind == StepKind::forward ? " fwd" : st.kind == StepKind::backward ? " bwd" : st.kind == StepKind::accumulate ? " acc" : "";
-      p.layers.push_back({std::move(name), model.compute_us(w), pending_alloc, 0});
+      p.layers.push_back({layer_name(net, s, st), model.compute_us(w), pending_alloc, 0});
       pending_alloc = 0;
       for (int m : waits) p.maps[static_cast<std::size_t>(m)].needed_by = last();
       waits.clear();

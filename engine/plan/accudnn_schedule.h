@@ -20,7 +20,8 @@
 namespace tidepool {
 
 // The sequences of a train schedule: a layer per compute step (forward,
-// backward, accumulate, update) timed by the model; a feature map per
+// backward, accumulate, update, and a data-parallel run's pack and unpack
+// of each gradient bucket) timed by the model; a feature map per
 // offloaded tensor, with its copy times and the layer after which the
 // schedule issues its prefetch; every other allocation and free with the
 // compute step it belongs to. `budget_bytes`: what the transient tensors
@@ -36,7 +37,11 @@ AccSchedule accudnn_problem(const Network& network, const Schedule& train, const
 // What the model predicts for one iteration of a schedule as the executor
 // runs it: every block is placed where the plan put it, so no prefetch
 // waits for memory (Algorithm 1 with an unlimited budget); a prefetch
-// starts when the executor issues it and its offload is done.
+// starts when the executor issues it and its offload is done. In a
+// data-parallel schedule the buckets' all-reduces are taken to be hidden
+// under backward: a PerfModel models one GPU and its host link, not the
+// network between the ranks (the sim device's SimNetwork, which times them
+// in a simulated run).
 struct Prediction {
   double iteration_us = 0;
   double stall_us = 0;  // compute waiting for prefetches

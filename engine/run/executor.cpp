@@ -8,6 +8,7 @@
 #include <string>
 
 #include "engine/core/bytes_text.h"
+#include "engine/run/bucket_call.h"
 #include "engine/run/layer_args.h"
 
 namespace tidepool {
@@ -244,9 +245,8 @@ void Executor::all_reduce(const Schedule& s, const Step& st, int step, Pending& 
                            " ranks; the executor has " + (comm_ ? std::to_string(comm_->size()) : "no") + " communicator");
   const GradientBucket& b = s.buckets[static_cast<std::size_t>(st.source)];
   const TensorInfo& info = s.tensors[b.tensor].info;
-  float* bucket = reinterpret_cast<float*>(device_address(b.tensor));
-  std::vector<std::pair<const float*, std::int64_t>> parts;
-  for (int g : b.grads) parts.emplace_back(reinterpret_cast<const float*>(device_address(g)), s.tensors[g].info.shape.numel());
+  BucketCall call = bucket_call(s, st.source, [&](int t) { return device_address(t); });
+  float* bucket = call.bucket;
   SpanEvent e;
   e.step = step;
   e.kind = SpanKind::pack;
@@ -254,13 +254,7 @@ void Executor::all_reduce(const Schedule& s, const Step& st, int step, Pending& 
   e.bytes = info.bytes();
   device_.range_push(Stream::compute, "pack " + info.name);
   span(pending, Stream::compute, e, [&] {
-    device_.submit(Stream::compute, [bucket, parts](Kernels& k) {
-      float* at = bucket;
-      for (auto [g, n] : parts) {
-        k.copy(n, g, at);
-        at += n;
-      }
-    });
+    device_.submit(Stream::compute, [call = std::move(call)](Kernels& k) { pack(k, call); });
   });
   device_.range_pop(Stream::compute);
   device_.wait(Stream::comm, *pending.last_compute);
@@ -284,21 +278,12 @@ void Executor::wait_all_reduce(const Schedule& s, const Step& st, int step, Pend
   e.kind = SpanKind::wait;
   e.tensor = info.name;
   span(pending, Stream::compute, e, [&] { device_.wait(Stream::compute, *done); });
-  const float* bucket = reinterpret_cast<const float*>(device_address(b.tensor));
-  std::vector<std::pair<float*, std::int64_t>> parts;
-  for (int g : b.grads) parts.emplace_back(reinterpret_cast<float*>(device_address(g)), s.tensors[g].info.shape.numel());
-  const float inverse = 1.0f / static_cast<float>(s.settings.memory.ranks);
+  BucketCall call = bucket_call(s, st.source, [&](int t) { return device_address(t); });
   e.kind = SpanKind::unpack;
   e.bytes = info.bytes();
   device_.range_push(Stream::compute, "unpack " + info.name);
   span(pending, Stream::compute, e, [&] {
-    device_.submit(Stream::compute, [bucket, parts, inverse](Kernels& k) {
-      const float* at = bucket;
-      for (auto [g, n] : parts) {
-        k.convert(n, DType::f32, at, DType::f32, g, inverse);
-        at += n;
-      }
-    });
+    device_.submit(Stream::compute, [call = std::move(call)](Kernels& k) { unpack(k, call); });
   });
   device_.range_pop(Stream::compute);
 }

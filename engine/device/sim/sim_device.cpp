@@ -8,13 +8,19 @@
 #include <stdexcept>
 #include <string>
 
+#include "engine/comm/communicator.h"
 #include "engine/core/bytes_text.h"
 #include "engine/device/cpu/cpu_kernels.h"
 
 namespace tidepool {
 
-SimDevice::SimDevice(PerfModel model)
-    : model_(std::move(model)), queries_(std::make_unique<CpuKernels>()), counter_(*queries_) {}
+SimDevice::SimDevice(PerfModel model, SimNetwork network)
+    : model_(std::move(model)), network_(network), queries_(std::make_unique<CpuKernels>()), counter_(*queries_) {
+  if (!(network_.gbit_per_s > 0) || !(network_.latency_us >= 0))
+    throw std::invalid_argument("a simulated network needs a positive bandwidth and a latency of 0 or more, not " +
+                                std::to_string(network_.gbit_per_s) + " Gbit/s and " +
+                                std::to_string(network_.latency_us) + " µs");
+}
 
 SimDevice::~SimDevice() {
   for (Mapping* m : {&arena_, &pinned_, &pageable_})
@@ -90,6 +96,10 @@ void SimDevice::copy_sync(void*, const void*, std::size_t) {
 void SimDevice::host_task(Stream, std::function<void()>) {
   throw DeviceError("the sim device computes no values, so there is nothing to compress on the host: "
                     "run without --compress on --device sim");
+}
+
+void SimDevice::all_reduce(Stream s, float*, std::size_t count, Communicator& comm) {
+  run_for(s, ring_all_reduce_us(count * sizeof(float), comm.size(), network_));
 }
 
 std::unique_ptr<DeviceEvent> SimDevice::record(Stream s) {

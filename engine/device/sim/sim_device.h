@@ -16,7 +16,13 @@
 //    MAP_NORESERVE: as large as the simulated GPU, and never touched, so a
 //    24 GiB arena costs no memory;
 //  - workspace and max-pool saved sizes are the cpu device's (oneDNN), so a
-//    plan on the sim device places exactly what it would on the cpu device.
+//    plan on the sim device places exactly what it would on the cpu device;
+//  - it is one of N simulated GPUs on a modelled network (sim_network.h):
+//    a gradient all-reduce takes the ring all-reduce's time over the
+//    communicator's size on the comm stream's clock and sums nothing. With
+//    a SimulatedRanks communicator (engine/comm/simulated_ranks.h) one
+//    process simulates rank 0 of N symmetric ranks: every rank runs the same
+//    schedule on the same model, so rank 0's timeline is each rank's.
 //
 // Values read back (the loss, parameters) are zeros: caps().computes_values
 // is false and the views say "simulated: no numbers". Host tasks (compression
@@ -30,6 +36,7 @@
 #include <memory>
 
 #include "engine/device/device.h"
+#include "engine/device/sim/sim_network.h"
 #include "engine/perf/perf_model.h"
 #include "engine/perf/work.h"
 
@@ -49,8 +56,9 @@ class SimEvent final : public DeviceEvent {
 class SimDevice final : public Device {
  public:
   // `model`'s profile names the simulated GPU and its memory (0: no limit
-  // beyond the host's address space).
-  explicit SimDevice(PerfModel model);
+  // beyond the host's address space); `network` links it to the other
+  // simulated GPUs of a data-parallel run.
+  explicit SimDevice(PerfModel model, SimNetwork network = {});
   ~SimDevice() override;
   SimDevice(const SimDevice&) = delete;
   SimDevice& operator=(const SimDevice&) = delete;
@@ -58,6 +66,7 @@ class SimDevice final : public Device {
   DeviceCaps caps() const override;
   const PerfModel& model() const { return model_; }
   const PerfModel* perf_model() const override { return &model_; }
+  const SimNetwork& network() const { return network_; }
 
   std::byte* reserve_arena(std::size_t bytes) override;
   std::byte* reserve_pinned(std::size_t bytes) override;
@@ -70,6 +79,9 @@ class SimDevice final : public Device {
   void copy_async(Stream, void* dst, const void* src, std::size_t bytes) override;
   void copy_sync(void* dst, const void* src, std::size_t bytes) override;
   void host_task(Stream, std::function<void()> work) override;
+  // ring_all_reduce_us(count f32, comm.size(), network()) on the stream's
+  // clock; `data` is neither read nor written (there are no values).
+  void all_reduce(Stream, float* data, std::size_t count, Communicator& comm) override;
 
   std::unique_ptr<DeviceEvent> record(Stream) override;
   void wait(Stream waiter, const DeviceEvent&) override;
@@ -96,6 +108,7 @@ class SimDevice final : public Device {
   bool in_pageable(const void* p) const;
 
   PerfModel model_;
+  SimNetwork network_;
   std::unique_ptr<Kernels> queries_;  // the cpu device's size queries
   WorkCounter counter_;
   Mapping arena_, pinned_, pageable_;

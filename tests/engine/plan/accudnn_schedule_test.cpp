@@ -69,6 +69,34 @@ TEST(AccudnnSchedule, WithoutOffloadsTheIterationIsTheComputeAndAFastLinkHidesTh
   EXPECT_NEAR(slow.iteration_us, none.iteration_us + slow.stall_us, 1e-6 * slow.iteration_us);
 }
 
+// A data-parallel schedule adds a layer per bucket's pack and unpack
+// (compute-stream kernels) and nothing for the all-reduces between them,
+// which a PerfModel cannot time (it has no network): its prediction is one
+// rank's plus the packs and unpacks.
+TEST(AccudnnSchedule, ADataParallelScheduleAddsItsPacksAndUnpacksAsLayers) {
+  CpuKernels cpu;
+  const Network net = models::make_model("resnet20", models::InputKind::cifar, 10);
+  const PerfModel model = m40_with_link(12);
+  const Schedule one = plan_schedule(net, 32, {Phase::train, {}, {}}, cpu);
+  const Schedule eight = plan_schedule(net, 32, {Phase::train, {.ranks = 8, .bucket_bytes = 64 << 10}, {}}, cpu);
+  ASSERT_GT(eight.buckets.size(), 3u);
+  WorkCounter counter(cpu);
+  double bucket_us = 0;
+  for (int i = 0; i < static_cast<int>(eight.steps.size()); ++i) {
+    const StepKind k = eight.steps[static_cast<std::size_t>(i)].kind;
+    if (k != StepKind::all_reduce && k != StepKind::wait_all_reduce) continue;
+    const Work w = step_work(net, eight, i, counter);
+    EXPECT_GT(w.kernels, 0) << "a pack or unpack copies every gradient of its bucket";
+    bucket_us += model.compute_us(w);
+  }
+  const AccSchedule a = accudnn_problem(net, eight, model, cpu, 0);
+  EXPECT_EQ(a.problem.layers.size(), accudnn_problem(net, one, model, cpu, 0).problem.layers.size() + 2 * eight.buckets.size());
+  EXPECT_EQ(a.problem.layers.back().name, "sgd");
+  const Prediction p1 = predict(net, one, model, cpu), p8 = predict(net, eight, model, cpu);
+  EXPECT_EQ(p8.stall_us, 0);
+  EXPECT_NEAR(p8.iteration_us, p1.iteration_us + bucket_us, 1e-6 * p8.iteration_us);
+}
+
 // On the M40's 12 GB/s, resnet20 at batch 32 stalls 3 ms of 14 with
 // everything offloaded; mode accudnn keeps half of it and stalls a tenth.
 TEST(AccudnnMode, KeepsWhatWouldStallAndOffloadsTheRest) {
