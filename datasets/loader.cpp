@@ -38,6 +38,9 @@ BatchLoader::BatchLoader(const Dataset& dataset, std::span<std::byte> memory, Lo
       options_([&] {
         if (options.batch_size < 1) throw std::invalid_argument("BatchLoader: batch_size must be at least 1");
         if (options.depth < 1) throw std::invalid_argument("BatchLoader: depth must be at least 1");
+        if (options.shards < 1 || options.shard < 0 || options.shard >= options.shards)
+          throw std::invalid_argument("BatchLoader: shard " + std::to_string(options.shard) + " of " +
+                                      std::to_string(options.shards) + " does not exist");
         if (options.workers <= 0) {
           options.workers = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 8u));
         }
@@ -57,8 +60,15 @@ BatchLoader::BatchLoader(const Dataset& dataset, std::span<std::byte> memory, Lo
     throw std::invalid_argument("BatchLoader: batch memory is not float-aligned");
   }
 
-  const std::int64_t n = dataset_.size();
-  batches_ = options_.drop_last ? n / options_.batch_size : (n + options_.batch_size - 1) / options_.batch_size;
+  // This shard's part of each global batch (LoaderOptions::shards).
+  const std::int64_t n = dataset_.size(), b = options_.batch_size, global = b * options_.shards;
+  if (options_.drop_last) {
+    batches_ = n / global;
+    samples_ = batches_ * b;
+  } else {
+    samples_ = n / global * b + std::clamp(n % global - options_.shard * b, std::int64_t{0}, b);
+    batches_ = (samples_ + b - 1) / b;
+  }
 
   const std::size_t per_slot = slot_bytes(dataset_, options_.batch_size);
   const std::size_t labels_at = image_bytes(dataset_, options_.batch_size);
@@ -70,7 +80,8 @@ BatchLoader::BatchLoader(const Dataset& dataset, std::span<std::byte> memory, Lo
     slots_[i].samples.resize(static_cast<std::size_t>(options_.batch_size));
     slots_[i].ok.resize(static_cast<std::size_t>(options_.batch_size));
   }
-  order_.resize(static_cast<std::size_t>(n));
+  epoch_order_.resize(static_cast<std::size_t>(n));
+  order_.resize(static_cast<std::size_t>(samples_));
 
   threads_.reserve(static_cast<std::size_t>(options_.workers));
   for (int i = 0; i < options_.workers; ++i) threads_.emplace_back([this] { work(); });
@@ -86,11 +97,11 @@ BatchLoader::~BatchLoader() {
 }
 
 std::int64_t BatchLoader::samples_per_epoch() const {
-  return options_.drop_last ? batches_ * options_.batch_size : dataset_.size();
+  return samples_;
 }
 
 std::int64_t BatchLoader::batch_samples(std::int64_t batch) const {
-  return std::min(options_.batch_size, dataset_.size() - batch * options_.batch_size);
+  return std::min(options_.batch_size, samples_ - batch * options_.batch_size);
 }
 
 int BatchLoader::chunks_of(std::int64_t batch) const {
@@ -113,13 +124,19 @@ void BatchLoader::start_epoch(std::int64_t epoch, std::int64_t first_batch) {
     s.batch = -1;
     s.ready = false;
   }
-  std::iota(order_.begin(), order_.end(), std::int64_t{0});
+  std::vector<std::int64_t>& all = epoch_order_;
+  std::iota(all.begin(), all.end(), std::int64_t{0});
   if (options_.shuffle) {
     // The seed's third word can never be a sample index, so the order's
     // stream is distinct from every sample's augmentation stream.
     Rng rng(mix_seed(options_.seed, static_cast<std::uint64_t>(epoch), ~std::uint64_t{0}));
-    for (std::size_t i = order_.size(); i > 1; --i) std::swap(order_[i - 1], order_[rng.below(i)]);
+    for (std::size_t i = all.size(); i > 1; --i) std::swap(all[i - 1], all[rng.below(i)]);
   }
+  // This shard's part of each global batch, in order.
+  const std::size_t b = static_cast<std::size_t>(options_.batch_size);
+  const std::size_t global = b * static_cast<std::size_t>(options_.shards);
+  const std::size_t offset = b * static_cast<std::size_t>(options_.shard);
+  for (std::size_t i = 0; i < order_.size(); ++i) order_[i] = all[i / b * global + offset + i % b];
   // The order is the whole epoch's; work starts at the first batch wanted
   // (its slot is first_batch % depth, as in an uninterrupted epoch).
   epoch_ = epoch;

@@ -72,6 +72,16 @@ struct LoaderOptions {
   // ImageNet JPEGs (or writing 38 MB of imagenet-shapes) would be all a
   // simulated run waits for. Nothing is unreadable then.
   bool decode = true;
+  // Data-parallel training: this loader is shard `shard` of `shards`. The
+  // epoch order is the same on every shard (the same seed); it is cut
+  // into global batches of batch_size * shards samples, and this loader
+  // delivers part `shard` of each (batch_size samples): the shards of one
+  // global batch are disjoint and together are the batch one loader with
+  // batch_size * shards would deliver. Without drop_last (evaluation) the
+  // last global batch is split the same way, so a shard may end with a
+  // short batch or one batch fewer; every sample is scored exactly once.
+  int shard = 0;
+  int shards = 1;
 
   static LoaderOptions training(std::int64_t batch_size, std::uint64_t seed) {
     return {batch_size, true, true, 3, 0, seed};
@@ -149,12 +159,14 @@ class BatchLoader {
   const std::int64_t sample_elements_;
   const std::int64_t chunk_;  // samples per work item
   std::int64_t batches_ = 0;
+  std::int64_t samples_ = 0;  // this shard's samples per epoch: order_'s length
 
   std::mutex mutex_;
   std::condition_variable work_cv_;      // workers: work available, or stop
   std::condition_variable consumer_cv_;  // consumer: a batch ready, an error, or workers idle
   std::vector<Slot> slots_;
-  std::vector<std::int64_t> order_;  // this epoch's sample order; rewritten only with no chunk in flight
+  std::vector<std::int64_t> order_;  // this shard's samples of the epoch, in order; rewritten only with no chunk in flight
+  std::vector<std::int64_t> epoch_order_;  // the whole epoch's order, every shard's (start_epoch's scratch)
   std::int64_t epoch_ = -1;
   std::uint64_t generation_ = 0;  // bumped by start_epoch, so late finishers of an old epoch are ignored
   std::int64_t next_batch_ = 0;   // the next work item: (batch, chunk)
