@@ -178,6 +178,9 @@ void CpuKernels::convert(std::int64_t count, DType from, const void* x, DType to
   } else if (from == DType::bf16 && to == DType::f32) {
 #pragma omp parallel for simd schedule(static) if (count >= kParallelElements)
     for (std::int64_t i = 0; i < count; ++i) yf[i] = from_bf16(x16[i]) * scale;
+  } else if (from == DType::f32 && to == DType::f32) {  // data-parallel: a bucket's sums times 1/ranks, every iteration
+#pragma omp parallel for simd schedule(static) if (count >= kParallelElements)
+    for (std::int64_t i = 0; i < count; ++i) yf[i] = xf[i] * scale;
   } else if (from == DType::f32 && to == DType::f16 && has_f16c()) {
     f32_to_f16_f16c(count, xf, y16, scale);
   } else if (from == DType::f16 && to == DType::f32 && has_f16c()) {

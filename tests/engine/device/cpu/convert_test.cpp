@@ -23,6 +23,19 @@ std::vector<float> round_trip(CpuKernels& k, DType t, const std::vector<float>& 
   return back;
 }
 
+// f32 to f32 scales (data-parallel averaging: a bucket's sum times
+// 1/ranks), one rounding per value, across the threads' split as well.
+TEST(Convert, F32ToF32MultipliesEachValueByTheScaleOnce) {
+  CpuKernels k;
+  std::vector<float> x(1 << 20), y(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 1000) * 0.1f - 7.3f;
+  x[5] = std::numeric_limits<float>::quiet_NaN();
+  k.convert(static_cast<std::int64_t>(x.size()), DType::f32, x.data(), DType::f32, y.data(), 1.0f / 3.0f);
+  for (std::size_t i = 0; i < x.size(); ++i)
+    if (i != 5) ASSERT_EQ(y[i], x[i] * (1.0f / 3.0f)) << i;
+  EXPECT_TRUE(std::isnan(y[5]));
+}
+
 TEST(Convert, Bf16RoundsToNearestEvenAndKeepsNaN) {
   CpuKernels k;
   const float ulp = std::ldexp(1.0f, -7);  // bf16's unit at 1: 8 significant bits
