@@ -24,9 +24,10 @@
 #include "engine/core/bytes_text.h"
 #include "engine/memory/allocator.h"
 #include "models/registry.h"
+#include "app/window_ranks.h"
+#include "ui/scene/overlap.h"
 #ifdef TIDEPOOL_HAVE_GUI
 #include "app/window_run.h"
-#include "ui/scene/overlap.h"
 #endif
 
 namespace tidepool::app {
@@ -128,12 +129,26 @@ CLI::Validator number(T least, T most = std::numeric_limits<T>::max()) {
 struct WindowRequest {
   std::string screenshot;
   int frames = 1, width = 1600, height = 900;
+  int show_rank = 0;
   bool fragmentation = false, overlap = false;
-  bool given() const { return !screenshot.empty() || fragmentation || overlap; }
+  bool given() const { return !screenshot.empty() || fragmentation || overlap || show_rank > 0; }
 };
 
-int run_window_command(RunSettings settings, const WindowRequest& w) {
+// The window; under mpirun (`ranks`) rank 0 opens it and the other ranks
+// follow its turns headless (app/window_ranks.h), so only rank 0 needs a
+// display.
+int run_window_command(RunSettings settings, const WindowRequest& w, Communicator* ranks) {
   if (!settings.resume.empty()) throw std::invalid_argument("--resume continues a --batch run: add --batch");
+  const int size = ranks ? ranks->size() : 1;
+  if (w.show_rank >= size)
+    throw std::invalid_argument("--show-rank " + std::to_string(w.show_rank) + ": " +
+                                (size == 1 ? std::string("this run is one process (start ranks with mpirun -np N)")
+                                           : "the run's ranks are 0 to " + std::to_string(size - 1)));
+  if (w.overlap) settings = ui::overlap_run(settings, TransferMode::sync, settings.memory.link_gbps);
+  if (ranks && ranks->rank() > 0) {
+    follow_window(settings, *ranks);
+    return 0;
+  }
 #ifdef TIDEPOOL_HAVE_GUI
   ui::WindowOptions window;
   window.width = w.width;
@@ -142,9 +157,9 @@ int run_window_command(RunSettings settings, const WindowRequest& w) {
   window.frames = w.frames;
   window.show_fragmentation = w.fragmentation;
   window.overlap_scenario = w.overlap;
-  if (w.overlap) settings = ui::overlap_run(settings, TransferMode::sync, settings.memory.link_gbps);
+  window.show_rank = w.show_rank;
   window.title = "Tidepool: " + settings.model + " on " + settings.dataset;
-  return run_window(settings, window);
+  return run_window(settings, window, ranks);
 #else
   std::fprintf(stderr,
                "tidepool: error: this build has no window (it was configured without Dear ImGui and GLFW: run "
@@ -239,6 +254,10 @@ void add_window_options(CLI::App& cli, WindowRequest& window) {
       ->capture_default_str()
       ->transform(number(kLeastHeight, kMostWindow));
   cli.add_flag("--fragmentation-scenario", window.fragmentation, "window: open the fragmentation teaching scenario");
+  cli.add_option("--show-rank", window.show_rank,
+                 "window under mpirun: the rank whose timeline, address map and memory load the views show first "
+                 "(the Rank menu changes it)")
+      ->check(CLI::NonNegativeNumber);
   cli.add_flag("--overlap-scenario", window.overlap,
                "window: train the overlap teaching scenario (vdnn_constructed, every input offloaded, sync "
                "transfers on a throttled link)");
@@ -419,8 +438,6 @@ int run_cli(int argc, char** argv) {
     if (tune_run_flag && !batch) throw std::invalid_argument("--tune is for --batch runs (the window's batch is chosen when it starts)");
     // Under mpirun: the ranks of a data-parallel run (app/ranks.h).
     ranks = join_ranks();
-    if (ranks && !batch)
-      throw std::invalid_argument("the window trains in one process: under mpirun, train with --batch");
     if (ranks && tune_run_flag)
       throw std::invalid_argument("--tune profiles one process; under mpirun, give the batch it chose with --batch-size");
     if (ranks && ranks->rank() > 0) {
@@ -428,11 +445,12 @@ int run_cli(int argc, char** argv) {
       s.progress = false;
       if (!std::freopen("/dev/null", "w", stdout)) throw std::runtime_error("cannot silence rank " + std::to_string(ranks->rank()));
     }
-    if (!batch) return run_window_command(s, window);
+    if (!batch) return run_window_command(s, window, ranks.get());
     if (window.given()) {  // the window's options would otherwise be ignored without a word
       const char* name = !window.screenshot.empty() ? "--screenshot"
                          : window.fragmentation     ? "--fragmentation-scenario"
-                                                    : "--overlap-scenario";
+                         : window.overlap           ? "--overlap-scenario"
+                                                    : "--show-rank";
       throw std::invalid_argument(std::string(name) + " is for the window: leave out --batch");
     }
     std::optional<Checkpoint> checkpoint;

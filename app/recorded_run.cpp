@@ -7,6 +7,7 @@
 
 #include "app/device_factory.h"
 #include "app/memory_report.h"
+#include "app/run_folder.h"
 #include "engine/observe/event_file.h"
 
 namespace fs = std::filesystem;
@@ -22,6 +23,22 @@ nlohmann::json read_summary(const fs::path& file) {
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(file.string() + " is not JSON: " + e.what());
   }
+}
+
+// An events file replayed into a ring that holds all of it.
+std::unique_ptr<RingSink> replayed(const fs::path& events) {
+  const EventFile file(events);  // refuses a truncated or corrupt file with the reason
+  const EventFileCounts& n = file.counts();
+  if (n.iterations == 0)
+    throw std::runtime_error(events.string() +
+                             " holds no traced iteration, so there is nothing to show (the run was trained with "
+                             "--trace-iterations 0, or resumed past its traced iterations)");
+  auto ring = std::make_unique<RingSink>(RingCapacities{.spans = static_cast<std::size_t>(n.spans),
+                                                        .allocs = static_cast<std::size_t>(n.allocs),
+                                                        .loads = static_cast<std::size_t>(n.loads),
+                                                        .iterations = static_cast<std::size_t>(n.iterations)});
+  file.replay(*ring);
+  return ring;
 }
 
 }  // namespace
@@ -69,17 +86,33 @@ RecordedRun::RecordedRun(const fs::path& folder) : folder_(folder) {
     throw std::runtime_error(summary.string() + " is not a Tidepool run summary: " + e.what());
   }
 
-  const EventFile file(events);  // refuses a truncated or corrupt file with the reason
-  const EventFileCounts& n = file.counts();
-  if (n.iterations == 0)
-    throw std::runtime_error(events.string() +
-                             " holds no traced iteration, so there is nothing to show (the run was trained with "
-                             "--trace-iterations 0, or resumed past its traced iterations)");
-  ring_ = std::make_unique<RingSink>(RingCapacities{.spans = static_cast<std::size_t>(n.spans),
-                                                    .allocs = static_cast<std::size_t>(n.allocs),
-                                                    .loads = static_cast<std::size_t>(n.loads),
-                                                    .iterations = static_cast<std::size_t>(n.iterations)});
-  file.replay(*ring_);
+  ranks_.push_back({0, replayed(events)});
+  for (int r = 1; r < status_.settings.memory.ranks; ++r) {
+    const fs::path other = folder / ranked_file("events", ".bin", r);
+    if (fs::exists(other, ec)) ranks_.push_back({r, replayed(other)});
+  }
+}
+
+std::vector<int> RecordedRun::event_ranks() const {
+  std::vector<int> ranks;
+  for (const RankEvents& r : ranks_) ranks.push_back(r.rank);
+  return ranks;
+}
+
+const RingSink* RecordedRun::ring(int rank) const {
+  for (const RankEvents& r : ranks_)
+    if (r.rank == rank) return r.ring.get();
+  return nullptr;
+}
+
+RingSnapshot RecordedRun::events(int rank) const {
+  const RingSink* r = ring(rank);
+  return r ? r->snapshot() : RingSnapshot{};
+}
+
+std::uint64_t RecordedRun::events_version(int rank) const {
+  const RingSink* r = ring(rank);
+  return r ? r->version() : 0;
 }
 
 }  // namespace tidepool::app

@@ -2,13 +2,16 @@
 // only (`tidepool view RUN_DIR`): the events of its traced iterations come
 // from events.bin, replayed once into a RingSink large enough for all of
 // them, and its status from summary.json (the settings it was trained
-// with, the MemoryPlan's figures, how far it got). Nothing can be changed:
+// with, the MemoryPlan's figures, how far it got). A data-parallel run's
+// other ranks' events come from their events.rankN.bin, where the folder
+// has them (ranks on other machines wrote theirs there). Nothing can be changed:
 // requests, pause, step and restart do nothing, and the views, seeing
 // read_only(), offer none of them.
 #pragma once
 
 #include <filesystem>
 #include <memory>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -37,8 +40,9 @@ class RecordedRun final : public ui::SessionLink {
 
   // ui::SessionLink
   ui::SessionStatus status() const override { return status_; }
-  RingSnapshot events() const override { return ring_->snapshot(); }
-  std::uint64_t events_version() const override { return ring_->version(); }
+  std::vector<int> event_ranks() const override;
+  RingSnapshot events(int rank) const override;
+  std::uint64_t events_version(int rank) const override;
   bool read_only() const override { return true; }
   // A recorded run was trained already: there is nothing to change.
   void request(const MemorySettings&) override {}
@@ -50,7 +54,12 @@ class RecordedRun final : public ui::SessionLink {
  private:
   std::filesystem::path folder_;
   ui::SessionStatus status_;
-  std::unique_ptr<RingSink> ring_;  // sized by the file's counts, filled once
+  struct RankEvents {
+    int rank = 0;
+    std::unique_ptr<RingSink> ring;  // sized by the file's counts, filled once
+  };
+  std::vector<RankEvents> ranks_;  // rank 0's first
+  const RingSink* ring(int rank) const;
 };
 
 }  // namespace tidepool::app

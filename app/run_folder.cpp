@@ -59,16 +59,15 @@ void rewind_metrics(const fs::path& file, std::int64_t epochs) {
 
 }  // namespace
 
-// "trace.json" for rank 0, "trace.rank2.json" for rank 2.
-std::string ranked(const char* stem, const char* extension, int rank) {
+std::string ranked_file(const char* stem, const char* extension, int rank) {
   return std::string(stem) + (rank > 0 ? ".rank" + std::to_string(rank) : "") + extension;
 }
 
 struct RunFolder::Traced {
   Traced(const fs::path& folder, std::int64_t iterations, int rank)
-      : trace((folder / ranked("trace", ".json", rank)).string()),
-        load_csv((folder / ranked("memory_load", ".csv", rank)).string()),
-        events((folder / ranked("events", ".bin", rank)).string()),
+      : trace((folder / ranked_file("trace", ".json", rank)).string()),
+        load_csv((folder / ranked_file("memory_load", ".csv", rank)).string()),
+        events((folder / ranked_file("events", ".bin", rank)).string()),
         filter(files, iterations) {
     files.add(trace);
     files.add(load_csv);

@@ -36,6 +36,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -53,6 +54,10 @@ struct EpochRow {
   std::size_t peak_load_bytes = 0, footprint_bytes = 0;  // the most any of the epoch's iterations reached
   double seconds = 0;
 };
+
+// A traced file's name for a rank: "trace.json" for rank 0,
+// "trace.rank2.json" for rank 2.
+std::string ranked_file(const char* stem, const char* extension, int rank);
 
 class RunFolder {
  public:

@@ -6,8 +6,11 @@
 
 
 namespace tidepool::app {
-SessionRunner::SessionRunner(RunSettings settings, RingCapacities ring) : settings_(std::move(settings)), ring_(ring) {
+SessionRunner::SessionRunner(RunSettings settings, RingCapacities ring, Communicator* comm)
+    : settings_(std::move(settings)), ring_(ring), comm_(comm) {
+  if (comm_) rank_events_ = std::make_unique<RankEvents>(*comm_, ring);
   status_.settings = settings_;
+  status_.settings.memory.ranks = comm_ ? comm_->size() : 1;
   status_.dataset_name = settings_.dataset;
   status_.computes_values = device_computes_values(settings_.device);
 }
@@ -22,13 +25,38 @@ void SessionRunner::start(bool paused) {
   thread_ = std::thread([this] { run(); });
 }
 
-void SessionRunner::stop() {
+bool SessionRunner::stop() {
   {
     std::lock_guard lock(mutex_);
     stop_ = true;
   }
   changed_.notify_all();
   if (thread_.joinable()) thread_.join();
+  // The other ranks end their session and send their last events: a few
+  // seconds is ample for a rank that is not stuck.
+  return !rank_events_ || rank_events_->finish(std::chrono::seconds(10));
+}
+
+void SessionRunner::tell_ranks(Turn::Kind kind, const RunSettings& settings) const {
+  if (comm_) send_turn(*comm_, Turn{kind, settings});
+}
+
+std::vector<int> SessionRunner::event_ranks() const {
+  std::vector<int> ranks{0};
+  for (int r = 1; rank_events_ && r < rank_events_->ranks(); ++r) ranks.push_back(r);
+  return ranks;
+}
+
+RingSnapshot SessionRunner::events(int rank) const {
+  if (rank == 0) return ring_.snapshot();
+  if (rank_events_ && rank > 0 && rank < rank_events_->ranks()) return rank_events_->ring(rank).snapshot();
+  return {};
+}
+
+std::uint64_t SessionRunner::events_version(int rank) const {
+  if (rank == 0) return ring_.version();
+  if (rank_events_ && rank > 0 && rank < rank_events_->ranks()) return rank_events_->ring(rank).version();
+  return 0;
 }
 
 ui::SessionStatus SessionRunner::status() const {
@@ -119,6 +147,9 @@ bool SessionRunner::wait_for_turn(TrainingSession& session) {
     // An iteration boundary: a request (one that arrived while paused
     // too) is applied now, before the next iteration, or refused.
     if (request) {
+      RunSettings asked = session.settings();
+      asked.memory = *request;
+      tell_ranks(Turn::Kind::apply, asked);  // every rank re-plans at this same boundary
       const ApplyOutcome outcome = session.apply(*request);
       {
         std::lock_guard lock(mutex_);
@@ -128,16 +159,21 @@ bool SessionRunner::wait_for_turn(TrainingSession& session) {
       }
       publish(session.status(), ui::RunState::training);
     }
-    if (go) return true;
+    if (go) {
+      tell_ranks(Turn::Kind::train, session.settings());
+      return true;
+    }
   }
 }
 
 void SessionRunner::run() {
   RunSettings settings = settings_;
-  for (;;) {
+  for (bool first = true;; first = false) {
     std::unique_ptr<TrainingSession> session;
     try {
-      session = std::make_unique<TrainingSession>(settings, SessionOptions{.room_to_grow = true, .for_window = true});
+      if (!first) tell_ranks(Turn::Kind::restart, settings);  // the other ranks start over with this one
+      session = std::make_unique<TrainingSession>(
+          settings, SessionOptions{.room_to_grow = true, .for_window = true, .comm = comm_});
       publish(session->status(), ui::RunState::starting);
       session->start(&ring_);
       publish(session->status(), ui::RunState::training);
@@ -149,6 +185,7 @@ void SessionRunner::run() {
         }
         if (r.epoch_end && !session->diverged()) {
           publish(session->status(), ui::RunState::evaluating);
+          session->check_ranks_agree();  // as every other rank does now (app/window_ranks.cpp)
           session->evaluate();
         }
         if (session->diverged()) break;  // no training on garbage: wait below, the last events on show
@@ -165,7 +202,15 @@ void SessionRunner::run() {
     // Finished, failed, diverged, stopped or asked to start over.
     std::unique_lock lock(mutex_);
     changed_.wait(lock, [&] { return stop_ || restart_; });
-    if (stop_) return;
+    if (stop_) {
+      lock.unlock();
+      try {
+        tell_ranks(Turn::Kind::stop, settings);
+      } catch (const CommError&) {
+        // A rank is gone: stop() finds it has not finished, and the caller ends the job.
+      }
+      return;
+    }
     settings = *restart_;
     restart_.reset();
     pending_.reset();

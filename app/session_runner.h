@@ -5,6 +5,10 @@
 // told. The UI thread only reads snapshots (the ring of events, a copy of
 // the status) and writes requests, so a slow frame never stalls training
 // and a slow iteration never stalls a frame.
+//
+// On a data-parallel run (mpirun) this is rank 0's runner: it sends every
+// other rank the turn it takes (app/window_ranks.h), and receives their
+// events for the window's Rank menu.
 #pragma once
 
 #include <condition_variable>
@@ -14,9 +18,12 @@
 #include <string>
 #include <thread>
 
-#include "engine/run/run_settings.h"
 #include "app/session.h"
+#include "engine/comm/communicator.h"
+#include "engine/observe/rank_events.h"
 #include "engine/observe/sinks/ring_sink.h"
+#include "engine/run/run_settings.h"
+#include "app/window_ranks.h"
 #include "ui/session_link.h"
 
 namespace tidepool::app {
@@ -28,7 +35,9 @@ inline constexpr RingCapacities kWindowRing{.spans = 1 << 14, .allocs = 1 << 15,
 
 class SessionRunner final : public ui::SessionLink {
  public:
-  explicit SessionRunner(RunSettings settings, RingCapacities ring = kWindowRing);
+  // `comm`: the ranks of a data-parallel run, this being rank 0 (not
+  // owned); null on one process.
+  explicit SessionRunner(RunSettings settings, RingCapacities ring = kWindowRing, Communicator* comm = nullptr);
   // Stops training at the next iteration boundary and joins the thread.
   ~SessionRunner() override;
   SessionRunner(const SessionRunner&) = delete;
@@ -39,12 +48,17 @@ class SessionRunner final : public ui::SessionLink {
   // it diverges (state `diverged`, the session's message in `error`), then
   // waits, keeping the last events on show, for a restart or the end.
   void start(bool paused = false);
-  void stop();
+  // Stops training, and on a data-parallel run tells the other ranks to
+  // stop and waits (a few seconds at most) for their last events. False
+  // when some rank did not answer: it is stuck or gone, and the caller
+  // must end the job rather than wait on it (Communicator::abort).
+  bool stop();
 
   // ui::SessionLink
   ui::SessionStatus status() const override;
-  RingSnapshot events() const override { return ring_.snapshot(); }
-  std::uint64_t events_version() const override { return ring_.version(); }
+  std::vector<int> event_ranks() const override;
+  RingSnapshot events(int rank) const override;
+  std::uint64_t events_version(int rank) const override;
   void request(const MemorySettings& settings) override;
   void pause() override;
   void resume() override;
@@ -63,8 +77,13 @@ class SessionRunner final : public ui::SessionLink {
   bool wait_for_turn(TrainingSession& session);
   void publish(const ui::SessionStatus& s, ui::RunState state, const std::string& error = {});
 
+  // Sends the other ranks `turn` (nothing on one process).
+  void tell_ranks(Turn::Kind kind, const RunSettings& settings) const;
+
   RunSettings settings_;
   RingSink ring_;
+  Communicator* comm_ = nullptr;
+  std::unique_ptr<RankEvents> rank_events_;  // the other ranks' events, on a data-parallel run
   std::thread thread_;
 
   mutable std::mutex mutex_;

@@ -2,18 +2,27 @@
 
 #include <cstdio>
 
+#include "app/ranks.h"
 #include "app/session_runner.h"
 
 namespace tidepool::app {
 
-int run_window(const RunSettings& settings, ui::WindowOptions window) {
-  SessionRunner runner(settings);
+int run_window(const RunSettings& settings, ui::WindowOptions window, Communicator* ranks) {
+  SessionRunner runner(settings, kWindowRing, ranks);
   window.on_open = [&runner] { runner.start(); };
   const int status = ui::run_window(runner, window);
-  runner.stop();
+  if (!runner.stop()) {
+    // A rank neither stopped nor said goodbye: it is stuck in a collective
+    // whose peer is gone (an iteration rank 0 failed in), or dead. Waiting
+    // for it would hang the job.
+    std::fprintf(stderr, "tidepool: %serror: the other ranks did not stop when the window closed; ending the job\n",
+                 rank_prefix(ranks).c_str());
+    std::fflush(stderr);
+    stop_all_ranks(ranks, 1);
+  }
   const ui::SessionStatus s = runner.status();
   if (s.state == ui::RunState::failed || s.state == ui::RunState::diverged) {
-    std::fprintf(stderr, "tidepool: error: %s\n", s.error.c_str());
+    std::fprintf(stderr, "tidepool: %serror: %s\n", rank_prefix(ranks).c_str(), s.error.c_str());
     return 1;
   }
   return status;

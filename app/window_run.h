@@ -2,12 +2,14 @@
 // and the window on this one. Built when the GUI is (TIDEPOOL_HAVE_GUI).
 #pragma once
 
+#include "engine/comm/communicator.h"
 #include "engine/run/run_settings.h"
 #include "ui/window.h"
 
 namespace tidepool::app {
 
-// Returns the process exit status.
-int run_window(const RunSettings& settings, ui::WindowOptions window);
+// Returns the process exit status. `ranks`: a data-parallel run's, this
+// being rank 0 (the others follow: app/window_ranks.h); null on one process.
+int run_window(const RunSettings& settings, ui::WindowOptions window, Communicator* ranks = nullptr);
 
 }  // namespace tidepool::app

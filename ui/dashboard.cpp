@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 namespace tidepool::ui {
 namespace {
@@ -20,13 +21,20 @@ constexpr int kLoadIterations = 3;
 
 Dashboard::Dashboard(SessionLink& link) : link_(link) {}
 
+void Dashboard::show_rank(int rank) {
+  if (rank == rank_) return;
+  rank_ = rank;
+  version_ = ~std::uint64_t{0};  // another rank's events: copy them at the next frame
+  refreshed_ = {};
+}
+
 void Dashboard::refresh() {
   status_ = link_.status();
   const auto now = std::chrono::steady_clock::now();
-  const std::uint64_t version = link_.events_version();
+  const std::uint64_t version = link_.events_version(rank_);
   if (version == version_ || now - refreshed_ < kRefreshInterval) return;
   refreshed_ = now;
-  events_ = link_.events();
+  events_ = link_.events(rank_);
   version_ = events_.version;
   // A recorded run kept a few iterations (--trace-iterations): the timeline
   // and the load curves show every one, so zoom and pan reach each, as in a
@@ -54,15 +62,31 @@ void Dashboard::draw(float width, float height) {
         ImGui::SetTooltip("trains a network of its own: open it in a live window, not on a recorded run");
       ImGui::EndMenu();
     }
-    ImGui::TextDisabled("  Tidepool | %s on %s, batch %lld | %s%s", status_.settings.model.c_str(),
+    // A data-parallel run: whose events the views show. The settings and
+    // controls stay rank 0's, which every rank follows.
+    const std::vector<int> ranks = link_.event_ranks();
+    const int run_ranks = status_.settings.memory.ranks;
+    if (run_ranks > 1 && ImGui::BeginMenu(("Rank " + std::to_string(rank_)).c_str())) {
+      for (int r : ranks) {
+        const std::string item = "rank " + std::to_string(r) + (r == 0 ? " (this process: its settings for all)" : "");
+        if (ImGui::MenuItem(item.c_str(), nullptr, r == rank_)) show_rank(r);
+      }
+      if (static_cast<int>(ranks.size()) < run_ranks)
+        ImGui::TextDisabled("%d of %d ranks' events are here (the others' are on their machines)",
+                            static_cast<int>(ranks.size()), run_ranks);
+      ImGui::EndMenu();
+    }
+    const std::string rank_text =
+        run_ranks > 1 ? " | rank " + std::to_string(rank_) + " of " + std::to_string(run_ranks) : "";
+    ImGui::TextDisabled("  Tidepool | %s on %s, batch %lld | %s%s%s", status_.settings.model.c_str(),
                         status_.dataset_name.c_str(), static_cast<long long>(status_.settings.batch_size),
-                        status_.device.c_str(), link_.read_only() ? " | recorded run, read only" : "");
+                        status_.device.c_str(), rank_text.c_str(), link_.read_only() ? " | recorded run, read only" : "");
     menu_height = ImGui::GetWindowSize().y;
     ImGui::EndMainMenuBar();
   }
 
   const Layout layout = layout_for(width, height, menu_height);
-  const Frame frame{status_, events_, timeline_, map_, load_, stats_, stalls_, link_};
+  const Frame frame{status_, events_, timeline_, map_, load_, stats_, stalls_, link_, rank_};
   auto view = [&](ViewId id, auto& v) {
     const Rect& r = layout[id];
     ImGui::SetNextWindowPos({r.x, r.y}, ImGuiCond_Always);

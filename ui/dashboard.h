@@ -2,7 +2,9 @@
 // scenarios), the five views at their layout positions and the scenario
 // windows. It copies the session's events at most a few times a second,
 // when there are new ones, and builds the scenes from that copy; views draw
-// the scenes every frame.
+// the scenes every frame. On a data-parallel run the copy is one rank's,
+// chosen in the Ranks menu; the status and the controls are rank 0's,
+// whose settings every rank follows.
 #pragma once
 
 #include <chrono>
@@ -40,7 +42,12 @@ class Dashboard {
   // records besides its pixels).
   const IterationStats& shown() const { return stats_; }
   // The Stats view's rows as it drew them last.
-  std::vector<StatsRow> shown_table() const { return stats_table(status_, stats_); }
+  std::vector<StatsRow> shown_table() const { return stats_table(status_, stats_, rank_); }
+  // A data-parallel run: the rank whose timeline, address map and load
+  // curves the views show (the Ranks menu changes it); rank 0 until one
+  // of the link's event_ranks() is chosen.
+  void show_rank(int rank);
+  int shown_rank() const { return rank_; }
   // For screenshots of the scenarios.
   void show_fragmentation(bool on) { show_fragmentation_ = on; }
   // The session runs the overlap scenario's settings: show it, and let it
@@ -54,6 +61,7 @@ class Dashboard {
   void refresh();
 
   SessionLink& link_;
+  int rank_ = 0;
   SessionStatus status_;
   RingSnapshot events_;
   std::uint64_t version_ = ~std::uint64_t{0};

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "engine/observe/sinks/ring_sink.h"
 #include "engine/plan/memory_summary.h"
@@ -87,9 +88,14 @@ class SessionLink {
  public:
   virtual ~SessionLink() = default;
   virtual SessionStatus status() const = 0;
-  // The events so far; version() changes whenever there are new ones.
-  virtual RingSnapshot events() const = 0;
-  virtual std::uint64_t events_version() const = 0;
+  // The ranks of a data-parallel run whose events this link holds, rank 0
+  // (this process's, whose status and controls these are) first; {0} on
+  // one process. The views show one rank's at a time.
+  virtual std::vector<int> event_ranks() const { return {0}; }
+  // Rank `rank`'s events so far (one of event_ranks(); empty for any
+  // other); events_version(rank) changes whenever there are new ones.
+  virtual RingSnapshot events(int rank) const = 0;
+  virtual std::uint64_t events_version(int rank) const = 0;
   // A recorded run: the views show it, nothing can be changed.
   virtual bool read_only() const { return false; }
   // Applied at the next iteration boundary; a newer request replaces one

@@ -98,6 +98,7 @@ int run_window(SessionLink& link, const WindowOptions& o) {
   Dashboard dashboard(link);
   dashboard.show_fragmentation(o.show_fragmentation);
   if (o.overlap_scenario) dashboard.adopt_overlap_scenario();
+  dashboard.show_rank(o.show_rank);
   const bool screenshot = !o.screenshot.empty();
   const bool software = software_renderer();
   const double fps_cap = software ? std::min(o.max_fps, o.software_max_fps) : o.max_fps;

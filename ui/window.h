@@ -24,6 +24,7 @@ struct WindowOptions {
   double live_data_timeout_seconds = 600;
   bool show_fragmentation = false;  // open the fragmentation scenario
   bool overlap_scenario = false;    // the session runs the overlap scenario: show it
+  int show_rank = 0;                // a data-parallel run: whose events the views show first
   // Frames are paced to at most this. A software rasteriser (Mesa's
   // llvmpipe, as under Xvfb or a remote desktop) draws on the CPU that
   // training uses: there the window holds the slower rate and training gets

@@ -14,17 +14,24 @@
 // (engine/comm/simulated_ranks.h: rank 0 of N on the sim device) and none at
 // all for one process.
 //
-// Every rank makes the same calls in the same order, as MPI requires. A
-// call fails with CommError when a peer is gone; the run then stops.
+// Every rank makes the same collective calls in the same order, as MPI
+// requires. A call fails with CommError when a peer is gone; the run then stops.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace tidepool {
+
+// A point-to-point message (Communicator::send, try_receive).
+struct Message {
+  int from = 0;
+  std::vector<unsigned char> bytes;
+};
 
 class Communicator {
  public:
@@ -46,6 +53,20 @@ class Communicator {
   virtual void broadcast(void* data, std::size_t bytes, int root) = 0;
   // Each rank's 64-bit value, in rank order, on every rank.
   virtual std::vector<std::uint64_t> all_gather(std::uint64_t value) = 0;
+  // Point-to-point messages beside the collectives, for what must never
+  // hold training up: the window's turns and the events other ranks
+  // forward to it (app/window_ranks.h, engine/observe/rank_events.h).
+  // They travel apart from the collectives (MPI: a duplicate of the world
+  // communicator), so any thread may use them while training all-reduces.
+  // Messages from one rank with one tag arrive in the order they were sent.
+  //
+  // send() returns once `bytes` may be reused; a large message may wait
+  // for the receiver to take it, so send from a thread that can wait.
+  virtual void send(int to, int tag, const std::vector<unsigned char>& bytes) = 0;
+  // The oldest message with `tag` from any rank that has arrived, or none;
+  // never blocks.
+  virtual std::optional<Message> try_receive(int tag) = 0;
+
   // Ends every rank's process after an error on this one, with `status`
   // (MPI_Abort). Does not return where it can stop them; a group of
   // threads (LocalGroup) cannot, and returns.

@@ -35,6 +35,24 @@ class LocalGroup::Rank final : public Communicator {
     if (rank_ != root && bytes) std::memcpy(data, copy.data(), bytes);
   }
 
+  void send(int to, int tag, const std::vector<unsigned char>& bytes) override {
+    if (to < 0 || to >= size()) throw std::invalid_argument("a message to rank " + std::to_string(to));
+    std::lock_guard lock(shared_.mail_mutex);
+    shared_.mail[static_cast<std::size_t>(to)].emplace_back(tag, Message{rank_, bytes});
+  }
+
+  std::optional<Message> try_receive(int tag) override {
+    std::lock_guard lock(shared_.mail_mutex);
+    auto& mine = shared_.mail[static_cast<std::size_t>(rank_)];
+    for (auto it = mine.begin(); it != mine.end(); ++it) {
+      if (it->first != tag) continue;
+      Message m = std::move(it->second);
+      mine.erase(it);
+      return m;
+    }
+    return std::nullopt;
+  }
+
   void abort(int) override {}  // threads of the caller's process: its exceptions stop them
 
   std::vector<std::uint64_t> all_gather(std::uint64_t value) override {

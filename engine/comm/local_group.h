@@ -12,7 +12,9 @@
 #pragma once
 
 #include <barrier>
+#include <deque>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "engine/comm/communicator.h"
@@ -33,9 +35,11 @@ class LocalGroup {
  private:
   class Rank;
   struct Shared {
-    explicit Shared(int n) : barrier(n), slots(static_cast<std::size_t>(n)) {}
+    explicit Shared(int n) : barrier(n), slots(static_cast<std::size_t>(n)), mail(static_cast<std::size_t>(n)) {}
     std::barrier<> barrier;
     std::vector<const void*> slots;  // what each rank publishes for the current collective
+    std::mutex mail_mutex;
+    std::vector<std::deque<std::pair<int, Message>>> mail;  // each rank's (tag, message), oldest first
   };
   Shared shared_;
   std::vector<std::unique_ptr<Rank>> ranks_;

@@ -45,6 +45,12 @@ void sum_in_pieces(T* data, std::size_t count, MPI_Datatype type) {
 
 bool MpiCommunicator::available() { return true; }
 
+// Messages on their own communicator, so that a message can never match a
+// collective's traffic whatever the threads interleave.
+struct MpiCommunicator::Messages {
+  MPI_Comm comm = MPI_COMM_NULL;
+};
+
 MpiCommunicator::MpiCommunicator() {
   int provided = 0;
   check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided), "MPI_Init_thread");
@@ -56,9 +62,15 @@ MpiCommunicator::MpiCommunicator() {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   check(MPI_Comm_rank(MPI_COMM_WORLD, &rank_), "MPI_Comm_rank");
   check(MPI_Comm_size(MPI_COMM_WORLD, &size_), "MPI_Comm_size");
+  messages_ = std::make_unique<Messages>();
+  check(MPI_Comm_dup(MPI_COMM_WORLD, &messages_->comm), "MPI_Comm_dup");
+  MPI_Comm_set_errhandler(messages_->comm, MPI_ERRORS_RETURN);
 }
 
-MpiCommunicator::~MpiCommunicator() { MPI_Finalize(); }
+MpiCommunicator::~MpiCommunicator() {
+  MPI_Comm_free(&messages_->comm);
+  MPI_Finalize();
+}
 
 void MpiCommunicator::all_reduce_sum(float* data, std::size_t count) { sum_in_pieces(data, count, MPI_FLOAT); }
 void MpiCommunicator::all_reduce_sum(double* data, std::size_t count) { sum_in_pieces(data, count, MPI_DOUBLE); }
@@ -82,6 +94,29 @@ std::vector<std::uint64_t> MpiCommunicator::all_gather(std::uint64_t value) {
   return out;
 }
 
+void MpiCommunicator::send(int to, int tag, const std::vector<unsigned char>& bytes) {
+  if (bytes.size() > static_cast<std::size_t>(INT_MAX))
+    throw CommError("a message of " + std::to_string(bytes.size()) + " bytes is more than MPI sends at once");
+  check(MPI_Send(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, to, tag, messages_->comm), "MPI_Send");
+}
+
+std::optional<Message> MpiCommunicator::try_receive(int tag) {
+  // A matched probe takes the message it found off the queue, so two
+  // threads receiving the same tag cannot both read it.
+  int found = 0;
+  MPI_Message handle;
+  MPI_Status status;
+  check(MPI_Improbe(MPI_ANY_SOURCE, tag, messages_->comm, &found, &handle, &status), "MPI_Improbe");
+  if (!found) return std::nullopt;
+  int count = 0;
+  check(MPI_Get_count(&status, MPI_BYTE, &count), "MPI_Get_count");
+  Message m;
+  m.from = status.MPI_SOURCE;
+  m.bytes.resize(static_cast<std::size_t>(count));
+  check(MPI_Mrecv(m.bytes.data(), count, MPI_BYTE, &handle, MPI_STATUS_IGNORE), "MPI_Mrecv");
+  return m;
+}
+
 void MpiCommunicator::abort(int status) {
   MPI_Abort(MPI_COMM_WORLD, status);
   std::_Exit(status);  // MPI_Abort does not return; should it, this process still ends
@@ -95,12 +130,15 @@ MpiCommunicator::MpiCommunicator() {
   throw CommError("this tidepool was built without MPI, so it cannot train as one of mpirun's ranks: install Open "
                   "MPI (scripts/install-deps.sh does) and build again");
 }
+struct MpiCommunicator::Messages {};
 MpiCommunicator::~MpiCommunicator() = default;
 void MpiCommunicator::all_reduce_sum(float*, std::size_t) {}
 void MpiCommunicator::all_reduce_sum(double*, std::size_t) {}
 std::int64_t MpiCommunicator::all_reduce_max(std::int64_t value) { return value; }
 void MpiCommunicator::broadcast(void*, std::size_t, int) {}
 std::vector<std::uint64_t> MpiCommunicator::all_gather(std::uint64_t value) { return {value}; }
+void MpiCommunicator::send(int, int, const std::vector<unsigned char>&) {}
+std::optional<Message> MpiCommunicator::try_receive(int) { return std::nullopt; }
 void MpiCommunicator::abort(int status) { std::_Exit(status); }
 
 #endif

@@ -12,6 +12,8 @@
 // instead of aborting (MPI_ERRORS_RETURN) and become CommError.
 #pragma once
 
+#include <memory>
+
 #include "engine/comm/communicator.h"
 
 namespace tidepool {
@@ -38,10 +40,14 @@ class MpiCommunicator final : public Communicator {
   std::int64_t all_reduce_max(std::int64_t value) override;
   void broadcast(void* data, std::size_t bytes, int root) override;
   std::vector<std::uint64_t> all_gather(std::uint64_t value) override;
+  void send(int to, int tag, const std::vector<unsigned char>& bytes) override;
+  std::optional<Message> try_receive(int tag) override;
   [[noreturn]] void abort(int status) override;
 
  private:
   int rank_ = 0, size_ = 1;
+  struct Messages;  // the duplicate communicator the messages travel on (mpi.h stays in the .cpp)
+  std::unique_ptr<Messages> messages_;
 };
 
 }  // namespace tidepool

@@ -26,4 +26,9 @@ std::vector<std::uint64_t> SimulatedRanks::all_gather(std::uint64_t value) {
   return std::vector<std::uint64_t>(static_cast<std::size_t>(size_), value);
 }
 
+void SimulatedRanks::send(int to, int, const std::vector<unsigned char>&) {
+  throw CommError("rank " + std::to_string(to) + " of " + std::to_string(size_) +
+                  " is simulated: it is not there to send a message to");
+}
+
 }  // namespace tidepool

@@ -38,6 +38,10 @@ class SimulatedRanks final : public Communicator {
   void broadcast(void* data, std::size_t bytes, int root) override;
   // `value`, size() times.
   std::vector<std::uint64_t> all_gather(std::uint64_t value) override;
+  // The other ranks are not there to talk to: send() throws CommError,
+  // and no message ever arrives.
+  void send(int to, int tag, const std::vector<unsigned char>& bytes) override;
+  std::optional<Message> try_receive(int) override { return std::nullopt; }
   void abort(int) override {}  // one process: its own error ends it
 
  private:

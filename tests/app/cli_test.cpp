@@ -92,8 +92,13 @@ TEST(Cli, UnknownDatasetListsTheValidOnes) {
 }
 
 TEST(Cli, WindowOptionsWithBatchAreRefused) {
-  for (const char* option : {"--overlap-scenario", "--fragmentation-scenario", "--screenshot shot.png"})
+  for (const char* option : {"--overlap-scenario", "--fragmentation-scenario", "--screenshot shot.png", "--show-rank 1"})
     expect_error(run(std::string("--batch --quiet --iterations 1 ") + option), "leave out --batch");
+}
+
+TEST(Cli, ShowingAnotherRankOfOneProcessIsRefused) {
+  expect_error(run("--show-rank 1 --screenshot shot.png"),
+               "--show-rank 1: this run is one process (start ranks with mpirun -np N)");
 }
 
 // Every numeric option is checked as the command line is read: the message

@@ -91,6 +91,15 @@ TEST_F(Mpirun, RefusesAGlobalBatchThatDoesNotSplitEvenly) {
       << r.output;
 }
 
+// The window under mpirun (tests/gui has it drawn): a rank that is not
+// there is refused on every rank before anything starts.
+TEST_F(Mpirun, TheWindowRefusesToShowARankTheRunDoesNotHave) {
+  const auto r = testing::run_command(mpirun(2) + " --model resnet20 --dataset cifar10 --data " +
+                                      dir_.path().string() + " --batch-size 32 --show-rank 2 --screenshot x.png");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.output.find("--show-rank 2: the run's ranks are 0 to 1"), std::string::npos) << r.output;
+}
+
 // A rank killed mid-run: mpirun stops the other (it must not wait for the
 // dead one forever), says which rank died, and the last checkpoint is
 // whole: the run resumes from it on two ranks.

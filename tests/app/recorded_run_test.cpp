@@ -140,7 +140,7 @@ TEST(RecordedRunOfABatchRun, ShowsTheTracedIterationsAndTheSummary) {
   EXPECT_EQ(s.memory.peak_load_bytes, summary["peak_load_bytes"].get<std::size_t>());
   EXPECT_GT(s.memory.pinned_bytes, 0u);
 
-  const RingSnapshot events = recorded.events();
+  const RingSnapshot events = recorded.events(0);
   EXPECT_EQ(events.dropped_spans + events.dropped_allocs + events.dropped_loads + events.dropped_iterations, 0u);
   ASSERT_EQ(events.iterations.size(), 2u);  // --trace-iterations 2
   for (std::int64_t i = 0; i < 2; ++i) EXPECT_EQ(events.iterations[static_cast<std::size_t>(i)].iteration, i);
@@ -192,7 +192,7 @@ class RecordedRunFolder : public ::testing::Test {
 
 TEST_F(RecordedRunFolder, HoldsTheFilesEvents) {
   const RecordedRun recorded(run());
-  const RingSnapshot events = recorded.events();
+  const RingSnapshot events = recorded.events(0);
   ASSERT_EQ(events.placement.size(), 1u);
   EXPECT_EQ(events.placement[0].name, "conv1.weight");
   ASSERT_EQ(events.allocs.size(), 1u);
@@ -205,9 +205,31 @@ TEST_F(RecordedRunFolder, HoldsTheFilesEvents) {
   EXPECT_EQ(recorded.status().memory.pool_bytes, 1u << 20);
 }
 
+// A data-parallel run's folder: each other rank's events.rankN.bin, where
+// the folder has it (a rank on another machine wrote its own elsewhere).
+TEST_F(RecordedRunFolder, ShowsTheOtherRanksEventsItHolds) {
+  const fs::path folder = copy("ranked");
+  nlohmann::json summary;
+  std::ifstream(folder / "summary.json") >> summary;
+  summary["settings"]["ranks"] = 3;
+  std::ofstream(folder / "summary.json") << summary.dump(2);
+  {
+    EventFileWriter rank2((folder / "events.rank2.bin").string());
+    rank2.on_iteration(IterationSummary{.iteration = 0, .start_us = 0, .end_us = 7, .peak_load_bytes = 777});
+    rank2.flush();
+  }
+  const RecordedRun recorded(folder);
+  EXPECT_EQ(recorded.event_ranks(), (std::vector<int>{0, 2})) << "rank 1's file is not here";
+  ASSERT_EQ(recorded.events(2).iterations.size(), 1u);
+  EXPECT_EQ(recorded.events(2).iterations[0].peak_load_bytes, 777u);
+  EXPECT_EQ(recorded.events(0).iterations[0].peak_load_bytes, 12288u);
+  EXPECT_TRUE(recorded.events(1).iterations.empty());
+  EXPECT_EQ(recorded.status().settings.memory.ranks, 3);
+}
+
 TEST_F(RecordedRunFolder, AsksToChangeNothingChangeNothing) {
   RecordedRun recorded(run());
-  const std::uint64_t version = recorded.events_version();
+  const std::uint64_t version = recorded.events_version(0);
   const ui::SessionStatus before = recorded.status();
   MemorySettings other = before.settings.memory;
   other.mode = OffloadMode::base;
@@ -220,7 +242,7 @@ TEST_F(RecordedRunFolder, AsksToChangeNothingChangeNothing) {
   EXPECT_EQ(after.settings.memory, before.settings.memory);
   EXPECT_EQ(after.state, ui::RunState::recorded);
   EXPECT_EQ(after.requests, 0u);
-  EXPECT_EQ(recorded.events_version(), version);
+  EXPECT_EQ(recorded.events_version(0), version);
 }
 
 TEST_F(RecordedRunFolder, AFolderThatIsNotARunIsRefused) {

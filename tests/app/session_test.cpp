@@ -310,7 +310,7 @@ TEST(SessionRunner, RequestsFromTheUiThreadApplyAtIterationBoundaries) {
   ui::SessionStatus s = runner.status();
   ASSERT_EQ(s.state, ui::RunState::paused) << s.error;
   EXPECT_EQ(s.iteration, 1);
-  EXPECT_FALSE(runner.events().iterations.empty()) << "the UI sees the iteration's events";
+  EXPECT_FALSE(runner.events(0).iterations.empty()) << "the UI sees the iteration's events";
 
   // A workable budget: applied before the next iteration.
   MemorySettings wanted = s.settings.memory;
@@ -335,7 +335,7 @@ TEST(SessionRunner, RequestsFromTheUiThreadApplyAtIterationBoundaries) {
   EXPECT_EQ(s.requests, 2u);
   EXPECT_TRUE(s.refused);
   EXPECT_EQ(s.memory.pool_bytes, wanted.budget_bytes);
-  EXPECT_EQ(runner.events().iterations.back().iteration, 2) << "iterations 0, 1 and 2 were trained";
+  EXPECT_EQ(runner.events(0).iterations.back().iteration, 2) << "iterations 0, 1 and 2 were trained";
 
   // Two requests in a row: the newer one is what the next iteration
   // trains with (the older was applied first, or replaced in the mailbox

@@ -114,6 +114,26 @@ TEST_F(Window, ScreenshotShowsEveryViewWithLiveData) {
   EXPECT_GT(count_bright(image, l[ViewId::stats]), 1000);
 }
 
+// Under mpirun rank 0 opens the window and the other ranks train in step
+// with it: shown rank 1's events (forwarded a few times a second), the
+// views draw its iterations, its all-reduces on the comm lane.
+TEST_F(Window, UnderMpirunTheViewsShowAnotherRanksEvents) {
+  if (std::system("command -v mpirun > /dev/null 2>&1") != 0) GTEST_SKIP() << "no mpirun on this machine";
+  const std::string shot = (dir_.path() / "rank1.png").string();
+  const Result r = run_command("xvfb-run -a mpirun --allow-run-as-root --oversubscribe -np 2 " + tiny_run() +
+                               " --show-rank 1 --screenshot " + shot + " --frames 10");
+  if (r.output.find("built without MPI") != std::string::npos) GTEST_SKIP() << "this build has no MPI";
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("stats | rank shown | 1 of 2, batch 16 each"), std::string::npos) << r.output;
+  const cv::Mat image = cv::imread(shot, cv::IMREAD_COLOR);
+  ASSERT_FALSE(image.empty()) << "no PNG at " << shot;
+  const Layout l = layout_for(static_cast<float>(image.cols), static_cast<float>(image.rows), kMenuHeight);
+  EXPECT_GT(count_colour(image, l[ViewId::timeline], span_colour(SpanKind::forward)), 200);
+  EXPECT_GT(count_colour(image, l[ViewId::timeline], span_colour(SpanKind::all_reduce)), 200) << "the comm lane";
+  EXPECT_GT(count_colour(image, l[ViewId::address_map], role_colour(Role::activation)), 1000);
+  EXPECT_GT(count_colour(image, l[ViewId::memory_load], kLoad), 100);
+}
+
 TEST_F(Window, FragmentationScenarioDrawsEveryHeuristicsPool) {
   const std::string shot = (dir_.path() / "fragmentation.png").string();
   const Result r = run_command("xvfb-run -a " + tiny_run() + " --fragmentation-scenario --screenshot " + shot + " --frames 5");

@@ -32,11 +32,14 @@ std::string freed_blocks_text(int park_horizon) {
   return "reused at once";
 }
 
-std::vector<StatsRow> stats_table(const SessionStatus& s, const IterationStats& st) {
+std::vector<StatsRow> stats_table(const SessionStatus& s, const IterationStats& st, int rank) {
   std::vector<StatsRow> rows;
   auto row = [&](std::string figure, std::string value) { rows.push_back({std::move(figure), std::move(value)}); };
   row("run", s.settings.model + " on " + s.dataset_name + ", batch " + std::to_string(s.settings.batch_size));
   row("device", s.device.empty() ? "-" : s.device);
+  if (s.settings.memory.ranks > 1)
+    row("rank shown", std::to_string(rank) + " of " + std::to_string(s.settings.memory.ranks) + ", batch " +
+                          std::to_string(s.settings.batch_size / s.settings.memory.ranks) + " each");
   row("state", to_string(s.state));
   if (s.state == RunState::diverged) row("diverged", s.error);
   row("iteration", std::to_string(s.iteration) + " of " + std::to_string(s.total_iterations) + " (epoch " +

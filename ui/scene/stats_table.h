@@ -22,7 +22,9 @@ struct StatsRow {
 // "measured". With a prediction (SessionStatus::predicted) the iteration
 // and stall times are shown beside it: "12.40 ms simulated | 12.10 ms
 // predicted".
-std::vector<StatsRow> stats_table(const SessionStatus& status, const IterationStats& stats);
+// On a data-parallel run a row says whose events the iteration figures are
+// (`rank`'s; the rest is rank 0's status, the same plan on every rank).
+std::vector<StatsRow> stats_table(const SessionStatus& status, const IterationStats& stats, int rank = 0);
 
 // What async offloads do with the blocks they free, for a park horizon
 // (MemorySummary::park_horizon): "parked until needed", "up to 2 parked at

@@ -8,7 +8,7 @@ void StatsView::draw(const Frame& frame) {
   if (!ImGui::BeginTable("stats", 2, ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV)) return;
   ImGui::TableSetupColumn("figure", ImGuiTableColumnFlags_WidthFixed, 150);
   ImGui::TableSetupColumn("value");
-  for (const StatsRow& r : stats_table(frame.status, frame.stats)) {
+  for (const StatsRow& r : stats_table(frame.status, frame.stats, frame.rank)) {
     ImGui::TableNextRow();
     ImGui::TableSetColumnIndex(0);
     ImGui::TextUnformatted(r.figure.c_str());

@@ -32,6 +32,7 @@ struct Frame {
   const IterationStats& stats;
   const std::vector<TimelineIteration>& stalls;  // every iteration in the snapshot
   SessionLink& link;
+  int rank = 0;  // whose events these are (a data-parallel run's ranks; rank 0's status)
 };
 
 std::string duration_text(double us);  // "850 us", "12.4 ms", "1.20 s"

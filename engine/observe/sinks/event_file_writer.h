@@ -16,10 +16,11 @@
 #include <fstream>
 #include <mutex>
 #include <string>
-#include <unordered_map>
+#include <vector>
 
 #include "engine/core/fnv1a.h"
 #include "engine/observe/event_file.h"
+#include "engine/observe/event_records.h"
 #include "engine/observe/events.h"
 
 namespace tidepool {
@@ -46,9 +47,9 @@ class EventFileWriter final : public EventSink {
   const std::string& path() const { return path_; }
 
  private:
-  // The id of `s` in the string table, writing its string record first
-  // when it is new.
-  std::uint32_t string_id(const std::string& s);
+  // Encodes the event and writes its records (under the lock).
+  template <typename Event>
+  void record(const Event& e);
   // Writes bytes to the file and adds them to the checksum.
   void write(const unsigned char* bytes, std::size_t n);
 
@@ -56,8 +57,8 @@ class EventFileWriter final : public EventSink {
   std::mutex mutex_;
   std::ofstream out_;
   bool closed_ = false;
-  std::unordered_map<std::string, std::uint32_t> ids_;
-  EventFileCounts counts_;
+  EventEncoder encoder_;
+  std::vector<unsigned char> scratch_;  // one event's records
   std::uint64_t checksum_ = kFnv1aStart;
 };
 

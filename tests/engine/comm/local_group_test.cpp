@@ -41,6 +41,26 @@ TEST(LocalGroup, BroadcastsGathersAndAgreesOnTheLargest) {
   EXPECT_EQ(gathered[1], (std::vector<std::uint64_t>{100, 101}));
 }
 
+TEST(LocalGroup, MessagesArriveInOrderByTagWithoutWaiting) {
+  LocalGroup group(3);
+  Communicator& zero = group.rank(0);
+  EXPECT_FALSE(zero.try_receive(5)) << "nothing sent: none, at once";
+  group.rank(1).send(0, 5, {1});
+  group.rank(2).send(0, 6, {2});
+  group.rank(1).send(0, 5, {3, 4});
+  const auto first = zero.try_receive(5), second = zero.try_receive(5);
+  ASSERT_TRUE(first && second);
+  EXPECT_EQ(first->from, 1);
+  EXPECT_EQ(first->bytes, std::vector<unsigned char>{1});
+  EXPECT_EQ(second->bytes, (std::vector<unsigned char>{3, 4})) << "in the order sent";
+  EXPECT_FALSE(zero.try_receive(5));
+  const auto other = zero.try_receive(6);
+  ASSERT_TRUE(other);
+  EXPECT_EQ(other->from, 2);
+  EXPECT_FALSE(group.rank(1).try_receive(5)) << "each rank has its own mail";
+  EXPECT_THROW(zero.send(3, 5, {}), std::invalid_argument);
+}
+
 TEST(LocalGroup, RefusesAnEmptyGroupAndRanksOutsideIt) {
   EXPECT_THROW(LocalGroup(0), std::invalid_argument);
   LocalGroup group(2);
