@@ -1,5 +1,6 @@
 #include "app/window_ranks.h"
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <stdexcept>
@@ -24,9 +25,10 @@ const char* kind_name(Turn::Kind k) {
   return "?";
 }
 
-// How long a rank sleeps between looks for its next turn: short beside an
-// iteration, long enough that a paused window costs no CPU.
-constexpr std::chrono::microseconds kTurnPoll{500};
+// How long a rank sleeps between looks for its next turn: from a fraction
+// of a millisecond while turns come one per iteration, doubling while none
+// comes, up to a few milliseconds, so a paused window costs no CPU.
+constexpr std::chrono::microseconds kFirstPoll{100}, kLongestPoll{5000};
 
 }  // namespace
 
@@ -38,7 +40,8 @@ void send_turn(Communicator& comm, const Turn& turn) {
 
 Turn next_turn(Communicator& comm) {
   std::optional<Message> m;
-  while (!(m = comm.try_receive(kTurnTag))) std::this_thread::sleep_for(kTurnPoll);
+  for (auto poll = kFirstPoll; !(m = comm.try_receive(kTurnTag)); poll = std::min(2 * poll, kLongestPoll))
+    std::this_thread::sleep_for(poll);
   try {
     const nlohmann::json j = nlohmann::json::parse(m->bytes.begin(), m->bytes.end());
     Turn t;
