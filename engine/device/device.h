@@ -121,7 +121,8 @@ class Device {
   // rank issues the same all-reduces in the same order. The default runs
   // the communicator's host all-reduce as a host task, which is right for
   // a device whose memory the host can address (cpu); the cuda device
-  // brings its own (NCCL on its stream), the sim device models the time.
+  // brings its own (NCCL on its stream, or a copy through pinned host
+  // memory), the sim device models the time.
   virtual void all_reduce(Stream stream, float* data, std::size_t count, Communicator& comm);
 
   // Events.

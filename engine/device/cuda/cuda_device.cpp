@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/device/cuda/all_reduce.h"
 #include "engine/device/cuda/cuda_kernels.h"
 #include "engine/device/cuda/cuda_util.h"
 
@@ -187,6 +188,11 @@ struct CudaDevice::Impl {
   std::unique_ptr<std::byte[]> pageable;
   std::size_t pageable_bytes = 0;
 
+  // Data-parallel sums (all_reduce.h): made with the device, which knows
+  // its GPU's UUID; NCCL's communicators and the host way's staging
+  // buffer come with the first all-reduce that needs them.
+  std::unique_ptr<CudaAllReduce> sums;
+
   // The clock: host steady time since `epoch`, and the latest reference
   // event, which every event recorded from now on keeps (see the header).
   std::chrono::steady_clock::time_point epoch;
@@ -245,6 +251,7 @@ CudaDevice::CudaDevice(CudaDeviceOptions options) : impl_(std::make_unique<Impl>
   TP_CALL(cudaGetDeviceProperties, &props, d.ordinal);
   d.name = "cuda:" + std::to_string(d.ordinal) + " (" + props.name + ")";
   d.total_memory = props.totalGlobalMem;
+  d.sums = std::make_unique<CudaAllReduce>(gpu_identity(props.uuid));
 
   // Non-blocking: our streams never serialise with the legacy default
   // stream, which libraries or a profiler might touch.
@@ -413,10 +420,18 @@ void CudaDevice::host_task(Stream s, std::function<void()> work) {
   check(status, "cudaLaunchHostFunc");
 }
 
-void CudaDevice::all_reduce(Stream, float*, std::size_t, Communicator&) {
-  throw DeviceError("data-parallel training on the cuda device needs NCCL, which this build does not use yet: run "
-                    "the ranks on --device cpu (or --device sim for the timing)");
+void CudaDevice::all_reduce(Stream s, float* data, std::size_t count, Communicator& comm) {
+  if (data == nullptr && count > 0)
+    throw std::invalid_argument("cuda device: all_reduce of " + std::to_string(count) + " floats at a null pointer");
+  Impl& d = *impl_;
+  cudaStream_t stream = d.stream(s);
+  d.bind();
+  d.sums->run(stream, data, count, comm);
 }
+
+std::string CudaDevice::all_reduce_way(const Communicator& comm) const { return impl_->sums->way(comm); }
+
+bool cuda_nccl_built() { return nccl_built(); }
 
 namespace {
 

@@ -1,5 +1,6 @@
-// The cuda device: one GPU, its memory reserved once, three CUDA streams and
-// a kernel table (cuDNN, cuBLAS, our own kernels) bound to each.
+// The cuda device: one GPU, its memory reserved once, four CUDA streams and
+// a kernel table (cuDNN, cuBLAS, our own kernels) bound to each stream
+// that runs kernels.
 //
 //  - Memory: reserve_arena() is one cudaMalloc for the whole run and
 //    reserve_pinned() one cudaHostAlloc; both may be called once and are
@@ -8,10 +9,14 @@
 //    per-channel floats: about 4 MiB per table, 32 MiB from Hopper on,
 //    made when the table is)
 //    and, while starting up, the temporary buffers with which the `p`
-//    conv scheme times algorithms. Out of memory is a DeviceError that says
-//    how much was asked for and how much the GPU has free and in total.
-//  - Streams: compute, offload (device -> host) and prefetch (host -> device)
-//    are non-blocking CUDA streams; copies are cudaMemcpyAsync on them.
+//    conv scheme times algorithms. Data-parallel runs add NCCL's own
+//    buffers on the GPU, or, where the ranks sum on the host, a pinned
+//    staging buffer as large as the largest gradient bucket
+//    (all_reduce.h). Out of memory is a DeviceError that says how much
+//    was asked for and how much the GPU has free and in total.
+//  - Streams: compute, offload (device -> host), prefetch (host -> device)
+//    and comm (data-parallel all-reduces) are non-blocking CUDA streams;
+//    copies are cudaMemcpyAsync on them.
 //    Copies between the arena and the pinned region run asynchronously; a
 //    copy from or to pageable host memory follows CUDA's rules for those
 //    (it returns once the host side has been read or written), and the
@@ -77,6 +82,10 @@ struct CudaDeviceOptions {
 // driver version is insufficient for CUDA runtime version"). Never throws.
 int cuda_device_count(std::string* why = nullptr);
 
+// Whether this build sums data-parallel gradients with NCCL (CMake found
+// it and TIDEPOOL_NCCL is ON); without it the cuda device sums on the host.
+bool cuda_nccl_built();
+
 class CudaDevice final : public Device {
  public:
   // Throws DeviceError("no CUDA device is available: <reason>") on a machine
@@ -101,9 +110,18 @@ class CudaDevice final : public Device {
   void copy_async(Stream, void* dst, const void* src, std::size_t bytes) override;
   void copy_sync(void* dst, const void* src, std::size_t bytes) override;
   void host_task(Stream, std::function<void()> work) override;
-  // Refused for now: a host all-reduce cannot read device memory, and the
-  // NCCL path (ncclAllReduce on the comm stream) is not built yet.
+  // Sums `data` over the ranks in the stream's order (engine/device/cuda/
+  // all_reduce.h): ncclAllReduce enqueued on the stream where this build
+  // has NCCL and every rank has a GPU of its own, which returns at once;
+  // otherwise through pinned host memory with comm.all_reduce_sum, which
+  // waits for the stream to reach the bucket first. Called on the thread
+  // that issues the stream's work; the first call with a Communicator is
+  // a collective of its ranks (they choose the way together and start
+  // NCCL).
   void all_reduce(Stream, float* data, std::size_t count, Communicator& comm) override;
+  // "nccl" or "host": the way all_reduce sums over `comm`; "" before its
+  // first all-reduce with it.
+  std::string all_reduce_way(const Communicator& comm) const;
 
   std::unique_ptr<DeviceEvent> record(Stream) override;
   void wait(Stream waiter, const DeviceEvent&) override;

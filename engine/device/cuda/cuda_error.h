@@ -1,7 +1,7 @@
 // Errors of the cuda device, as typed exceptions that name the failing call.
 //
-// Every CUDA runtime, cuDNN and cuBLAS status that is not success becomes a
-// CudaError whose message reads "<call>: <status name>: <description>",
+// Every CUDA runtime, cuDNN, cuBLAS and NCCL status that is not success
+// becomes a CudaError whose message reads "<call>: <status name>: <description>",
 // e.g. "cudnnConvolutionForward: CUDNN_STATUS_BAD_PARAM: ...". It derives
 // from DeviceError, so the command line reports it like any other device
 // failure ("tidepool: error: ...") instead of aborting.
@@ -19,7 +19,7 @@ namespace tidepool {
 
 class CudaError : public DeviceError {
  public:
-  enum class Library { cuda, cudnn, cublas };
+  enum class Library { cuda, cudnn, cublas, nccl };
 
   CudaError(Library library, std::string call, int status, const std::string& status_name,
             const std::string& description);
@@ -27,7 +27,8 @@ class CudaError : public DeviceError {
   Library library() const { return library_; }
   // The API function that failed, e.g. "cudaMalloc".
   const std::string& call() const { return call_; }
-  // The library's numeric status (cudaError_t, cudnnStatus_t or cublasStatus_t).
+  // The library's numeric status (cudaError_t, cudnnStatus_t, cublasStatus_t or
+  // ncclResult_t).
   int status() const { return status_; }
 
  private:
