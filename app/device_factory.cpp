@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "engine/comm/mpi_communicator.h"
 #include "engine/device/cpu/cpu_device.h"
 #include "engine/device/sim/sim_device.h"
 #include "engine/perf/spec_profiles.h"
@@ -43,7 +44,11 @@ std::unique_ptr<Device> make_device(DeviceKind kind, double link_gbps, bool for_
           "--link-gbps throttles the cpu device's simulated link; the cuda device copies over the "
           "real one (leave --link-gbps at 0)");
 #ifdef TIDEPOOL_HAVE_CUDA
-    return std::make_unique<CudaDevice>();
+    // Under mpirun each rank on a machine opens its own GPU (its rank on the
+    // machine, round the GPUs there), so that ranks with a GPU each sum
+    // with NCCL; ranks beyond the GPUs share them and sum on the host.
+    const int gpus = cuda_device_count();
+    return std::make_unique<CudaDevice>(CudaDeviceOptions{.ordinal = gpus > 0 ? MpiCommunicator::local_rank() % gpus : 0});
 #endif
   }
   throw std::logic_error("make_device: a device kind without a factory");

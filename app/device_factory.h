@@ -10,7 +10,8 @@
 namespace tidepool::app {
 
 // cpu (link_gbps throttles its simulated host<->device link; 0 =
-// unthrottled) or cuda (GPU 0; copies go over the real link, so a
+// unthrottled) or cuda (GPU 0, or under mpirun the rank's on its machine
+// round the GPUs there: MpiCommunicator::local_rank; copies go over the real link, so a
 // non-zero link_gbps is refused rather than silently ignored).
 // Throws std::invalid_argument for a link bandwidth for cuda, or cuda in a
 // build without the CUDA backend, and DeviceError when

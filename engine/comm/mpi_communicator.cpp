@@ -17,6 +17,17 @@ bool MpiCommunicator::launched_by_mpirun() {
   return false;
 }
 
+int MpiCommunicator::local_rank() {
+  for (const char* v : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"}) {
+    const char* text = std::getenv(v);
+    if (!text) continue;
+    char* end = nullptr;
+    const long rank = std::strtol(text, &end, 10);
+    if (end != text && *end == '\0' && rank >= 0 && rank < INT_MAX) return static_cast<int>(rank);
+  }
+  return 0;
+}
+
 #ifdef TIDEPOOL_HAS_MPI
 
 namespace {

@@ -23,6 +23,10 @@ class MpiCommunicator final : public Communicator {
   // Whether this process was started by mpirun (Open MPI's or another's
   // PMI environment): only then is MPI initialised at all.
   static bool launched_by_mpirun();
+  // This process's rank among the ranks on its machine, as the launcher
+  // says in the environment (Open MPI, MPICH/Hydra, Slurm); 0 when none
+  // does: the GPU a rank opens (app/device_factory.cpp).
+  static int local_rank();
   // Whether this build has MPI.
   static bool available();
 
