@@ -19,9 +19,9 @@
 //    the stream waited for, Communicator::all_reduce_sum on the host, and
 //    the sum copied back on the stream (asynchronously). Taken otherwise:
 //    a build without NCCL, ranks that share a GPU (threads of one process
-//    on one GPU, as the tests run them, or mpirun's processes all left on
-//    GPU 0: NCCL refuses two ranks on one GPU), or simulated ranks (no
-//    peers to meet). The wait blocks the issuing thread until the bucket
+//    on one GPU, as the tests run them, or more of mpirun's ranks on a
+//    machine than it has GPUs: NCCL refuses two ranks on one GPU), or
+//    simulated ranks (no peers to meet). The wait blocks the issuing thread until the bucket
 //    is packed, so backward issued behind it waits too: correct, not
 //    fast. The staging buffer is as large as the largest bucket so far,
 //    grown when a larger one comes, and freed with this object.

@@ -1,9 +1,9 @@
 // `mpirun -np 2 tidepool --batch --device cuda`: data-parallel training on
 // the cuda device as users start it (tests/app/mpirun_test.cpp runs the
-// cpu device). Both ranks open GPU 0, so on any machine they sum through
-// host memory (engine/device/cuda/all_reduce.h); NCCL needs a GPU per
-// rank. Skipped without a GPU, without MPI in this build, or without
-// mpirun.
+// cpu device). Each rank opens the GPU of its rank on the machine: on a
+// machine with two GPUs they sum with NCCL, on one with a single GPU they
+// share it and sum through host memory (engine/device/cuda/all_reduce.h).
+// Skipped without a GPU, without MPI in this build, or without mpirun.
 #include <gtest/gtest.h>
 
 #include <filesystem>
