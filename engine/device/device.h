@@ -123,6 +123,8 @@ class Device {
   // a device whose memory the host can address (cpu); the cuda device
   // brings its own (NCCL on its stream), the sim device models the time.
   virtual void all_reduce(Stream stream, float* data, std::size_t count, Communicator& comm);
+  // The same for f64 (--sync-bn's per-channel sums, Kernels::batchnorm_sums).
+  virtual void all_reduce(Stream stream, double* data, std::size_t count, Communicator& comm);
 
   // Events.
   virtual std::unique_ptr<DeviceEvent> record(Stream) = 0;

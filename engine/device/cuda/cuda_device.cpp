@@ -413,10 +413,16 @@ void CudaDevice::host_task(Stream s, std::function<void()> work) {
   check(status, "cudaLaunchHostFunc");
 }
 
-void CudaDevice::all_reduce(Stream, float*, std::size_t, Communicator&) {
+namespace {
+[[noreturn]] void refuse_all_reduce() {
   throw DeviceError("data-parallel training on the cuda device needs NCCL, which this build does not use yet: run "
                     "the ranks on --device cpu (or --device sim for the timing)");
 }
+}  // namespace
+
+void CudaDevice::all_reduce(Stream, float*, std::size_t, Communicator&) { refuse_all_reduce(); }
+
+void CudaDevice::all_reduce(Stream, double*, std::size_t, Communicator&) { refuse_all_reduce(); }
 
 namespace {
 

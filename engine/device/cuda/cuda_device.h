@@ -104,6 +104,7 @@ class CudaDevice final : public Device {
   // Refused for now: a host all-reduce cannot read device memory, and the
   // NCCL path (ncclAllReduce on the comm stream) is not built yet.
   void all_reduce(Stream, float* data, std::size_t count, Communicator& comm) override;
+  void all_reduce(Stream, double* data, std::size_t count, Communicator& comm) override;  // --sync-bn's sums: the same
 
   std::unique_ptr<DeviceEvent> record(Stream) override;
   void wait(Stream waiter, const DeviceEvent&) override;
