@@ -74,6 +74,10 @@ RunSettings resume_settings(const RunSettings& cli, const std::set<std::string>&
   must_match("model", cli.model, saved.settings.model);
   must_match("dataset", cli.dataset, saved.settings.dataset);
   must_match("batch-size", cli.batch_size, saved.settings.batch_size);
+  // A flag can only ask for it; leaving it out resumes as the run was.
+  if (given.count("sync-bn") && !saved.settings.memory.sync_bn)
+    throw CheckpointError("the checkpoint in " + folder + " is from a run without --sync-bn, and --resume continues "
+                          "a run with the batch norm it trained with: leave out --sync-bn");
   // What may change between the two halves of a run.
   if (given.count("epochs") || given.count("iterations")) {
     s.epochs = cli.epochs;
@@ -119,9 +123,12 @@ nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& 
               static_cast<long long>(s.batch_size), static_cast<long long>(total), folder.path().string().c_str());
   if (comm)
     std::printf("data-parallel over %d ranks (%s): %lld images per rank per iteration, gradients averaged in buckets of "
-                "%s; batch norm's statistics are each rank's, rank 0's at every evaluation and checkpoint\n",
+                "%s; %s\n",
                 session.ranks(), comm->transport().c_str(), static_cast<long long>(session.rank_batch()),
-                format_bytes(session.settings().memory.bucket_bytes).c_str());
+                format_bytes(session.settings().memory.bucket_bytes).c_str(),
+                session.settings().memory.sync_bn
+                    ? "batch norm normalises over the whole global batch (--sync-bn)"
+                    : "batch norm's statistics are each rank's, rank 0's at every evaluation and checkpoint");
   print_memory(session);
   // The profile travels with the run: `--device sim --profile RUN/profile.json` replays it anywhere.
   if (const PerfModel* model = trainer.model()) save_profile(model->profile(), (folder.path() / "profile.json").string());
@@ -274,6 +281,7 @@ nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& 
     summary["ranks"] = ranks;
     summary["rank_batch_size"] = session.rank_batch();
     summary["bucket_bytes"] = ranks > 1 ? nlohmann::json(memory.bucket_bytes) : nlohmann::json(nullptr);
+    summary["sync_bn"] = memory.sync_bn;  // as asked; on one rank it changes nothing
     summary["per_rank"] = std::move(per_rank);
   }
   if (session.diverged()) summary["divergence"] = session.divergence();

@@ -220,6 +220,10 @@ void add_training_options(CLI::App& cli, RunSettings& s) {
   add_size(cli, "--bucket-size", m.bucket_bytes,
            "under mpirun: gradients are all-reduced in buckets of this size as backward produces them (default "
            "1MiB)");
+  cli.add_flag("--sync-bn", m.sync_bn,
+               "under mpirun: batch norm normalises with the mean and variance of the whole global batch, its "
+               "per-channel sums all-reduced in every forward and backward (PyTorch's SyncBatchNorm); without it "
+               "each rank uses its own part of the batch. On one process it changes nothing");
   cli.add_option("--link-gbps", m.link_gbps, "cpu device: throttle host<->device copies to this GB/s (0 = off)")
       ->capture_default_str()
       ->transform(number(0.0));
@@ -459,6 +463,7 @@ int run_cli(int argc, char** argv) {
       std::set<std::string> given;
       for (const char* name : {"model", "dataset", "batch-size", "epochs", "iterations", "data", "out"})
         if (cli.count(std::string("--") + name)) given.insert(name);
+      if (cli.count("--sync-bn")) given.insert("sync-bn");
       s = resume_settings(s, given, *checkpoint, s.resume);
     }
     if (tune_run_flag) {

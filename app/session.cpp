@@ -179,9 +179,10 @@ void TrainingSession::restore(const std::vector<float>& state, std::int64_t epoc
 }
 
 ApplyOutcome TrainingSession::apply(const MemorySettings& asked) {
-  MemorySettings wanted = asked;  // the ranks and their buckets are the run's
+  MemorySettings wanted = asked;  // the ranks, their buckets and --sync-bn are the run's
   wanted.ranks = settings_.memory.ranks;
   wanted.bucket_bytes = settings_.memory.bucket_bytes;
+  wanted.sync_bn = settings_.memory.sync_bn;
   try {
     if (wanted.link_gbps != 0 && !device_->caps().simulated_link)
       throw std::invalid_argument("only a device that simulates its host link (cpu) can be throttled; " +
@@ -331,7 +332,10 @@ Evaluation TrainingSession::evaluate() {
 
 void TrainingSession::check_ranks_agree() {
   if (!comm_) return;
-  trainer_->broadcast_statistics();
+  // With --sync-bn every rank computes its running statistics from the
+  // same summed sums: the checksums below then check that they agree,
+  // where sending rank 0's round would only paper over a difference.
+  if (!settings_.memory.sync_bn) trainer_->broadcast_statistics();
   const std::vector<std::uint64_t> sums = comm_->all_gather(trainer_->param_checksum());
   std::string differ;
   for (std::size_t r = 1; r < sums.size(); ++r)

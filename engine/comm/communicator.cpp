@@ -10,4 +10,8 @@ void Device::all_reduce(Stream stream, float* data, std::size_t count, Communica
   host_task(stream, [data, count, &comm] { comm.all_reduce_sum(data, count); });
 }
 
+void Device::all_reduce(Stream stream, double* data, std::size_t count, Communicator& comm) {
+  host_task(stream, [data, count, &comm] { comm.all_reduce_sum(data, count); });
+}
+
 }  // namespace tidepool

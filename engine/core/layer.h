@@ -41,6 +41,15 @@ struct SavedSpec {
   std::size_t bytes = 0;
 };
 
+// Data-parallel batch norm over the global batch (--sync-bn): a pass that
+// needs sums over every rank's part of the batch runs in two parts, and the
+// executor all-reduces the sums between them (engine/run/executor.cpp).
+enum class PassPart : std::uint8_t {
+  whole,  // the pass on this rank's batch alone (one rank, eval, or no --sync-bn)
+  sums,   // this rank's sums into LayerArgs::rank_sums, and what needs only them
+  rest,   // the rest of the pass, rank_sums now summed over the ranks
+};
+
 // Everything a layer's kernels need for one call. Pointers point into device
 // memory. In forward, grads are null; in backward, input_grads[i] is null
 // when input i needs no gradient (images, labels).
@@ -61,6 +70,9 @@ struct LayerArgs {
   std::int64_t channel_block = 0;
   bool training = true;
   std::uint64_t seed = 0;  // fresh per layer and iteration (dropout)
+  PassPart part = PassPart::whole;
+  // sums and rest: Layer::rank_sums() doubles in the step's workspace.
+  double* rank_sums = nullptr;
 };
 
 enum class Pass : std::uint8_t { forward, backward };
@@ -91,6 +103,10 @@ class Layer {
                                       std::int64_t channel_block, Kernels&) const {
     return 0;
   }
+
+  // How many doubles the pass sums over the ranks when it runs in parts
+  // (PassPart; --sync-bn); 0 for a layer whose every sample is its own.
+  virtual std::size_t rank_sums(const std::vector<Shape>& inputs, Pass) const { return 0; }
 
   // What backward reads. The planner keeps these alive until this layer's
   // backward pass has run.

@@ -124,6 +124,8 @@ class Device {
   // brings its own (NCCL on its stream, or a copy through pinned host
   // memory), the sim device models the time.
   virtual void all_reduce(Stream stream, float* data, std::size_t count, Communicator& comm);
+  // The same for f64 (--sync-bn's per-channel sums, Kernels::batchnorm_sums).
+  virtual void all_reduce(Stream stream, double* data, std::size_t count, Communicator& comm);
 
   // Events.
   virtual std::unique_ptr<DeviceEvent> record(Stream) = 0;

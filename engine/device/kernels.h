@@ -69,6 +69,10 @@ struct BatchNormShape {
   std::int64_t channel_block = 0;  // x and y as channel_blocked(c, channel_block) says
 };
 
+// The doubles the --sync-bn kernels sum over the ranks for `channels`
+// channels: two per channel and the count (Kernels::batchnorm_sums).
+constexpr std::int64_t batchnorm_sums_count(std::int64_t channels) { return 2 * channels + 1; }
+
 enum class PoolKind : std::uint8_t { max, avg };
 
 struct PoolShape {
@@ -130,6 +134,37 @@ class Kernels {
                                   const float* gamma, const float* saved_mean,
                                   const float* saved_var, float* dx, float* dgamma,
                                   float* dbeta) = 0;
+
+  // --- batch normalisation over every rank's batch (--sync-bn) ------------
+  // Each training pass in two halves with the per-channel sums all-reduced
+  // between them (engine/core/layers/batchnorm.cpp). `sums` holds
+  // batchnorm_sums_count(c) doubles, [c sums][c sums][the count]: this rank's
+  // after a *_sums kernel, every rank's added up when a *_with_sums
+  // kernel reads it. Doubles, so that E[x²] - E[x]² over a large global
+  // batch keeps f32's precision.
+  //
+  // Forward: sums = (Σx, Σx², n·h·w) over this rank's x.
+  virtual void batchnorm_sums(const BatchNormShape&, const float* x, double* sums) = 0;
+  // Normalise with the statistics of the summed sums (mean and biased
+  // variance over their count), write those to saved_*, and update the
+  // running statistics with them (unbiased over the count), as
+  // batchnorm_forward_train does with its own batch's.
+  virtual void batchnorm_forward_with_sums(const BatchNormShape&, const float* x, const float* gamma,
+                                           const float* beta, const double* sums, float* y,
+                                           float* saved_mean, float* saved_var, float* running_mean,
+                                           float* running_var) = 0;
+  // Backward: sums = (Σdy, Σdy·x̂, n·h·w) over this rank's values, with x̂
+  // normalised by saved_* (the summed statistics), and dgamma = Σdy·x̂,
+  // dbeta = Σdy: this rank's parameter gradients, which the gradient
+  // all-reduce then averages like any other.
+  virtual void batchnorm_backward_sums(const BatchNormShape&, const float* x, const float* dy,
+                                       const float* saved_mean, const float* saved_var, double* sums,
+                                       float* dgamma, float* dbeta) = 0;
+  // dx = gamma / σ · (dy - Σdy / N - x̂ · Σdy·x̂ / N), the sums and their
+  // count N summed over the ranks.
+  virtual void batchnorm_backward_with_sums(const BatchNormShape&, const float* x, const float* dy,
+                                            const float* gamma, const float* saved_mean,
+                                            const float* saved_var, const double* sums, float* dx) = 0;
 
   // --- relu (backward reads the forward output y) ----------------------
   virtual void relu_forward(std::int64_t count, const float* x, float* y) = 0;

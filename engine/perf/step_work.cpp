@@ -24,7 +24,17 @@ Work step_work(const Network& network, const Schedule& s, int step, WorkCounter&
     case StepKind::backward: {
       const bool forward = st.kind == StepKind::forward;
       const Layer& layer = *network.nodes()[static_cast<std::size_t>(st.node)].layer;
-      run(counter, layer_call(s, layer, st.node, forward, placeholder));
+      LayerCall call = layer_call(s, layer, st.node, forward, placeholder);
+      if (!call.rank_sums) {
+        run(counter, call);
+        break;
+      }
+      // --sync-bn: both parts' kernels (the all-reduce between them is the
+      // network's, on the comm stream, as a bucket's is).
+      for (PassPart part : {PassPart::sums, PassPart::rest}) {
+        call.args.part = part;
+        run(counter, call);
+      }
       break;
     }
     case StepKind::accumulate: {

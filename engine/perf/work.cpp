@@ -41,6 +41,25 @@ void WorkCounter::batchnorm_backward(const BatchNormShape& s, const float*, cons
   add(WorkClass::batchnorm_backward, elements(s.n, s.c, s.h, s.w));
 }
 
+void WorkCounter::batchnorm_sums(const BatchNormShape& s, const float*, double*) {
+  add(WorkClass::batchnorm_forward, elements(s.n, s.c, s.h, s.w) / 2);
+}
+
+void WorkCounter::batchnorm_forward_with_sums(const BatchNormShape& s, const float*, const float*, const float*,
+                                              const double*, float*, float*, float*, float*, float*) {
+  add(WorkClass::batchnorm_forward, elements(s.n, s.c, s.h, s.w) / 2);
+}
+
+void WorkCounter::batchnorm_backward_sums(const BatchNormShape& s, const float*, const float*, const float*,
+                                          const float*, double*, float*, float*) {
+  add(WorkClass::batchnorm_backward, elements(s.n, s.c, s.h, s.w) / 2);
+}
+
+void WorkCounter::batchnorm_backward_with_sums(const BatchNormShape& s, const float*, const float*, const float*,
+                                               const float*, const float*, const double*, float*) {
+  add(WorkClass::batchnorm_backward, elements(s.n, s.c, s.h, s.w) / 2);
+}
+
 void WorkCounter::pool_forward(const PoolShape& s, const float*, float*, void*) {
   add(WorkClass::pool_forward, elements(s.n, s.c, s.out_h(), s.out_w()) * static_cast<double>(s.kh * s.kw));
 }

@@ -124,6 +124,16 @@ class WorkCounter final : public Kernels {
                                const float*, float*) override;
   void batchnorm_backward(const BatchNormShape& s, const float*, const float*, const float*, const float*,
                           const float*, float*, float*, float*) override;
+  // --sync-bn's halves: each does about half of what the fused pass does
+  // (a statistics pass; a normalising or dx pass), so each counts half its
+  // elements, and the pair costs a fused pass and one launch more.
+  void batchnorm_sums(const BatchNormShape& s, const float*, double*) override;
+  void batchnorm_forward_with_sums(const BatchNormShape& s, const float*, const float*, const float*, const double*,
+                                   float*, float*, float*, float*, float*) override;
+  void batchnorm_backward_sums(const BatchNormShape& s, const float*, const float*, const float*, const float*,
+                               double*, float*, float*) override;
+  void batchnorm_backward_with_sums(const BatchNormShape& s, const float*, const float*, const float*, const float*,
+                                    const float*, const double*, float*) override;
   void relu_forward(std::int64_t count, const float*, float*) override { add(WorkClass::relu_forward, count); }
   void relu_backward(std::int64_t count, const float*, const float*, float*) override {
     add(WorkClass::relu_backward, count);

@@ -13,7 +13,10 @@
 // sizes with this function and the executor carves with it, so every byte
 // is in the plan:
 //
-//   [view 0][view 1]...[the layer's own workspace]
+//   [view 0][view 1]...[rank sums][the layer's own workspace]
+//
+// (the rank sums only with --sync-bn on more than one rank:
+// NodeTensors::forward_rank_sums, engine/plan/schedule.h).
 #pragma once
 
 #include <cstddef>

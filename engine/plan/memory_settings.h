@@ -162,6 +162,11 @@ struct MemorySettings {
   // (PyTorch DDP's bucket_cap_mb). Each bucket is a tensor of the plan.
   int ranks = 1;
   std::size_t bucket_bytes = kDefaultBucketBytes;
+  // Batch norm normalises with the statistics of the whole global batch,
+  // its per-channel sums all-reduced in forward and backward (--sync-bn,
+  // PyTorch's SyncBatchNorm); otherwise with each rank's part of it. On
+  // one rank both are the same and nothing changes. Like ranks, the run's.
+  bool sync_bn = false;
   bool operator==(const MemorySettings&) const = default;
 };
 

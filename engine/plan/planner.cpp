@@ -118,14 +118,20 @@ class Planner {
       for (const SavedSpec& sv : layer.saved(in, s_.channel_block, k_))
         nt.saved.push_back(add_bytes(layer.name() + "." + sv.suffix, sv.bytes, Role::activation, node));
       // The layer's workspace behind the f32 copies of its 16-bit tensors
-      // (engine/plan/f32_views.h).
+      // (engine/plan/f32_views.h) and, with --sync-bn, its rank sums.
+      if (s_.syncs_statistics()) {
+        nt.forward_rank_sums = layer.rank_sums(in, Pass::forward);
+        nt.backward_rank_sums = layer.rank_sums(in, Pass::backward);
+      }
       const std::size_t fwd = layer.workspace_bytes(in, Pass::forward, s_.settings.memory.scheme, s_.channel_block, k_) +
-                              f32_views(s_, layer, node, true).bytes;
+                              f32_views(s_, layer, node, true).bytes +
+                              (nt.forward_rank_sums ? rank_sums_bytes(nt.forward_rank_sums) : 0);
       if (fwd) nt.forward_workspace = add_bytes(layer.name() + ".fwd_workspace", fwd, Role::workspace, node);
       if (training()) {
         // Sized once the gradients exist (plan_backward).
         const std::size_t bwd =
-            layer.workspace_bytes(in, Pass::backward, s_.settings.memory.scheme, s_.channel_block, k_);
+            layer.workspace_bytes(in, Pass::backward, s_.settings.memory.scheme, s_.channel_block, k_) +
+            (nt.backward_rank_sums ? rank_sums_bytes(nt.backward_rank_sums) : 0);
         backward_layer_workspace_[i] = bwd;
         if (bwd || half) nt.backward_workspace = add_bytes(layer.name() + ".bwd_workspace", bwd, Role::workspace, node);
       }
@@ -471,7 +477,7 @@ class Planner {
   NetworkShapes shapes_;
   Schedule s_;
   std::vector<bool> requires_grad_;
-  std::vector<std::size_t> backward_layer_workspace_;  // per node, before its f32 views
+  std::vector<std::size_t> backward_layer_workspace_;  // per node, before its f32 views (rank sums included)
   std::vector<int> last_backward_reader_;
   std::vector<bool> freed_saved_;
   std::vector<int> offloads_in_flight_;    // sync: waited for at the end of the layer

@@ -87,7 +87,16 @@ struct NodeTensors {
   int output_grad = -1;
   std::vector<int> input_grads;  // where backward writes input i's gradient
   bool runs_backward = false;
+  // --sync-bn on more than one rank (Schedule::syncs_statistics): the
+  // doubles the forward and backward passes sum over the ranks
+  // (Layer::rank_sums), in the step's workspace behind its f32 views
+  // (rank_sums_bytes); 0: the pass runs whole on this rank's batch.
+  std::size_t forward_rank_sums = 0, backward_rank_sums = 0;
 };
+
+// The workspace bytes `count` rank sums take: a multiple of 64, so that
+// what follows them stays as aligned as the workspace is.
+constexpr std::size_t rank_sums_bytes(std::size_t count) { return (count * sizeof(double) + 63) / 64 * 64; }
 
 // Parameter gradients all-reduced together (PyTorch DDP's bucket): packed
 // into `tensor`, a transient tensor of the plan, in backward order.
@@ -117,6 +126,11 @@ struct Schedule {
   // parameter gradients are averaged over the ranks in, in the order
   // backward completes them; empty on one rank and in eval schedules.
   std::vector<GradientBucket> buckets;
+  // Whether layers with rank sums (batch norm) normalise over every rank's
+  // batch: --sync-bn in a training schedule of more than one rank.
+  bool syncs_statistics() const {
+    return settings.phase == Phase::train && settings.memory.sync_bn && settings.memory.ranks > 1;
+  }
 
   // Predicted by summing rounded sizes over the steps (no allocator involved),
   // with every free at its planned step (the sync semantics).

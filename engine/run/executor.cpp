@@ -193,10 +193,54 @@ void Executor::compute(const Schedule& s, const Step& st, int step, const Iterat
   e.kind = forward ? SpanKind::forward : SpanKind::backward;
   e.layer = layer->name();
   device_.range_push(Stream::compute, layer->name() + (forward ? " fwd" : " bwd"));
-  span(pending, Stream::compute, std::move(e), [&] {
+  if (call.rank_sums == 0) {
+    span(pending, Stream::compute, std::move(e), [&] {
+      device_.submit(Stream::compute, [call = std::move(call)](Kernels& k) { tidepool::run(k, call); });
+    });
+  } else {
+    sync_statistics(std::move(call), e, pending);
+  }
+  device_.range_pop(Stream::compute);
+}
+
+// --sync-bn: the pass's first part leaves this rank's sums in its
+// workspace; they are summed over the ranks on the comm stream, behind any
+// bucket already queued there, so that every rank issues its collectives in
+// the schedule's order (two streams issuing them at once could pair one
+// rank's bucket with another's sums); the compute stream waits for them
+// and runs the rest. As in PyTorch's SyncBatchNorm, the compute stream
+// stalls for the all-reduce: the rest of the pass cannot start without it.
+void Executor::sync_statistics(LayerCall call, const SpanEvent& e, Pending& pending) {
+  const int ranks = pending.schedule.settings.memory.ranks;
+  if (!comm_ || comm_->size() != ranks)
+    throw std::logic_error("the schedule syncs batch-norm statistics over " + std::to_string(ranks) +
+                           " ranks; the executor has " + (comm_ ? std::to_string(comm_->size()) : "no") +
+                           " communicator");
+  double* sums = call.args.rank_sums;
+  const std::size_t count = call.rank_sums;
+  LayerCall first = call;
+  first.args.part = PassPart::sums;
+  call.args.part = PassPart::rest;
+  span(pending, Stream::compute, e, [&] {
+    device_.submit(Stream::compute, [first = std::move(first)](Kernels& k) { tidepool::run(k, first); });
+  });
+  SpanEvent reduce = e;
+  reduce.kind = SpanKind::all_reduce;
+  reduce.layer.clear();
+  reduce.tensor = e.layer + (e.kind == SpanKind::forward ? ".sums" : ".grad_sums");
+  reduce.bytes = count * sizeof(double);
+  device_.wait(Stream::comm, *pending.last_compute);
+  device_.range_push(Stream::comm, reduce.tensor);
+  const auto summed =
+      span(pending, Stream::comm, reduce, [&] { device_.all_reduce(Stream::comm, sums, count, *comm_); });
+  device_.range_pop(Stream::comm);
+  SpanEvent wait = reduce;
+  wait.kind = SpanKind::wait;
+  wait.bytes = 0;
+  span(pending, Stream::compute, wait, [&] { device_.wait(Stream::compute, *summed); });
+  span(pending, Stream::compute, e, [&] {
     device_.submit(Stream::compute, [call = std::move(call)](Kernels& k) { tidepool::run(k, call); });
   });
-  device_.range_pop(Stream::compute);
 }
 
 void Executor::accumulate(const Schedule& s, const Step& st, int step, Pending& pending) {

@@ -124,6 +124,7 @@ class Executor {
   void place(const Schedule& s, int tensor, int step, bool will_offload, Pending& pending);
   void release(const Schedule& s, int tensor, int step, bool after_copy, Pending& pending);
   void compute(const Schedule& s, const Step& st, int step, const IterationInputs& in, Pending& pending);
+  void sync_statistics(LayerCall call, const SpanEvent& e, Pending& pending);
   void accumulate(const Schedule& s, const Step& st, int step, Pending& pending);
   void update(const Schedule& s, const IterationInputs& in, int step, Pending& pending);
   void transfer(const Schedule& s, const Step& st, int step, Pending& pending);

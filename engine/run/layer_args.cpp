@@ -34,9 +34,15 @@ LayerCall layer_call(const Schedule& s, const Layer& layer, int node, bool forwa
   a.channel_block = s.channel_block;
   a.training = s.settings.phase == Phase::train;
 
+  // The workspace: [f32 views][rank sums][the layer's own].
   const F32Views views = f32_views(s, layer, node, forward);
+  c.rank_sums = forward ? nt.forward_rank_sums : nt.backward_rank_sums;
+  if (c.rank_sums) {
+    a.rank_sums = reinterpret_cast<double*>(workspace + views.bytes);
+    a.workspace = workspace + views.bytes + rank_sums_bytes(c.rank_sums);
+  }
   if (views.views.empty()) return c;
-  a.workspace = workspace + views.bytes;  // the layer's own, behind the copies
+  if (!c.rank_sums) a.workspace = workspace + views.bytes;  // the layer's own, behind the copies
   for (const F32View& v : views.views) {
     const TensorInfo& info = s.tensors[static_cast<std::size_t>(v.tensor)].info;
     std::byte* copy = workspace + v.offset;
@@ -63,14 +69,19 @@ void scale_loss_gradient(LayerCall& call, float scale) {
 }
 
 void run(Kernels& k, const LayerCall& call) {
-  for (const F32Copy& c : call.copies)
-    if (c.widen) k.convert(c.count, c.type, c.stored, DType::f32, c.copy, 1.0f);
+  // A pass in parts widens before its first part and rounds after its
+  // last: the f32 copies stay in the workspace in between.
+  const PassPart part = call.args.part;
+  if (part != PassPart::rest)
+    for (const F32Copy& c : call.copies)
+      if (c.widen) k.convert(c.count, c.type, c.stored, DType::f32, c.copy, 1.0f);
   if (call.forward)
     call.layer->forward(k, call.args);
   else
     call.layer->backward(k, call.args);
-  for (const F32Copy& c : call.copies)
-    if (c.round) k.convert(c.count, DType::f32, c.copy, c.type, c.stored, c.scale);
+  if (part != PassPart::sums)
+    for (const F32Copy& c : call.copies)
+      if (c.round) k.convert(c.count, DType::f32, c.copy, c.type, c.stored, c.scale);
 }
 
 UpdateCall update_call(const Schedule& s, const SgdOptions& sgd, float loss_scale, const TensorAddress& address) {

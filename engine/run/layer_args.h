@@ -33,6 +33,10 @@ struct LayerCall {
   bool forward = true;
   LayerArgs args;  // f32 copies in place of the 16-bit tensors
   std::vector<F32Copy> copies;
+  // --sync-bn (NodeTensors::forward_rank_sums): the doubles at
+  // args.rank_sums the pass sums over the ranks between its parts; 0: it
+  // runs whole.
+  std::size_t rank_sums = 0;
 };
 
 // `node`'s forward or backward call in schedule `s`; the seed is the
@@ -46,6 +50,9 @@ LayerCall layer_call(const Schedule& s, const Layer& layer, int node, bool forwa
 void scale_loss_gradient(LayerCall& call, float scale);
 
 // Widens the 16-bit tensors the layer reads, runs it, rounds what it wrote.
+// A call with rank sums runs as args.part says: PassPart::sums (widening
+// first) and, once the sums are all-reduced, PassPart::rest (rounding
+// after).
 void run(Kernels& k, const LayerCall& call);
 
 struct SgdOptions {

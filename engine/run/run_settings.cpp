@@ -86,6 +86,7 @@ nlohmann::json to_json(const RunSettings& s) {
           {"copy_engine", to_string(m.copy_engine)},
           {"ranks", m.ranks},
           {"bucket_bytes", m.bucket_bytes},
+          {"sync_bn", m.sync_bn},
           {"trace_iterations", s.trace_iterations}};
 }
 
@@ -125,6 +126,7 @@ RunSettings run_settings_from_json(const nlohmann::json& j) {
   // From before data-parallel training: one rank.
   m.ranks = j.contains("ranks") ? integer<int>(j, "ranks") : 1;
   if (j.contains("bucket_bytes")) m.bucket_bytes = integer<std::size_t>(j, "bucket_bytes");
+  m.sync_bn = j.value("sync_bn", false);  // from before --sync-bn: each rank's statistics
   s.trace_iterations = integer<std::int64_t>(j, "trace_iterations");
   return s;
 }

@@ -57,10 +57,12 @@ Trainer::~Trainer() {
 }
 
 const MemoryPlan& Trainer::apply(const MemorySettings& wanted) {
-  // The ranks and their buckets are the run's, whoever asks.
+  // The ranks, their buckets and whether they sync batch norm are the
+  // run's, whoever asks.
   MemorySettings settings = wanted;
   settings.ranks = plan_.settings.ranks;
   settings.bucket_bytes = plan_.settings.bucket_bytes;
+  settings.sync_bn = plan_.settings.sync_bn;
   // Throws, leaving everything as it was.
   execute(plan_memory(network_, options_.batch, settings, device_.kernels(), plan_.limits(), model()));
   return plan_;

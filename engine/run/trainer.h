@@ -70,7 +70,7 @@ class Trainer {
   // the training batch): loss and correct count, no update.
   IterationResult eval_step(const float* images, const std::int32_t* labels, std::int64_t batch);
 
-  // Plans `settings` (with the run's ranks and buckets, whatever they say)
+  // Plans `settings` (with the run's ranks, buckets and sync_bn, whatever they say)
   // against what this run has reserved and executes the
   // plan from the next iteration on. Throws (MemoryRefusal with the
   // smallest budget that works, or std::invalid_argument) and then changes
@@ -113,7 +113,9 @@ class Trainer {
   // Data-parallel training: batch norm's running statistics are each
   // rank's own (gradients are averaged, statistics are not); this copies
   // rank 0's to every rank, as PyTorch DDP's broadcast_buffers does, so
-  // that evaluations and checkpoints agree. Every rank calls it.
+  // that evaluations and checkpoints agree. Every rank calls it. With
+  // --sync-bn (MemorySettings::sync_bn) every rank computes the same
+  // statistics from the same summed sums, and there is nothing to send.
   void broadcast_statistics();
   // The name of the first weight-role tensor (parameters, batchnorm running
   // statistics) holding a NaN or an infinity; empty when all are finite.

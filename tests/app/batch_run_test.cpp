@@ -298,6 +298,23 @@ TEST(BatchRun, ResumeRefusesACheckpointOfAnotherModel) {
   EXPECT_NO_THROW(resume_settings(cli, {}, c, "runs/x")) << "a model not given is taken from the checkpoint";
 }
 
+// --resume continues with the run's batch norm: --sync-bn cannot be added
+// to a run trained without it, and a run trained with it keeps it.
+TEST(BatchRun, ResumeRefusesSyncBnForARunTrainedWithout) {
+  Checkpoint c;
+  RunSettings cli;
+  cli.memory.sync_bn = true;
+  try {
+    resume_settings(cli, {"sync-bn"}, c, "runs/x");
+    FAIL();
+  } catch (const CheckpointError& e) {
+    EXPECT_NE(std::string(e.what()).find("without --sync-bn"), std::string::npos) << e.what();
+  }
+  c.settings.memory.sync_bn = true;
+  EXPECT_TRUE(resume_settings(cli, {"sync-bn"}, c, "runs/x").memory.sync_bn);
+  EXPECT_TRUE(resume_settings(RunSettings{}, {}, c, "runs/x").memory.sync_bn) << "left out: the run's own";
+}
+
 TEST(BatchRun, TrainingSetSmallerThanABatchIsRefused) {
   testing::TempDir dir("small");
   testing::write_tiny_cifar10(dir.path() / "data", 4, 4);

@@ -82,6 +82,28 @@ TEST_F(Mpirun, TwoRanksTrainTheSameBitsTwiceAndEachWritesItsTrace) {
   EXPECT_EQ(continued.at("ranks"), 1);
 }
 
+// --sync-bn: the ranks normalise over the global batch (every batch
+// norm's sums all-reduced on the comm track), finish agreeing (the run
+// compares their checksums at the end), say so and record it; the model
+// differs from the one each rank's own statistics train.
+TEST_F(Mpirun, SyncBnRanksTrainOneModelAndSaySo) {
+  const fs::path synced = dir_.path() / "synced", each = dir_.path() / "each";
+  const auto r = testing::run_command(mpirun(2) + args(synced, "--iterations 4 --sync-bn"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("batch norm normalises over the whole global batch (--sync-bn)"), std::string::npos)
+      << r.output;
+  const auto plain = testing::run_command(mpirun(2) + args(each, "--iterations 4"));
+  ASSERT_EQ(plain.status, 0) << plain.output;
+  const nlohmann::json s = summary_of(synced);
+  EXPECT_EQ(s.at("sync_bn"), true);
+  EXPECT_EQ(s.at("settings").at("sync_bn"), true);
+  EXPECT_EQ(summary_of(each).at("sync_bn"), false);
+  EXPECT_NE(s.at("param_checksum"), summary_of(each).at("param_checksum"));
+  std::ifstream trace(synced / "trace.rank1.json");
+  const std::string text((std::istreambuf_iterator<char>(trace)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("bn1.grad_sums"), std::string::npos) << "rank 1's trace shows the sums' all-reduces";
+}
+
 TEST_F(Mpirun, RefusesAGlobalBatchThatDoesNotSplitEvenly) {
   const auto r = testing::run_command(mpirun(2) + args(dir_.path() / "odd", "--iterations 1", 33));
   EXPECT_NE(r.status, 0);

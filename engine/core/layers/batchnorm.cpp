@@ -33,23 +33,56 @@ std::vector<SavedSpec> BatchNorm::saved(const std::vector<Shape>& in, std::int64
   return {{"saved_mean", bytes}, {"saved_var", bytes}};
 }
 
+std::size_t BatchNorm::rank_sums(const std::vector<Shape>& in, Pass) const {
+  return static_cast<std::size_t>(batchnorm_sums_count(in[0][1]));
+}
+
 void BatchNorm::forward(Kernels& k, const LayerArgs& a) const {
   const BatchNormShape s = bn_shape(a.input_shapes[0], a.channel_block);
   const auto* x = static_cast<const float*>(a.inputs[0]);
   auto* y = static_cast<float*>(a.output);
-  if (a.training)
-    k.batchnorm_forward_train(s, x, a.params[0], a.params[1], y, static_cast<float*>(a.saved[0]),
-                              static_cast<float*>(a.saved[1]), a.params[2], a.params[3]);
-  else
+  auto* saved_mean = static_cast<float*>(a.saved[0]);
+  auto* saved_var = static_cast<float*>(a.saved[1]);
+  if (!a.training) {
     k.batchnorm_forward_infer(s, x, a.params[0], a.params[1], a.params[2], a.params[3], y);
+    return;
+  }
+  switch (a.part) {
+    case PassPart::whole:
+      k.batchnorm_forward_train(s, x, a.params[0], a.params[1], y, saved_mean, saved_var, a.params[2], a.params[3]);
+      break;
+    case PassPart::sums: k.batchnorm_sums(s, x, a.rank_sums); break;
+    case PassPart::rest:
+      k.batchnorm_forward_with_sums(s, x, a.params[0], a.params[1], a.rank_sums, y, saved_mean, saved_var, a.params[2],
+                                    a.params[3]);
+      break;
+  }
 }
 
 void BatchNorm::backward(Kernels& k, const LayerArgs& a) const {
   const BatchNormShape s = bn_shape(a.input_shapes[0], a.channel_block);
+  const auto* x = static_cast<const float*>(a.inputs[0]);
+  const auto* saved_mean = static_cast<const float*>(a.saved[0]);
+  const auto* saved_var = static_cast<const float*>(a.saved[1]);
   // batchnorm always produces dx: nothing upstream of a batchnorm is an input image.
-  k.batchnorm_backward(s, static_cast<const float*>(a.inputs[0]), a.output_grad, a.params[0],
-                       static_cast<const float*>(a.saved[0]), static_cast<const float*>(a.saved[1]),
-                       a.input_grads[0], a.param_grads[0], a.param_grads[1]);
+  switch (a.part) {
+    case PassPart::whole:
+      k.batchnorm_backward(s, x, a.output_grad, a.params[0], saved_mean, saved_var, a.input_grads[0],
+                           a.param_grads[0], a.param_grads[1]);
+      break;
+    // dgamma and dbeta from this rank's sums, not the summed ones: the
+    // gradient all-reduce averages them over the ranks like every
+    // parameter gradient, and averaging sums that already hold every rank
+    // would make them `ranks` times too large.
+    case PassPart::sums:
+      k.batchnorm_backward_sums(s, x, a.output_grad, saved_mean, saved_var, a.rank_sums, a.param_grads[0],
+                                a.param_grads[1]);
+      break;
+    case PassPart::rest:
+      k.batchnorm_backward_with_sums(s, x, a.output_grad, a.params[0], saved_mean, saved_var, a.rank_sums,
+                                     a.input_grads[0]);
+      break;
+  }
 }
 
 }  // namespace tidepool

@@ -1,4 +1,10 @@
 // Batch normalisation over N, H, W per channel, with running statistics.
+//
+// In a data-parallel run each rank normalises with its own part of the
+// batch, unless the schedule syncs the statistics (--sync-bn, as PyTorch's
+// SyncBatchNorm): then each training pass runs in two parts (PassPart)
+// around an all-reduce of per-channel sums, and normalises with the whole
+// global batch's mean and variance.
 #pragma once
 
 #include "engine/core/layer.h"
@@ -17,6 +23,9 @@ class BatchNorm final : public Layer {
   // The batch mean and variance, for backward.
   std::vector<SavedSpec> saved(const std::vector<Shape>& inputs, std::int64_t channel_block,
                                Kernels&) const override;
+  // --sync-bn: forward sums x and x², backward dy and dy·x̂, per channel,
+  // with the count (batchnorm_sums_count).
+  std::size_t rank_sums(const std::vector<Shape>& inputs, Pass) const override;
   bool backward_reads_input(int) const override { return true; }
   bool backward_reads_output() const override { return false; }
   void forward(Kernels&, const LayerArgs&) const override;

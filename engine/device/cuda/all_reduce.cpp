@@ -68,6 +68,15 @@ CudaAllReduce::Group& CudaAllReduce::group_for(Communicator& ranks) {
 }
 
 void CudaAllReduce::run(cudaStream_t stream, float* data, std::size_t count, Communicator& ranks) {
+  sum(stream, data, count, ranks);
+}
+
+void CudaAllReduce::run(cudaStream_t stream, double* data, std::size_t count, Communicator& ranks) {
+  sum(stream, data, count, ranks);
+}
+
+template <typename T>
+void CudaAllReduce::sum(cudaStream_t stream, T* data, std::size_t count, Communicator& ranks) {
   // The first call with `ranks` votes, an empty bucket's too: the other
   // ranks vote at the same point.
   Group& g = group_for(ranks);
@@ -81,13 +90,14 @@ void CudaAllReduce::run(cudaStream_t stream, float* data, std::size_t count, Com
   sum_on_host(stream, data, count, ranks);
 }
 
-void CudaAllReduce::sum_on_host(cudaStream_t stream, float* data, std::size_t count, Communicator& ranks) {
-  const std::size_t bytes = count * sizeof(float);
-  if (count > staging_count_) {
+template <typename T>
+void CudaAllReduce::sum_on_host(cudaStream_t stream, T* data, std::size_t count, Communicator& ranks) {
+  const std::size_t bytes = count * sizeof(T);
+  if (bytes > staging_bytes_) {
     // The previous bucket's copy back may still read the old buffer.
     TP_CALL(cudaStreamSynchronize, stream);
     staging_.reset();
-    staging_count_ = 0;
+    staging_bytes_ = 0;
     void* p = nullptr;
     const cudaError_t status = cudaHostAlloc(&p, bytes, cudaHostAllocDefault);
     if (status == cudaErrorMemoryAllocation) {
@@ -97,10 +107,10 @@ void CudaAllReduce::sum_on_host(cudaStream_t stream, float* data, std::size_t co
                         "or free host memory");
     }
     check(status, "cudaHostAlloc");
-    staging_.reset(static_cast<float*>(p));
-    staging_count_ = count;
+    staging_.reset(static_cast<std::byte*>(p));
+    staging_bytes_ = bytes;
   }
-  float* host = staging_.get();
+  T* host = reinterpret_cast<T*>(staging_.get());
   TP_CALL(cudaMemcpyAsync, host, data, bytes, cudaMemcpyDeviceToHost, stream);
   // The stream's order ends here for the host: the copy waits behind the
   // bucket's pack (the executor made the stream wait for it), and the sum

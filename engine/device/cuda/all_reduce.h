@@ -1,5 +1,6 @@
-// The cuda device's all-reduce (Device::all_reduce): a bucket of f32 in
-// device memory summed over a Communicator's ranks, in a stream's order.
+// The cuda device's all-reduce (Device::all_reduce): a bucket of f32 (or
+// --sync-bn's f64 sums) in device memory summed over a Communicator's
+// ranks, in a stream's order.
 //
 //   CudaAllReduce sums(gpu_identity(props.uuid));
 //   sums.run(comm_stream, bucket, count, ranks);   // on the thread that issues the stream's work
@@ -74,6 +75,7 @@ class CudaAllReduce {
   // DeviceError when the staging buffer cannot be pinned, and what the
   // Communicator throws (CommError).
   void run(cudaStream_t stream, float* data, std::size_t count, Communicator& ranks);
+  void run(cudaStream_t stream, double* data, std::size_t count, Communicator& ranks);
 
   // "nccl" or "host" for a Communicator this has summed over, "" for one
   // it has not met yet.
@@ -82,15 +84,18 @@ class CudaAllReduce {
  private:
   struct Group;
   Group& group_for(Communicator& ranks);
-  void sum_on_host(cudaStream_t stream, float* data, std::size_t count, Communicator& ranks);
+  template <typename T>
+  void sum(cudaStream_t stream, T* data, std::size_t count, Communicator& ranks);
+  template <typename T>
+  void sum_on_host(cudaStream_t stream, T* data, std::size_t count, Communicator& ranks);
 
   std::uint64_t gpu_;
   std::vector<std::unique_ptr<Group>> groups_;
   struct PinnedFree {
-    void operator()(float* p) const noexcept { (void)cudaFreeHost(p); }
+    void operator()(std::byte* p) const noexcept { (void)cudaFreeHost(p); }
   };
-  std::unique_ptr<float, PinnedFree> staging_;
-  std::size_t staging_count_ = 0;
+  std::unique_ptr<std::byte, PinnedFree> staging_;
+  std::size_t staging_bytes_ = 0;
 };
 
 }  // namespace cuda

@@ -420,13 +420,26 @@ void CudaDevice::host_task(Stream s, std::function<void()> work) {
   check(status, "cudaLaunchHostFunc");
 }
 
-void CudaDevice::all_reduce(Stream s, float* data, std::size_t count, Communicator& comm) {
+namespace {
+
+void refuse_null(const void* data, std::size_t count, const char* what) {
   if (data == nullptr && count > 0)
-    throw std::invalid_argument("cuda device: all_reduce of " + std::to_string(count) + " floats at a null pointer");
-  Impl& d = *impl_;
-  cudaStream_t stream = d.stream(s);
-  d.bind();
-  d.sums->run(stream, data, count, comm);
+    throw std::invalid_argument("cuda device: all_reduce of " + std::to_string(count) + " " + what +
+                                " at a null pointer");
+}
+
+}  // namespace
+
+void CudaDevice::all_reduce(Stream s, float* data, std::size_t count, Communicator& comm) {
+  refuse_null(data, count, "floats");
+  impl_->bind();
+  impl_->sums->run(impl_->stream(s), data, count, comm);
+}
+
+void CudaDevice::all_reduce(Stream s, double* data, std::size_t count, Communicator& comm) {
+  refuse_null(data, count, "doubles");
+  impl_->bind();
+  impl_->sums->run(impl_->stream(s), data, count, comm);
 }
 
 std::string CudaDevice::all_reduce_way(const Communicator& comm) const { return impl_->sums->way(comm); }

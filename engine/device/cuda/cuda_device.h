@@ -119,6 +119,7 @@ class CudaDevice final : public Device {
   // a collective of its ranks (they choose the way together and start
   // NCCL).
   void all_reduce(Stream, float* data, std::size_t count, Communicator& comm) override;
+  void all_reduce(Stream, double* data, std::size_t count, Communicator& comm) override;  // --sync-bn's sums: the same
   // "nccl" or "host": the way all_reduce sums over `comm`; "" before its
   // first all-reduce with it.
   std::string all_reduce_way(const Communicator& comm) const;

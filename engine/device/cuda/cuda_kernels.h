@@ -72,6 +72,15 @@ class CudaKernels final : public Kernels {
   void batchnorm_backward(const BatchNormShape&, const float* x, const float* dy,
                           const float* gamma, const float* saved_mean, const float* saved_var,
                           float* dx, float* dgamma, float* dbeta) override;
+  void batchnorm_sums(const BatchNormShape&, const float* x, double* sums) override;
+  void batchnorm_forward_with_sums(const BatchNormShape&, const float* x, const float* gamma, const float* beta,
+                                   const double* sums, float* y, float* saved_mean, float* saved_var,
+                                   float* running_mean, float* running_var) override;
+  void batchnorm_backward_sums(const BatchNormShape&, const float* x, const float* dy, const float* saved_mean,
+                               const float* saved_var, double* sums, float* dgamma, float* dbeta) override;
+  void batchnorm_backward_with_sums(const BatchNormShape&, const float* x, const float* dy, const float* gamma,
+                                    const float* saved_mean, const float* saved_var, const double* sums,
+                                    float* dx) override;
 
   void relu_forward(std::int64_t count, const float* x, float* y) override;
   void relu_backward(std::int64_t count, const float* y, const float* dy, float* dx) override;

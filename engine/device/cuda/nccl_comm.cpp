@@ -87,10 +87,18 @@ NcclComm::~NcclComm() {
 }
 
 void NcclComm::all_reduce_sum(float* data, std::size_t count, cudaStream_t stream) {
+  sum(data, count, ncclFloat, stream);
+}
+
+void NcclComm::all_reduce_sum(double* data, std::size_t count, cudaStream_t stream) {
+  sum(data, count, ncclDouble, stream);
+}
+
+void NcclComm::sum(void* data, std::size_t count, int type, cudaStream_t stream) {
   ncclResult_t earlier = ncclSuccess;
   TP_CALL(ncclCommGetAsyncError, comm_, &earlier);
   check(earlier, "ncclAllReduce (an earlier one, reported by ncclCommGetAsyncError)");
-  TP_CALL(ncclAllReduce, data, data, count, ncclFloat, ncclSum, comm_, stream);
+  TP_CALL(ncclAllReduce, data, data, count, static_cast<ncclDataType_t>(type), ncclSum, comm_, stream);
 }
 
 }  // namespace tidepool::cuda

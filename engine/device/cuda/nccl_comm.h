@@ -49,14 +49,16 @@ class NcclComm {
   NcclComm(const NcclComm&) = delete;
   NcclComm& operator=(const NcclComm&) = delete;
 
-  // `data` (count f32 in device memory) summed over the ranks in place,
+  // `data` (count f32, or f64: --sync-bn's sums, in device memory) summed over the ranks in place,
   // enqueued on `stream` (ncclAllReduce); returns without waiting. Every
   // rank gets the same bits. First throws an error an earlier all-reduce
   // met on the way (ncclCommGetAsyncError): NCCL reports network failures
   // that way, not through the stream.
   void all_reduce_sum(float* data, std::size_t count, cudaStream_t stream);
+  void all_reduce_sum(double* data, std::size_t count, cudaStream_t stream);
 
  private:
+  void sum(void* data, std::size_t count, int type, cudaStream_t stream);  // type: an ncclDataType_t
   ncclComm_t comm_ = nullptr;
 };
 

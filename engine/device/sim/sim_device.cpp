@@ -102,6 +102,10 @@ void SimDevice::all_reduce(Stream s, float*, std::size_t count, Communicator& co
   run_for(s, ring_all_reduce_us(count * sizeof(float), comm.size(), network_));
 }
 
+void SimDevice::all_reduce(Stream s, double*, std::size_t count, Communicator& comm) {
+  run_for(s, ring_all_reduce_us(count * sizeof(double), comm.size(), network_));
+}
+
 std::unique_ptr<DeviceEvent> SimDevice::record(Stream s) {
   return std::make_unique<SimEvent>(this, std::max(clock(s), host_us_));
 }

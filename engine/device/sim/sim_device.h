@@ -82,6 +82,8 @@ class SimDevice final : public Device {
   // ring_all_reduce_us(count f32, comm.size(), network()) on the stream's
   // clock; `data` is neither read nor written (there are no values).
   void all_reduce(Stream, float* data, std::size_t count, Communicator& comm) override;
+  // The same for count f64 (--sync-bn's sums).
+  void all_reduce(Stream, double* data, std::size_t count, Communicator& comm) override;
 
   std::unique_ptr<DeviceEvent> record(Stream) override;
   void wait(Stream waiter, const DeviceEvent&) override;

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <map>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -174,6 +176,214 @@ TEST(DataParallel, AllReducesAreSpansOfTheCommStreamBetweenPackAndUnpack) {
   // Bucket allocations show in the address map.
   EXPECT_TRUE(std::any_of(events.allocs.begin(), events.allocs.end(),
                           [](const AllocEvent& a) { return a.name.rfind("bucket", 0) == 0; }));
+}
+
+// --sync-bn: batch norm over the global batch.
+
+// Batch norm in every layout it meets on the cpu device: 16 channels
+// (channel-blocked, in blocks of 8 on AVX2 and 16 on AVX-512), 6 channels
+// (NCHW), and a 2-D [n, c] one after a linear layer. No dropout: its masks
+// are drawn per element of each rank's part, so no two runs on different
+// numbers of ranks could agree.
+const std::map<std::string, std::int64_t> kBatchNormChannels = {{"bn1", 16}, {"bn2", 6}, {"bn3", 8}};
+
+Network batchnorm_net() {
+  Network n("batchnorms", {3, 8, 8}, 4);
+  std::string x = n.add(std::make_unique<Conv2d>("conv1", Conv2dOptions{.out_channels = 16, .padding = 1}), {"data"});
+  x = n.add(std::make_unique<BatchNorm>("bn1"), {x});
+  x = n.add(std::make_unique<Relu>("relu1"), {x});
+  x = n.add(std::make_unique<Conv2d>("conv2", Conv2dOptions{.out_channels = 6, .padding = 1}), {x});
+  x = n.add(std::make_unique<BatchNorm>("bn2"), {x});
+  x = n.add(std::make_unique<Relu>("relu2"), {x});
+  x = n.add(std::make_unique<Pool2d>("gap", PoolOptions{.kind = PoolKind::avg, .global = true}), {x});
+  x = n.add(std::make_unique<Flatten>("flatten"), {x});
+  x = n.add(std::make_unique<Linear>("fc1", 8), {x});
+  x = n.add(std::make_unique<BatchNorm>("bn3"), {x});
+  x = n.add(std::make_unique<Relu>("relu3"), {x});
+  x = n.add(std::make_unique<Linear>("fc2", 4), {x});
+  n.add(std::make_unique<SoftmaxCrossEntropy>("loss"), {x, "labels"});
+  return n;
+}
+
+double worst_difference(const std::vector<float>& a, const std::vector<float>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  double worst = 0;
+  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i)
+    worst = std::max(worst, static_cast<double>(std::abs(a[i] - b[i])));
+  return worst;
+}
+
+// The running statistics among read_parameters()' values (the weight-role
+// tensors in persistent order): the parameters that have no gradient.
+std::vector<float> running_statistics(const Network& net, const std::vector<float>& parameters) {
+  CpuDevice device;
+  const Schedule s = plan_memory(net, 8, {}, device.kernels()).train;
+  std::vector<bool> statistic(s.tensors.size(), false);
+  for (const NodeTensors& nt : s.nodes)
+    for (std::size_t j = 0; j < nt.params.size(); ++j) statistic[nt.params[j]] = nt.param_grads[j] < 0;
+  std::vector<float> out;
+  std::size_t at = 0;
+  for (int t : s.persistent) {
+    const TensorInfo& info = s.tensors[t].info;
+    if (info.role != Role::weight) continue;
+    const auto count = static_cast<std::size_t>(info.shape.numel());
+    if (statistic[t]) out.insert(out.end(), parameters.begin() + at, parameters.begin() + at + count);
+    at += count;
+  }
+  EXPECT_EQ(at, parameters.size());
+  return out;
+}
+
+// PyTorch's SyncBatchNorm: two ranks on halves of a batch normalise with
+// the whole batch's statistics, so they take the step one rank takes on all
+// of it (up to the order of the sums), running statistics included.
+// Without it each rank normalises with its own half's, and they do not.
+TEST(DataParallel, WithSyncBnTwoRanksOnHalvesTakeTheStepOfOneRankOnTheWholeBatch) {
+  const Network net = batchnorm_net();
+  const auto one = train_ranks(net, 1, {.sync_bn = true}, 3);
+  const auto synced = train_ranks(net, 2, {.sync_bn = true}, 3);
+  const auto each = train_ranks(net, 2, {}, 3);
+  const double worst = worst_difference(synced[0].parameters, one[0].parameters);
+  EXPECT_LT(worst, 1e-5);
+  EXPECT_GT(worst, 0.0) << "bit-identical would mean the ranks summed in one rank's order, which they do not";
+  const std::vector<float> stats = running_statistics(net, one[0].parameters);
+  ASSERT_EQ(stats.size(), 2u * (16 + 6 + 8));
+  EXPECT_LT(worst_difference(running_statistics(net, synced[0].parameters), stats), 1e-5)
+      << "the running statistics are the whole batch's";
+  EXPECT_GT(worst_difference(each[0].parameters, one[0].parameters), 1e-3)
+      << "each rank's own statistics are not the whole batch's";
+  EXPECT_GT(worst_difference(running_statistics(net, each[0].parameters), stats), 1e-3);
+}
+
+// Every rank computes its statistics from the same summed sums, so the
+// ranks agree without rank 0's being sent round; each rank's own do not.
+TEST(DataParallel, WithSyncBnEveryRankHasTheSameRunningStatisticsWithoutABroadcast) {
+  const Network net = batchnorm_net();
+  const auto synced = train_ranks(net, 2, {.sync_bn = true}, 2);
+  EXPECT_EQ(synced[0].checksum, synced[1].checksum);
+  EXPECT_NE(synced[0].loss, synced[1].loss) << "the ranks trained on different shards";
+  const auto each = train_ranks(net, 2, {}, 2);
+  EXPECT_NE(running_statistics(net, each[0].parameters), running_statistics(net, each[1].parameters));
+}
+
+TEST(DataParallel, WithSyncBnOffloadModesHeuristicsAndBucketsKeepTheBits) {
+  const Network net = batchnorm_net();
+  const auto base = train_ranks(net, 2, {.mode = OffloadMode::base, .sync_bn = true}, 2);
+  const auto all = train_ranks(
+      net, 2, {.mode = OffloadMode::all, .heuristic = "first-fit", .bucket_bytes = 64, .sync_bn = true}, 2);
+  const auto conv = train_ranks(net, 2,
+                                {.mode = OffloadMode::conv,
+                                 .transfer = TransferMode::sync,
+                                 .copy_engine = CopyEngine::threads,
+                                 .sync_bn = true},
+                                2);
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(base[r].checksum, all[r].checksum) << "rank " << r;
+    EXPECT_EQ(base[r].checksum, conv[r].checksum) << "rank " << r;
+  }
+}
+
+// 16-bit activations: the f32 copies a step works on are widened before
+// the pass's first part and rounded after its second, with the sums
+// all-reduced in between.
+TEST(DataParallel, WithSyncBnBf16RanksTakeTheStepOfOneRank) {
+  const Network net = batchnorm_net();
+  const auto one = train_ranks(net, 1, {.precision = Precision::bf16, .sync_bn = true}, 2);
+  const auto two = train_ranks(net, 2, {.precision = Precision::bf16, .sync_bn = true}, 2);
+  EXPECT_EQ(two[0].checksum, two[1].checksum);
+  EXPECT_LT(worst_difference(two[0].parameters, one[0].parameters), 1e-3);
+}
+
+// One rank has no other statistics to sync with: --sync-bn plans and
+// computes exactly what it does without.
+TEST(DataParallel, OnOneRankSyncBnChangesNothing) {
+  const Network net = batchnorm_net();
+  CpuDevice device;
+  const MemoryPlan plain = plan_memory(net, 8, {}, device.kernels());
+  const MemoryPlan synced = plan_memory(net, 8, {.sync_bn = true}, device.kernels());
+  EXPECT_FALSE(synced.train.syncs_statistics());
+  for (const NodeTensors& nt : synced.train.nodes) {
+    EXPECT_EQ(nt.forward_rank_sums, 0u);
+    EXPECT_EQ(nt.backward_rank_sums, 0u);
+  }
+  EXPECT_EQ(synced.train.peak_load_bytes, plain.train.peak_load_bytes);
+  EXPECT_EQ(train_ranks(net, 1, {.sync_bn = true}, 2)[0].checksum, train_ranks(net, 1, {}, 2)[0].checksum);
+}
+
+// The sums live in the training passes' workspaces, behind the f32 views:
+// 2c + 1 doubles per batch norm and pass, nothing in evaluation.
+TEST(DataParallel, SyncBnPlansEachBatchNormsSumsInItsWorkspaces) {
+  const Network net = batchnorm_net();
+  CpuDevice device;
+  const MemoryPlan each = plan_memory(net, 8, {.ranks = 2}, device.kernels());
+  const MemoryPlan synced = plan_memory(net, 8, {.ranks = 2, .sync_bn = true}, device.kernels());
+  ASSERT_TRUE(synced.train.syncs_statistics());
+  EXPECT_FALSE(synced.eval.syncs_statistics());
+  const std::map<std::string, std::int64_t>& channels = kBatchNormChannels;
+  const Schedule& s = synced.train;
+  for (std::size_t i = 0; i < s.nodes.size(); ++i) {
+    const std::string& name = net.nodes()[i].layer->name();
+    const NodeTensors& nt = s.nodes[i];
+    const auto bn = channels.find(name);
+    const std::size_t expected = bn == channels.end() ? 0 : static_cast<std::size_t>(2 * bn->second + 1);
+    EXPECT_EQ(nt.forward_rank_sums, expected) << name;
+    EXPECT_EQ(nt.backward_rank_sums, expected) << name;
+    EXPECT_EQ(synced.eval.nodes[i].forward_rank_sums, 0u) << name;
+    if (!expected) continue;
+    for (int w : {nt.forward_workspace, nt.backward_workspace}) {
+      ASSERT_GE(w, 0) << name;
+      EXPECT_GE(s.tensors[w].info.bytes(), rank_sums_bytes(expected)) << name;
+    }
+  }
+  // A few hundred bytes a workspace, which need not be at the peak.
+  EXPECT_GE(synced.train.peak_load_bytes, each.train.peak_load_bytes);
+  EXPECT_EQ(synced.eval.peak_load_bytes, each.eval.peak_load_bytes);
+}
+
+// Each batch norm's sums, forward and backward, are an all-reduce of the
+// comm stream (in the schedule's order with the buckets), which the compute
+// stream waits for between the pass's two parts.
+TEST(DataParallel, WithSyncBnEachBatchNormsSumsAreAllReducedOnTheCommStream) {
+  const Network net = batchnorm_net();
+  testing::Recorder events;
+  train_ranks(net, 2, {.bucket_bytes = 512, .sync_bn = true}, 1, &events);
+  std::map<std::string, int> reduced, waited;
+  int bn1_forward_parts = 0;
+  for (const SpanEvent& e : events.spans) {
+    if (e.layer == "bn1" && e.kind == SpanKind::forward) ++bn1_forward_parts;
+    const bool sums = e.tensor.find("sums") != std::string::npos;
+    if (!sums) continue;
+    if (e.kind == SpanKind::all_reduce) {
+      EXPECT_EQ(e.stream, Stream::comm) << e.tensor;
+      const std::int64_t c = kBatchNormChannels.at(e.tensor.substr(0, e.tensor.find('.')));
+      EXPECT_EQ(e.bytes, static_cast<std::size_t>(2 * c + 1) * sizeof(double)) << e.tensor;
+      ++reduced[e.tensor];
+    }
+    if (e.kind == SpanKind::wait) {
+      EXPECT_EQ(e.stream, Stream::compute);
+      ++waited[e.tensor];
+    }
+  }
+  const std::map<std::string, int> once = {{"bn1.sums", 1}, {"bn1.grad_sums", 1}, {"bn2.sums", 1},
+                                           {"bn2.grad_sums", 1}, {"bn3.sums", 1}, {"bn3.grad_sums", 1}};
+  EXPECT_EQ(reduced, once);
+  EXPECT_EQ(waited, once);
+  EXPECT_EQ(bn1_forward_parts, 2) << "the sums part and the rest";
+}
+
+TEST(DataParallel, ATrainerKeepsTheRunsSyncBnWhateverItIsAskedToApply) {
+  const Network net = batchnorm_net();
+  CpuDevice device;
+  LocalGroup group(2);
+  TrainerOptions options;
+  options.batch = 8;
+  options.memory.ranks = 2;
+  options.memory.sync_bn = true;
+  options.comm = &group.rank(0);
+  Trainer trainer(device, net, options);
+  trainer.apply({.mode = OffloadMode::all});
+  EXPECT_TRUE(trainer.memory().settings.sync_bn);
+  EXPECT_TRUE(trainer.train_schedule().syncs_statistics());
 }
 
 TEST(DataParallel, ATrainerRefusesMemorySettingsForAnotherNumberOfRanks) {

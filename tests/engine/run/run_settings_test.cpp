@@ -23,7 +23,8 @@ TEST(RunSettings, TheMemorySettingsSurviveJson) {
               .host_memory = HostMemory::pageable,
               .copy_engine = CopyEngine::threads,
               .ranks = 3,
-              .bucket_bytes = 12345};
+              .bucket_bytes = 12345,
+              .sync_bn = true};
   const RunSettings back = run_settings_from_json(nlohmann::json::parse(to_json(s).dump()));
   EXPECT_EQ(back.memory, s.memory);
   EXPECT_EQ(back.memory.swap_weights, s.memory.swap_weights);
@@ -42,6 +43,15 @@ TEST(RunSettings, FilesFromBeforeZhuangsChoicesReadPinnedAndStream) {
   EXPECT_EQ(back.memory.copy_engine, CopyEngine::stream);
   j["copy_engine"] = "dma";
   EXPECT_THROW(run_settings_from_json(j), std::invalid_argument);
+}
+
+TEST(RunSettings, FilesFromBeforeSyncBnReadEachRanksOwnStatistics) {
+  RunSettings synced;
+  synced.memory.sync_bn = true;
+  nlohmann::json j = to_json(synced);
+  EXPECT_EQ(j.at("sync_bn"), true);
+  j.erase("sync_bn");
+  EXPECT_FALSE(run_settings_from_json(j).memory.sync_bn);
 }
 
 TEST(RunSettings, FilesFromBeforeTheMixReadEqualWeights) {

@@ -20,6 +20,7 @@
 namespace tidepool {
 namespace {
 
+using testing::all_close;
 using testing::close_to_cpu;
 using testing::describe;
 using testing::GpuTest;
@@ -128,6 +129,66 @@ TEST_F(GpuBatchNorm, TheSavedVarianceOfAConstantChannelIsNeverNegative) {
       EXPECT_LT(v, 1e-9f);
     }
     for (float v : download(gdx, count)) ASSERT_TRUE(std::isfinite(v));
+  }
+}
+
+// --sync-bn's halves against the cpu device's (cpu/batchnorm_sums.cpp): the
+// sums, the forward and backward passes that finish with summed sums, and
+// the running statistics, each half of the batch one "rank".
+TEST_F(GpuBatchNorm, SyncBnHalvesMatchTheCpuDevice) {
+  for (BatchNormShape s : kShapes) {
+    SCOPED_TRACE(describe(s));
+    s.n /= 2;  // each half
+    const auto count = static_cast<std::size_t>(s.n * s.c * s.h * s.w);
+    const auto c = static_cast<std::size_t>(s.c);
+    const auto sums_count = static_cast<std::size_t>(batchnorm_sums_count(s.c));
+    const std::vector<float> x = random_floats(2 * count, 51, -2.0f, 5.0f), dy = random_floats(2 * count, 52);
+    const std::vector<float> gamma = random_floats(c, 53, 0.5f, 1.5f), beta = random_floats(c, 54);
+    const std::vector<float> rm0 = random_floats(c, 55), rv0 = random_floats(c, 56, 0.5f, 2.0f);
+
+    // The cpu device: both halves' sums added, then the first half's passes.
+    std::vector<double> sums(sums_count), other(sums_count);
+    cpu.batchnorm_sums(s, x.data(), sums.data());
+    cpu.batchnorm_sums(s, x.data() + count, other.data());
+    for (std::size_t i = 0; i < sums_count; ++i) sums[i] += other[i];
+    std::vector<float> y(count), mean(c), var(c), rm = rm0, rv = rv0;
+    cpu.batchnorm_forward_with_sums(s, x.data(), gamma.data(), beta.data(), sums.data(), y.data(), mean.data(),
+                                    var.data(), rm.data(), rv.data());
+    std::vector<double> grad_sums(sums_count);
+    std::vector<float> dgamma(c), dbeta(c), other_dgamma(c), other_dbeta(c), dx(count);
+    cpu.batchnorm_backward_sums(s, x.data(), dy.data(), mean.data(), var.data(), grad_sums.data(), dgamma.data(),
+                                dbeta.data());
+    cpu.batchnorm_backward_sums(s, x.data() + count, dy.data() + count, mean.data(), var.data(), other.data(),
+                                other_dgamma.data(), other_dbeta.data());
+    for (std::size_t i = 0; i < sums_count; ++i) grad_sums[i] += other[i];
+    cpu.batchnorm_backward_with_sums(s, x.data(), dy.data(), gamma.data(), mean.data(), var.data(),
+                                     grad_sums.data(), dx.data());
+
+    // The gpu: its own sums of the first half, the summed ones uploaded.
+    reset_arena();
+    float *gx = upload(x), *gdy = upload(dy), *gg = upload(gamma), *gb = upload(beta), *grm = upload(rm0),
+          *grv = upload(rv0);
+    double *gsums = alloc<double>(sums_count), *gsummed = upload(sums), *ggrad = alloc<double>(sums_count),
+           *ggrad_summed = upload(grad_sums);
+    float *gy = nan_buffer(count), *gmean = nan_buffer(c), *gvar = nan_buffer(c);
+    float *gdx = nan_buffer(count), *gdg = nan_buffer(c), *gdb = nan_buffer(c);
+    run([&](Kernels& k) {
+      k.batchnorm_sums(s, gx, gsums);
+      k.batchnorm_forward_with_sums(s, gx, gg, gb, gsummed, gy, gmean, gvar, grm, grv);
+      k.batchnorm_backward_sums(s, gx, gdy, gmean, gvar, ggrad, gdg, gdb);
+      k.batchnorm_backward_with_sums(s, gx, gdy, gg, gmean, gvar, ggrad_summed, gdx);
+    });
+    std::vector<double> first(sums_count);
+    cpu.batchnorm_sums(s, x.data(), first.data());
+    EXPECT_TRUE(all_close(download(gsums, sums_count), first, 1e-12, 1e-9)) << "the sums are double";
+    EXPECT_TRUE(close_to_cpu(download(gy, count), y, 1e-5, 1e-5));
+    EXPECT_TRUE(close_to_cpu(download(gmean, c), mean, 1e-6, 1e-6));
+    EXPECT_TRUE(close_to_cpu(download(gvar, c), var, 1e-6, 1e-6));
+    EXPECT_TRUE(close_to_cpu(download(grm, c), rm, 1e-6, 1e-6));
+    EXPECT_TRUE(close_to_cpu(download(grv, c), rv, 1e-6, 1e-6));
+    EXPECT_TRUE(close_to_cpu(download(gdg, c), dgamma, 1e-5, 1e-5)) << "the first half's own";
+    EXPECT_TRUE(close_to_cpu(download(gdb, c), dbeta, 1e-5, 1e-5));
+    EXPECT_TRUE(close_to_cpu(download(gdx, count), dx, 1e-4, 1e-5));
   }
 }
 

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <iterator>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "engine/comm/simulated_ranks.h"
@@ -52,12 +53,13 @@ struct SimRun {
   }
 };
 
-SimRun run(int ranks, std::size_t bucket_bytes, SimNetwork network) {
+SimRun run(int ranks, std::size_t bucket_bytes, SimNetwork network, bool sync_bn = false) {
   static const Network net = models::make_model("resnet20", models::InputKind::cifar, 10);
   SimDevice device{PerfModel(*specification_profile("m40")), network};
   SimulatedRanks comm(ranks);
   testing::Recorder events;
-  Trainer trainer(device, net, {.batch = kBatch, .memory = {.ranks = ranks, .bucket_bytes = bucket_bytes}, .comm = &comm},
+  Trainer trainer(device, net,
+                  {.batch = kBatch, .memory = {.ranks = ranks, .bucket_bytes = bucket_bytes, .sync_bn = sync_bn}, .comm = &comm},
                   &events);
   SimRun out;
   for (unsigned i = 0; i < 2; ++i) {
@@ -178,6 +180,37 @@ TEST(SimDataParallel, SmallBucketsHideTheAllReduceUnderBackwardAndOneBucketCanno
   EXPECT_LE(tiny_exposed, duration(reduces.back()) + 1e-6 * whole_us) << "at most the last bucket shows";
   EXPECT_LT(tiny_exposed, 0.1 * huge_exposed);
   EXPECT_LT(tiny.iteration_us, huge.iteration_us);
+}
+
+// --sync-bn: each batch norm's sums (2c + 1 doubles) are an all-reduce of
+// the comm stream in forward and in backward, timed by the ring formula,
+// and the compute stream waits for each before the rest of its pass. In
+// forward the comm stream has nothing else queued, so the iteration is at
+// least those all-reduces longer.
+TEST(SimDataParallel, SyncBnAllReducesEachBatchNormsSumsAndComputeWaitsForThem) {
+  const SimNetwork network{.gbit_per_s = 10, .latency_us = 20};
+  const SimRun each = run(kRanks, 64 << 10, network), synced = run(kRanks, 64 << 10, network, true);
+  double forward_us = 0;
+  int forward = 0, backward = 0;
+  for (const SpanEvent& e : synced.of(SpanKind::all_reduce)) {
+    if (e.tensor.find("sums") == std::string::npos) continue;
+    EXPECT_EQ(e.stream, Stream::comm);
+    EXPECT_NEAR(duration(e), ring_all_reduce_us(e.bytes, kRanks, network), 1e-6) << e.tensor;
+    EXPECT_EQ((e.bytes / sizeof(double)) % 2, 1u) << e.tensor << ": two sums per channel and the count";
+    const bool grad = e.tensor.find("grad_sums") != std::string::npos;
+    backward += grad;
+    forward += !grad;
+    if (!grad) forward_us += duration(e);
+  }
+  const Network net = models::make_model("resnet20", models::InputKind::cifar, 10);
+  const auto batch_norms = std::count_if(net.nodes().begin(), net.nodes().end(),
+                                         [](const Node& n) { return n.layer->kind() == "batchnorm"; });
+  EXPECT_GT(batch_norms, 19);  // the stem's, two per block, and the downsampling shortcuts'
+  EXPECT_EQ(forward, batch_norms);
+  EXPECT_EQ(backward, batch_norms);
+  EXPECT_GT(synced.iteration_us, each.iteration_us + forward_us);
+  EXPECT_TRUE(std::none_of(each.spans.begin(), each.spans.end(),
+                           [](const SpanEvent& e) { return e.tensor.find("sums") != std::string::npos; }));
 }
 
 }  // namespace

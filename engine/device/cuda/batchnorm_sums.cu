@@ -1,0 +1,192 @@
+// Batch normalisation over every rank's batch (--sync-bn) on the cuda
+// device: the per-channel sums each rank contributes, and the passes that
+// finish with the sums of all of them (kernels.h, batchnorm_sums). The same
+// arithmetic as the cpu device's (cpu/batchnorm_sums.cpp), NCHW only (this
+// table's channel_block() is 0).
+//
+// cuDNN's training calls compute their statistics and backward reductions
+// inside, over the one batch they see, so the sums are our own kernels: one
+// block per channel, partial sums in double combined by a fixed tree, as
+// reductions.cu does for bias gradients (no atomics: the same bits every
+// run). The normalisation itself is cuDNN's inference call, given the
+// summed statistics.
+//
+// The sums travel like the gradient buckets (CudaDevice::all_reduce: NCCL,
+// or pinned host memory); the GPU tests compare these kernels with the cpu
+// device's where a GPU is present (none has run them yet).
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "engine/device/cuda/cuda_kernels.h"
+#include "engine/device/cuda/cuda_util.h"
+
+namespace tidepool {
+namespace {
+
+using namespace cuda;
+
+constexpr int kSumThreads = 256;
+
+// ---------------------------------------------------------------- kernels
+
+// What channel_sums adds up per element (functors: this build does not
+// enable nvcc's extended device lambdas).
+struct Value {
+  const float* v;
+  __device__ double operator()(std::int64_t i) const { return static_cast<double>(v[i]); }
+};
+struct Square {
+  const float* v;
+  __device__ double operator()(std::int64_t i) const { return static_cast<double>(v[i]) * v[i]; }
+};
+struct Centred {  // dy · (x - mean)
+  const float* dy;
+  const float* x;
+  double mean;
+  __device__ double operator()(std::int64_t i) const { return static_cast<double>(dy[i]) * (x[i] - mean); }
+};
+
+// Block `ch` sums fa(i) and fb(i) over channel ch's n * hw elements (i is
+// the element's index) into sa and sb, with a fixed tree.
+template <class Fa, class Fb>
+__device__ void channel_sums(std::int64_t n, std::int64_t channels, std::int64_t hw, Fa fa, Fb fb, double* sa,
+                             double* sb) {
+  const std::int64_t ch = blockIdx.x;
+  double a = 0.0, b = 0.0;
+  const std::int64_t total = n * hw;
+  for (std::int64_t e = threadIdx.x; e < total; e += kSumThreads) {
+    const std::int64_t i = e / hw, p = e - i * hw;
+    const std::int64_t at = (i * channels + ch) * hw + p;
+    a += fa(at);
+    b += fb(at);
+  }
+  __shared__ double pa[kSumThreads], pb[kSumThreads];
+  pa[threadIdx.x] = a;
+  pb[threadIdx.x] = b;
+  __syncthreads();
+  for (int stride = kSumThreads / 2; stride > 0; stride /= 2) {
+    if (threadIdx.x < stride) {
+      pa[threadIdx.x] += pa[threadIdx.x + stride];
+      pb[threadIdx.x] += pb[threadIdx.x + stride];
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    *sa = pa[0];
+    *sb = pb[0];
+  }
+}
+
+__global__ void forward_sums_kernel(const float* __restrict__ x, double* __restrict__ sums, std::int64_t n,
+                                    std::int64_t channels, std::int64_t hw) {
+  const std::int64_t ch = blockIdx.x;
+  channel_sums(n, channels, hw, Value{x}, Square{x}, sums + ch, sums + channels + ch);
+  if (ch == 0 && threadIdx.x == 0) sums[2 * channels] = static_cast<double>(n) * static_cast<double>(hw);
+}
+
+// Mean and biased variance from the summed sums; the running statistics as
+// batchnorm_forward_train's (unbiased over the summed count).
+__global__ void statistics_kernel(const double* __restrict__ sums, std::int64_t channels, float momentum,
+                                  float* __restrict__ saved_mean, float* __restrict__ saved_var,
+                                  float* __restrict__ running_mean, float* __restrict__ running_var) {
+  const double count = sums[2 * channels];
+  for (std::int64_t ch = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; ch < channels;
+       ch += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const double mean = sums[ch] / count;
+    const float m = static_cast<float>(mean);
+    const float v = static_cast<float>(fmax(sums[channels + ch] / count - mean * mean, 0.0));
+    saved_mean[ch] = m;
+    saved_var[ch] = v;
+    if (running_mean != nullptr && running_var != nullptr) {
+      const float unbias = count > 1.0 ? static_cast<float>(count / (count - 1.0)) : 1.0f;
+      running_mean[ch] = (1.0f - momentum) * running_mean[ch] + momentum * m;
+      running_var[ch] = (1.0f - momentum) * running_var[ch] + momentum * v * unbias;
+    }
+  }
+}
+
+__global__ void backward_sums_kernel(const float* __restrict__ x, const float* __restrict__ dy,
+                                     const float* __restrict__ saved_mean, const float* __restrict__ saved_var,
+                                     double eps, double* __restrict__ sums, float* __restrict__ dgamma,
+                                     float* __restrict__ dbeta, std::int64_t n, std::int64_t channels,
+                                     std::int64_t hw) {
+  const std::int64_t ch = blockIdx.x;
+  const double mean = saved_mean[ch];
+  channel_sums(n, channels, hw, Value{dy}, Centred{dy, x, mean}, sums + ch, sums + channels + ch);
+  if (threadIdx.x == 0) {
+    // Σdy·(x - mean) times 1/σ once, as on the cpu device.
+    sums[channels + ch] *= 1.0 / sqrt(static_cast<double>(saved_var[ch]) + eps);
+    dgamma[ch] = static_cast<float>(sums[channels + ch]);
+    dbeta[ch] = static_cast<float>(sums[ch]);
+  }
+  if (ch == 0 && threadIdx.x == 0) sums[2 * channels] = static_cast<double>(n) * static_cast<double>(hw);
+}
+
+// dx = A (dy - mean(dy)) + B (x - mean), A = gamma/σ, B = -A/σ · mean(dy·x̂).
+__global__ void dx_kernel(const float* __restrict__ x, const float* __restrict__ dy, const float* __restrict__ gamma,
+                          const float* __restrict__ saved_mean, const float* __restrict__ saved_var,
+                          const double* __restrict__ sums, double eps, float* __restrict__ dx, std::int64_t count,
+                          std::int64_t channels, std::int64_t hw) {
+  const double n = sums[2 * channels];
+  for (std::int64_t e = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; e < count;
+       e += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const std::int64_t ch = (e / hw) % channels;
+    const double invstd = 1.0 / sqrt(static_cast<double>(saved_var[ch]) + eps);
+    const double ga = static_cast<double>(gamma[ch]) * invstd;
+    const float a = static_cast<float>(ga);
+    const float b = static_cast<float>(-ga * invstd * (sums[channels + ch] / n));
+    const float mdy = static_cast<float>(sums[ch] / n);
+    dx[e] = a * (dy[e] - mdy) + b * (x[e] - saved_mean[ch]);
+  }
+}
+
+// ---------------------------------------------------------------- helpers
+
+unsigned channel_blocks(const BatchNormShape& s, const char* op) {
+  validate(s);
+  if (s.c > 2147483647) throw DeviceError(std::string(op) + ": too many channels");
+  return static_cast<unsigned>(s.c);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- launchers
+
+void CudaKernels::batchnorm_sums(const BatchNormShape& s, const float* x, double* sums) {
+  const unsigned blocks = channel_blocks(s, "batchnorm_sums");
+  forward_sums_kernel<<<blocks, kSumThreads, 0, ctx_->stream>>>(x, sums, s.n, s.c, s.h * s.w);
+  check_launch("forward_sums_kernel");
+}
+
+void CudaKernels::batchnorm_forward_with_sums(const BatchNormShape& s, const float* x, const float* gamma,
+                                              const float* beta, const double* sums, float* y, float* saved_mean,
+                                              float* saved_var, float* running_mean, float* running_var) {
+  validate(s);
+  const bool running = running_mean != nullptr && running_var != nullptr;
+  statistics_kernel<<<grid_for(s.c), kThreads, 0, ctx_->stream>>>(
+      sums, s.c, s.momentum, saved_mean, saved_var, running ? running_mean : nullptr, running ? running_var : nullptr);
+  check_launch("statistics_kernel");
+  batchnorm_forward_infer(s, x, gamma, beta, saved_mean, saved_var, y);
+}
+
+void CudaKernels::batchnorm_backward_sums(const BatchNormShape& s, const float* x, const float* dy,
+                                          const float* saved_mean, const float* saved_var, double* sums,
+                                          float* dgamma, float* dbeta) {
+  const unsigned blocks = channel_blocks(s, "batchnorm_backward_sums");
+  backward_sums_kernel<<<blocks, kSumThreads, 0, ctx_->stream>>>(
+      x, dy, saved_mean, saved_var, static_cast<double>(s.eps), sums, dgamma, dbeta, s.n, s.c, s.h * s.w);
+  check_launch("backward_sums_kernel");
+}
+
+void CudaKernels::batchnorm_backward_with_sums(const BatchNormShape& s, const float* x, const float* dy,
+                                               const float* gamma, const float* saved_mean, const float* saved_var,
+                                               const double* sums, float* dx) {
+  validate(s);
+  const std::int64_t count = s.n * s.c * s.h * s.w;
+  dx_kernel<<<grid_for(count), kThreads, 0, ctx_->stream>>>(x, dy, gamma, saved_mean, saved_var, sums,
+                                                            static_cast<double>(s.eps), dx, count, s.c, s.h * s.w);
+  check_launch("dx_kernel");
+}
+
+}  // namespace tidepool
