@@ -16,6 +16,18 @@ struct Batch {
   std::vector<std::int32_t> labels;  // n labels
 };
 
+// Rank r's share of a global batch: images [r * n, (r + 1) * n).
+inline Batch shard(const Batch& global, int rank, int ranks) {
+  const std::size_t n = global.labels.size() / static_cast<std::size_t>(ranks);
+  const std::size_t pixels = global.images.size() / global.labels.size();
+  Batch b;
+  b.images.assign(global.images.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(rank) * n * pixels),
+                  global.images.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(rank + 1) * n * pixels));
+  b.labels.assign(global.labels.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(rank) * n),
+                  global.labels.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(rank + 1) * n));
+  return b;
+}
+
 // One image's floats and the number of classes; the default is
 // residual_net's input (networks.h): 3x8x8 images in 4 classes.
 struct BatchShape {

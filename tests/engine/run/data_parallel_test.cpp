@@ -24,21 +24,11 @@ namespace tidepool {
 namespace {
 
 using testing::Batch;
+using testing::shard;
 using testing::quadrant_batch;
 
 constexpr std::int64_t kGlobalBatch = 16;
 
-// Rank r's share of a global batch: images [r * n, (r + 1) * n).
-Batch shard(const Batch& global, int rank, int ranks) {
-  const std::size_t n = global.labels.size() / static_cast<std::size_t>(ranks);
-  const std::size_t pixels = global.images.size() / global.labels.size();
-  Batch b;
-  b.images.assign(global.images.begin() + static_cast<std::ptrdiff_t>(rank * n * pixels),
-                  global.images.begin() + static_cast<std::ptrdiff_t>((rank + 1) * n * pixels));
-  b.labels.assign(global.labels.begin() + static_cast<std::ptrdiff_t>(rank * n),
-                  global.labels.begin() + static_cast<std::ptrdiff_t>((rank + 1) * n));
-  return b;
-}
 
 struct RankResult {
   std::vector<float> parameters;

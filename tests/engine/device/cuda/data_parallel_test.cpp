@@ -25,21 +25,10 @@ namespace tidepool {
 namespace {
 
 using testing::Batch;
+using testing::shard;
 
 constexpr std::int64_t kGlobalBatch = 16;
 
-// Rank r's share of a global batch: images [r * n, (r + 1) * n), as in
-// tests/engine/run/data_parallel_test.cpp.
-Batch shard(const Batch& global, int rank, int ranks) {
-  const std::size_t n = global.labels.size() / static_cast<std::size_t>(ranks);
-  const std::size_t pixels = global.images.size() / global.labels.size();
-  Batch b;
-  b.images.assign(global.images.begin() + static_cast<std::ptrdiff_t>(rank * n * pixels),
-                  global.images.begin() + static_cast<std::ptrdiff_t>((rank + 1) * n * pixels));
-  b.labels.assign(global.labels.begin() + static_cast<std::ptrdiff_t>(rank * n),
-                  global.labels.begin() + static_cast<std::ptrdiff_t>((rank + 1) * n));
-  return b;
-}
 
 // Runs `work(r)` for every rank of `ranks`, one thread each (rank 0 on
 // this one), and rethrows the first rank's exception once all are done.
