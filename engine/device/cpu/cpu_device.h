@@ -83,7 +83,8 @@ struct CpuDeviceOptions {
   // Bandwidth of the simulated host<->device link in GB/s (1e9 bytes/s);
   // 0 = copies run at memcpy speed.
   double link_gbps = 0;
-  // Niceness of the stream workers and their OpenMP pools (Linux). The
+  // Niceness of the stream workers and their OpenMP pools (Linux), added to
+  // the creating thread's. The
   // window sets it so that drawing gets a core the moment it needs one while
   // training takes the rest; the numbers do not depend on it.
   int worker_nice = 0;

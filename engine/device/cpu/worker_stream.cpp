@@ -1,5 +1,7 @@
 #include "engine/device/cpu/worker_stream.h"
 
+#include <algorithm>
+#include <cerrno>
 #include <stdexcept>
 #include <utility>
 
@@ -25,11 +27,17 @@ void name_current_thread(const std::string& name) {
 #endif
 }
 
-// Linux keeps niceness per thread, and a thread starts with its creator's.
-// Best effort: a refusal leaves the thread at the normal priority.
+// Linux keeps niceness per thread, and a thread starts with its creator's:
+// `nice` more than that (a process started with `nice` stays below the
+// rest, its workers further still), at most 19. Best effort: a refusal
+// leaves the thread at its creator's priority.
 void lower_priority_of_current_thread(int nice) {
 #if defined(__linux__)
-  (void)setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), nice);
+  const auto tid = static_cast<id_t>(syscall(SYS_gettid));
+  errno = 0;
+  const int own = getpriority(PRIO_PROCESS, tid);  // -1 is a niceness too: errno tells a failure
+  if (errno != 0) return;
+  (void)setpriority(PRIO_PROCESS, tid, std::min(own + nice, 19));
 #else
   (void)nice;
 #endif

@@ -36,8 +36,9 @@ enum class TaskKind : std::uint8_t {
 
 class WorkerStream {
  public:
-  // `nice` > 0 lowers the worker's scheduling priority (Linux niceness;
-  // threads it starts, such as its OpenMP pool, inherit it).
+  // `nice` > 0 lowers the worker's scheduling priority by that much below
+  // its creator's (Linux niceness, at most 19; threads it starts, such as
+  // its OpenMP pool, inherit it).
   explicit WorkerStream(std::string name, int nice = 0);
   ~WorkerStream();
   WorkerStream(const WorkerStream&) = delete;
