@@ -15,6 +15,7 @@
 
 #include "app/checkpoint.h"
 #include "engine/comm/mpi_communicator.h"
+#include "testing/mpirun.h"
 #include "testing/run_command.h"
 #include "testing/temp_dir.h"
 #include "testing/tiny_datasets.h"
@@ -27,7 +28,7 @@ namespace fs = std::filesystem;
 bool have_mpirun() { return testing::run_command("command -v mpirun").status == 0; }
 
 std::string mpirun(int ranks) {
-  return "mpirun --allow-run-as-root --oversubscribe -np " + std::to_string(ranks) + " " + TIDEPOOL_BINARY;
+  return testing::mpirun(ranks) + TIDEPOOL_BINARY;
 }
 
 nlohmann::json summary_of(const fs::path& run) {

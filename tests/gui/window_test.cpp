@@ -14,6 +14,7 @@
 
 #include <opencv2/imgcodecs.hpp>
 
+#include "testing/mpirun.h"
 #include "testing/run_command.h"
 #include "testing/temp_dir.h"
 #include "testing/tiny_datasets.h"
@@ -120,7 +121,7 @@ TEST_F(Window, ScreenshotShowsEveryViewWithLiveData) {
 TEST_F(Window, UnderMpirunTheViewsShowAnotherRanksEvents) {
   if (std::system("command -v mpirun > /dev/null 2>&1") != 0) GTEST_SKIP() << "no mpirun on this machine";
   const std::string shot = (dir_.path() / "rank1.png").string();
-  const Result r = run_command("xvfb-run -a mpirun --allow-run-as-root --oversubscribe -np 2 " + tiny_run() +
+  const Result r = run_command("xvfb-run -a " + testing::mpirun(2) + tiny_run() +
                                " --show-rank 1 --screenshot " + shot + " --frames 10");
   if (r.output.find("built without MPI") != std::string::npos) GTEST_SKIP() << "this build has no MPI";
   ASSERT_EQ(r.status, 0) << r.output;

@@ -11,6 +11,7 @@
 #include "engine/device/cpu/cpu_kernels.h"
 #include "models/registry.h"
 #include "engine/comm/mpi_communicator.h"
+#include "testing/mpirun.h"
 #include "testing/run_command.h"
 #include "testing/temp_dir.h"
 
@@ -85,7 +86,7 @@ TEST(PaperFigures, TwoRanksReachOneProcesssAccuracyWithinOnePoint) {
   auto run = [&](int ranks) {
     const std::string out = (dir / ("ranks" + std::to_string(ranks))).string();
     const std::string launcher =
-        ranks > 1 ? "mpirun --allow-run-as-root --oversubscribe -np " + std::to_string(ranks) + " " : "";
+        ranks > 1 ? testing::mpirun(ranks) : "";
     const auto r = testing::run_command(launcher + TIDEPOOL_BINARY +
                                         " --batch --quiet --model resnet20 --dataset generated --epochs 3 --seed 1 "
                                         "--out " + out);

@@ -13,6 +13,7 @@
 
 #include "engine/comm/mpi_communicator.h"
 #include "gpu_testing.h"
+#include "testing/mpirun.h"
 #include "testing/run_command.h"
 #include "testing/temp_dir.h"
 #include "testing/tiny_datasets.h"
@@ -35,9 +36,8 @@ TEST(GpuMpirun, TwoRanksOnTheCudaDeviceTrainTheSameBitsTwice) {
   testing::write_tiny_cifar10(dir.path(), 64, 64);
   const fs::path a = dir.path() / "a", b = dir.path() / "b";
   for (const fs::path& run : {a, b}) {
-    // Open MPI refuses to run as root unless told, which CI is.
     const auto r = testing::run_command(
-        std::string("mpirun --allow-run-as-root --oversubscribe -np 2 ") + TIDEPOOL_BINARY +
+        testing::mpirun(2) + TIDEPOOL_BINARY +
         " --batch --quiet --device cuda --model resnet20 --dataset cifar10 --data " + dir.path().string() +
         " --batch-size 32 --seed 7 --iterations 6 --bucket-size 64KiB --out " + run.string());
     ASSERT_EQ(r.status, 0) << r.output;
