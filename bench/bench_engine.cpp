@@ -134,7 +134,7 @@ void register_layers(const std::string& model, std::int64_t batch) {
     const std::int64_t block = kernels().channel_block();
     for (const SavedSpec& s : layer.saved(in, block, kernels())) lb->saved.emplace_back((s.bytes + 3) / 4);
     for (Pass pass : {Pass::forward, Pass::backward})
-      lb->workspace.emplace_back(layer.workspace_bytes(in, pass, ConvScheme::p, block, kernels()));
+      lb->workspace.emplace_back(layer.workspace_bytes(in, pass, ConvScheme::p, block, DType::f32, kernels()));
     lb->out.resize(lb->output.numel());
     lb->dout = random_floats(lb->output.numel(), 6);
     const double flops = layer.forward_flops(in);

@@ -56,14 +56,20 @@ enum class PassPart : std::uint8_t {
 struct LayerArgs {
   std::vector<Shape> input_shapes;
   Shape output_shape;
+  // The activations (inputs, output and their gradients) hold `dtype`:
+  // f32 (f32 tensors, or the step's f32 copies of 16-bit ones:
+  // engine/plan/f32_views.h), or bf16/f16 where the step computes in 16
+  // bits itself (Layer::computes_16bit, NodeTensors::computes_16bit).
+  // Labels are i32 whatever it says.
+  DType dtype = DType::f32;
   std::vector<const void*> inputs;
   void* output = nullptr;
   std::vector<float*> params;       // in params() order
   std::vector<float*> param_grads;  // in params() order; null for non-trainable
   std::vector<void*> saved;         // in saved() order
   void* workspace = nullptr;
-  const float* output_grad = nullptr;
-  std::vector<float*> input_grads;
+  const void* output_grad = nullptr;
+  std::vector<void*> input_grads;
   ConvScheme scheme = ConvScheme::p;
   // The schedule's activation layout (kernels.h channel_blocked): the
   // layers put it in their kernels' shapes.
@@ -76,6 +82,10 @@ struct LayerArgs {
 };
 
 enum class Pass : std::uint8_t { forward, backward };
+
+// An activation pointer of a call whose dtype is f32 (LayerArgs::dtype).
+inline const float* as_f32(const void* p) { return static_cast<const float*>(p); }
+inline float* as_f32(void* p) { return static_cast<float*>(p); }
 
 class Layer {
  public:
@@ -99,10 +109,17 @@ class Layer {
                                        Kernels&) const {
     return {};
   }
+  // `dtype`: the activations' type the calls will pass (LayerArgs::dtype).
   virtual std::size_t workspace_bytes(const std::vector<Shape>& inputs, Pass, ConvScheme,
-                                      std::int64_t channel_block, Kernels&) const {
+                                      std::int64_t channel_block, DType dtype, Kernels&) const {
     return 0;
   }
+
+  // Its kernels compute on bf16 and f16 activations themselves on table
+  // `k` (Kernels::takes_16bit), so a 16-bit step of it can pass its
+  // tensors as they are (LayerArgs::dtype) instead of f32 copies. The
+  // planner decides per step (engine/plan/planner.cpp).
+  virtual bool computes_16bit(const Kernels&) const { return false; }
 
   // How many doubles the pass sums over the ranks when it runs in parts
   // (PassPart; --sync-bn); 0 for a layer whose every sample is its own.

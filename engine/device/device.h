@@ -18,7 +18,7 @@
 //
 //   device.wait(Stream::compute, *prefetched);          // input is back
 //   auto start = device.record(Stream::compute);
-//   device.submit(Stream::compute, [=](Kernels& k) { k.relu_forward(n, x, y); });
+//   device.submit(Stream::compute, [=](Kernels& k) { k.relu_forward(n, DType::f32, x, y); });
 //   auto end = device.record(Stream::compute);
 //   ...
 //   device.synchronize(*end);

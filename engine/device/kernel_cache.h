@@ -26,7 +26,7 @@ inline CacheKey conv_key(std::int64_t tag, const ConvShape& s, ConvScheme scheme
   return {tag,      s.n,         s.c,      s.h,      s.w,      s.k,      s.r,
           s.s,      s.stride_h,  s.stride_w, s.pad_h, s.pad_w, s.dil_h,  s.dil_w,
           s.groups, s.bias ? 1 : 0, s.channel_block, static_cast<std::int64_t>(scheme),
-          static_cast<std::int64_t>(pass)};
+          static_cast<std::int64_t>(pass), static_cast<std::int64_t>(s.dtype)};
 }
 
 }  // namespace tidepool

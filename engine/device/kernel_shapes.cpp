@@ -11,7 +11,8 @@ void validate(const ConvShape& s) {
   const bool ok = s.n > 0 && s.c > 0 && s.h > 0 && s.w > 0 && s.k > 0 && s.r > 0 && s.s > 0 &&
                   s.stride_h > 0 && s.stride_w > 0 && s.pad_h >= 0 && s.pad_w >= 0 && s.dil_h > 0 &&
                   s.dil_w > 0 && s.groups > 0 && s.c % s.groups == 0 && s.k % s.groups == 0 &&
-                  s.out_h() > 0 && s.out_w() > 0 && s.channel_block >= 0;
+                  s.out_h() > 0 && s.out_w() > 0 && s.channel_block >= 0 &&
+                  (s.dtype == DType::f32 || is_16bit(s.dtype));
   if (!ok) {
     throw std::invalid_argument("conv: invalid shape n=" + std::to_string(s.n) + " c=" + std::to_string(s.c) +
                                 " h=" + std::to_string(s.h) + " w=" + std::to_string(s.w) +
@@ -21,7 +22,8 @@ void validate(const ConvShape& s) {
 }
 
 void validate(const BatchNormShape& s) {
-  if (s.n <= 0 || s.c <= 0 || s.h <= 0 || s.w <= 0 || !(s.eps > 0.0f) || s.channel_block < 0) {
+  if (s.n <= 0 || s.c <= 0 || s.h <= 0 || s.w <= 0 || !(s.eps > 0.0f) || s.channel_block < 0 ||
+      !(s.dtype == DType::f32 || is_16bit(s.dtype))) {
     throw std::invalid_argument("batchnorm: invalid shape n=" + std::to_string(s.n) + " c=" + std::to_string(s.c) +
                                 " h=" + std::to_string(s.h) + " w=" + std::to_string(s.w));
   }
@@ -30,7 +32,8 @@ void validate(const BatchNormShape& s) {
 void validate(const PoolShape& s) {
   const bool ok = s.n > 0 && s.c > 0 && s.h > 0 && s.w > 0 && s.kh > 0 && s.kw > 0 && s.stride_h > 0 &&
                   s.stride_w > 0 && s.pad_h >= 0 && s.pad_w >= 0 && s.pad_h < s.kh && s.pad_w < s.kw &&
-                  s.out_h() > 0 && s.out_w() > 0 && s.channel_block >= 0;
+                  s.out_h() > 0 && s.out_w() > 0 && s.channel_block >= 0 &&
+                  (s.dtype == DType::f32 || is_16bit(s.dtype));
   if (!ok) {
     throw std::invalid_argument("pool: invalid shape n=" + std::to_string(s.n) + " c=" + std::to_string(s.c) +
                                 " h=" + std::to_string(s.h) + " w=" + std::to_string(s.w) +
@@ -44,6 +47,12 @@ void validate(const LinearShape& s) {
     throw std::invalid_argument("linear: invalid shape n=" + std::to_string(s.n) + " in=" + std::to_string(s.in) +
                                 " out=" + std::to_string(s.out));
   }
+}
+
+void require_f32(DType type, const char* op) {
+  if (type != DType::f32)
+    throw std::logic_error(std::string(op) + ": this kernel table computes on f32 only, and was given " +
+                           std::string(to_string(type)) + " (a 16-bit step needs f32 copies: engine/plan/f32_views.h)");
 }
 
 // A table that keeps every tensor NCHW (channel_block() == 0) is never

@@ -4,9 +4,12 @@
 // respect to the stream they are called on: the cpu device calls them on the
 // compute stream's worker thread; a cuda device's table is bound to its
 // compute stream and only enqueues. All tensors are dense f32 in NCHW order
-// (labels are i32); 16-bit activations are widened to f32 around the
-// kernels that compute with them (convert). Scratch memory is never allocated inside a kernel: a
-// caller asks for the workspace size first, takes that many bytes from the
+// (labels are i32), except where a table takes 16-bit activations
+// (takes_16bit): there convolution, batch norm, ReLU, pooling and add read
+// and write bf16 or f16 activations as their shapes' or calls' dtype says.
+// Elsewhere 16-bit activations are widened to f32 around the kernels that
+// compute with them (convert; engine/plan/f32_views.h). Scratch memory is
+// never allocated inside a kernel: a caller asks for the workspace size first, takes that many bytes from the
 // arena and passes them in, which is what lets the planner see every byte.
 //
 // Backward kernels overwrite their outputs (dx, dw, db); gradient
@@ -54,6 +57,10 @@ struct ConvShape {
   std::int64_t groups = 1;            // groups == c == k is a depthwise convolution
   bool bias = false;
   std::int64_t channel_block = 0;  // x (c channels) and y (k channels) as channel_blocked() says
+  // What x, y, dx and dy are stored in: f32, or bf16/f16 on a table that
+  // takes 16-bit activations. Weights, bias and their gradients are f32
+  // (the master copy) whatever it says.
+  DType dtype = DType::f32;
 
   std::int64_t out_h() const { return (h + 2 * pad_h - dil_h * (r - 1) - 1) / stride_h + 1; }
   std::int64_t out_w() const { return (w + 2 * pad_w - dil_w * (s - 1) - 1) / stride_w + 1; }
@@ -67,6 +74,9 @@ struct BatchNormShape {
   float eps = 1e-5f;
   float momentum = 0.1f;  // running = (1 - momentum) * running + momentum * batch
   std::int64_t channel_block = 0;  // x and y as channel_blocked(c, channel_block) says
+  // x, y, dx and dy, as ConvShape::dtype; gamma, beta and the statistics
+  // are f32. The --sync-bn kernels (*_sums) take f32 only.
+  DType dtype = DType::f32;
 };
 
 // The doubles the --sync-bn kernels sum over the ranks for `channels`
@@ -80,6 +90,7 @@ struct PoolShape {
   std::int64_t n = 1, c = 1, h = 1, w = 1;
   std::int64_t kh = 2, kw = 2, stride_h = 2, stride_w = 2, pad_h = 0, pad_w = 0;
   std::int64_t channel_block = 0;  // x and y as channel_blocked(c, channel_block) says
+  DType dtype = DType::f32;  // x, y, dx, dy, as ConvShape::dtype
   // Average pooling divides by the full window, padding included
   // (PyTorch's count_include_pad=True).
   std::int64_t out_h() const { return (h + 2 * pad_h - kh) / stride_h + 1; }
@@ -97,10 +108,24 @@ void validate(const ConvShape& s);
 void validate(const BatchNormShape& s);
 void validate(const PoolShape& s);
 void validate(const LinearShape& s);
+// Throws std::logic_error naming the op when `type` is not f32: what a
+// table whose takes_16bit() is false says to a 16-bit call (a planner bug:
+// such steps get f32 copies).
+void require_f32(DType type, const char* op);
+// True for the two 16-bit activation types.
+constexpr bool is_16bit(DType t) { return t == DType::bf16 || t == DType::f16; }
 
 class Kernels {
  public:
   virtual ~Kernels() = default;
+
+  // --- 16-bit activations ---------------------------------------------------
+  // True where convolution, batch norm (the whole-pass kernels), ReLU,
+  // pooling and the residual add compute on bf16 and f16 activations themselves (the cuda device: cuDNN
+  // in the 16-bit type with f32 accumulation), so a 16-bit step of theirs
+  // needs no f32 copies (engine/plan/f32_views.h). Tables that take only
+  // f32 refuse any other dtype with std::logic_error.
+  virtual bool takes_16bit() const { return false; }
 
   // --- activation layout (channel_blocked above) --------------------------
   // The channel block this table's kernels compute fastest in; 0: NCHW.
@@ -112,27 +137,29 @@ class Kernels {
 
   // --- convolution (depthwise is groups == c == k) ---------------------
   virtual std::size_t conv_workspace_bytes(const ConvShape&, ConvScheme, ConvPass) = 0;
-  virtual void conv_forward(const ConvShape&, ConvScheme, const float* x, const float* w,
-                            const float* b /* null unless bias */, float* y, void* workspace) = 0;
-  virtual void conv_backward_data(const ConvShape&, ConvScheme, const float* dy, const float* w,
-                                  float* dx, void* workspace) = 0;
-  virtual void conv_backward_weights(const ConvShape&, ConvScheme, const float* x, const float* dy,
+  // x, y, dx, dy: of the shape's dtype; w, b, dw, db: f32.
+  virtual void conv_forward(const ConvShape&, ConvScheme, const void* x, const float* w,
+                            const float* b /* null unless bias */, void* y, void* workspace) = 0;
+  virtual void conv_backward_data(const ConvShape&, ConvScheme, const void* dy, const float* w,
+                                  void* dx, void* workspace) = 0;
+  virtual void conv_backward_weights(const ConvShape&, ConvScheme, const void* x, const void* dy,
                                      float* dw, float* db /* null unless bias */,
                                      void* workspace) = 0;
 
   // --- batch normalisation (per channel; saved_mean/var are the batch's) ---
   // Training: normalise with batch statistics, write them to saved_* for
   // backward, and update the running statistics (unbiased variance).
-  virtual void batchnorm_forward_train(const BatchNormShape&, const float* x, const float* gamma,
-                                       const float* beta, float* y, float* saved_mean,
+  // x, y, dx, dy: of the shape's dtype; the per-channel values: f32.
+  virtual void batchnorm_forward_train(const BatchNormShape&, const void* x, const float* gamma,
+                                       const float* beta, void* y, float* saved_mean,
                                        float* saved_var, float* running_mean,
                                        float* running_var) = 0;
-  virtual void batchnorm_forward_infer(const BatchNormShape&, const float* x, const float* gamma,
+  virtual void batchnorm_forward_infer(const BatchNormShape&, const void* x, const float* gamma,
                                        const float* beta, const float* running_mean,
-                                       const float* running_var, float* y) = 0;
-  virtual void batchnorm_backward(const BatchNormShape&, const float* x, const float* dy,
+                                       const float* running_var, void* y) = 0;
+  virtual void batchnorm_backward(const BatchNormShape&, const void* x, const void* dy,
                                   const float* gamma, const float* saved_mean,
-                                  const float* saved_var, float* dx, float* dgamma,
+                                  const float* saved_var, void* dx, float* dgamma,
                                   float* dbeta) = 0;
 
   // --- batch normalisation over every rank's batch (--sync-bn) ------------
@@ -167,16 +194,18 @@ class Kernels {
                                             const float* saved_var, const double* sums, float* dx) = 0;
 
   // --- relu (backward reads the forward output y) ----------------------
-  virtual void relu_forward(std::int64_t count, const float* x, float* y) = 0;
-  virtual void relu_backward(std::int64_t count, const float* y, const float* dy, float* dx) = 0;
+  // `count` values of `type`: f32, or bf16/f16 where takes_16bit().
+  virtual void relu_forward(std::int64_t count, DType type, const void* x, void* y) = 0;
+  virtual void relu_backward(std::int64_t count, DType type, const void* y, const void* dy, void* dx) = 0;
 
   // --- pooling -----------------------------------------------------------
   // Max pooling keeps what backward needs (e.g. argmax indices) in `saved`,
   // which lives from forward to backward; its size is device-specific.
   virtual std::size_t pool_saved_bytes(const PoolShape&) = 0;
-  virtual void pool_forward(const PoolShape&, const float* x, float* y, void* saved) = 0;
-  virtual void pool_backward(const PoolShape&, const float* x, const float* dy,
-                             const void* saved, float* dx) = 0;
+  // x, y, dx, dy: of the shape's dtype.
+  virtual void pool_forward(const PoolShape&, const void* x, void* y, void* saved) = 0;
+  virtual void pool_backward(const PoolShape&, const void* x, const void* dy,
+                             const void* saved, void* dx) = 0;
 
   // --- fully connected ---------------------------------------------------
   virtual void linear_forward(const LinearShape&, const float* x, const float* w, const float* b,
@@ -201,7 +230,8 @@ class Kernels {
                                        float* y, float* mask);
 
   // --- elementwise -------------------------------------------------------
-  virtual void add_forward(std::int64_t count, const float* a, const float* b, float* y) = 0;
+  // y = a + b, `count` values of `type`: f32, or bf16/f16 where takes_16bit().
+  virtual void add_forward(std::int64_t count, DType type, const void* a, const void* b, void* y) = 0;
   virtual void copy(std::int64_t count, const float* x, float* y) = 0;
   // acc += x
   virtual void accumulate(std::int64_t count, const float* x, float* acc) = 0;

@@ -12,32 +12,32 @@ double elements(std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w) 
 }
 }  // namespace
 
-void WorkCounter::conv_forward(const ConvShape& s, ConvScheme, const float*, const float*, const float*, float*,
+void WorkCounter::conv_forward(const ConvShape& s, ConvScheme, const void*, const float*, const float*, void*,
                                void*) {
   add(depthwise(s) ? WorkClass::depthwise_forward : WorkClass::conv_forward, s.flops() + conv_bias_flops(s));
 }
 
-void WorkCounter::conv_backward_data(const ConvShape& s, ConvScheme, const float*, const float*, float*, void*) {
+void WorkCounter::conv_backward_data(const ConvShape& s, ConvScheme, const void*, const float*, void*, void*) {
   add(depthwise(s) ? WorkClass::depthwise_backward : WorkClass::conv_backward, s.flops());
 }
 
-void WorkCounter::conv_backward_weights(const ConvShape& s, ConvScheme, const float*, const float*, float*, float*,
+void WorkCounter::conv_backward_weights(const ConvShape& s, ConvScheme, const void*, const void*, float*, float*,
                                         void*) {
   add(depthwise(s) ? WorkClass::depthwise_backward : WorkClass::conv_backward, s.flops() + conv_bias_flops(s));
 }
 
-void WorkCounter::batchnorm_forward_train(const BatchNormShape& s, const float*, const float*, const float*, float*,
+void WorkCounter::batchnorm_forward_train(const BatchNormShape& s, const void*, const float*, const float*, void*,
                                           float*, float*, float*, float*) {
   add(WorkClass::batchnorm_forward, elements(s.n, s.c, s.h, s.w));
 }
 
-void WorkCounter::batchnorm_forward_infer(const BatchNormShape& s, const float*, const float*, const float*,
-                                          const float*, const float*, float*) {
+void WorkCounter::batchnorm_forward_infer(const BatchNormShape& s, const void*, const float*, const float*,
+                                          const float*, const float*, void*) {
   add(WorkClass::batchnorm_forward, elements(s.n, s.c, s.h, s.w));
 }
 
-void WorkCounter::batchnorm_backward(const BatchNormShape& s, const float*, const float*, const float*, const float*,
-                                     const float*, float*, float*, float*) {
+void WorkCounter::batchnorm_backward(const BatchNormShape& s, const void*, const void*, const float*, const float*,
+                                     const float*, void*, float*, float*) {
   add(WorkClass::batchnorm_backward, elements(s.n, s.c, s.h, s.w));
 }
 
@@ -60,11 +60,11 @@ void WorkCounter::batchnorm_backward_with_sums(const BatchNormShape& s, const fl
   add(WorkClass::batchnorm_backward, elements(s.n, s.c, s.h, s.w) / 2);
 }
 
-void WorkCounter::pool_forward(const PoolShape& s, const float*, float*, void*) {
+void WorkCounter::pool_forward(const PoolShape& s, const void*, void*, void*) {
   add(WorkClass::pool_forward, elements(s.n, s.c, s.out_h(), s.out_w()) * static_cast<double>(s.kh * s.kw));
 }
 
-void WorkCounter::pool_backward(const PoolShape& s, const float*, const float*, const void*, float*) {
+void WorkCounter::pool_backward(const PoolShape& s, const void*, const void*, const void*, void*) {
   add(WorkClass::pool_backward, elements(s.n, s.c, s.h, s.w));
 }
 

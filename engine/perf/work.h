@@ -101,6 +101,8 @@ class WorkCounter final : public Kernels {
     return queries_.conv_workspace_bytes(s, scheme, pass);
   }
   std::size_t pool_saved_bytes(const PoolShape& s) override { return queries_.pool_saved_bytes(s); }
+  // Which steps need f32 copies is the queried table's answer too.
+  bool takes_16bit() const override { return queries_.takes_16bit(); }
   // The layout too: a plan made with a counter keeps activations as the
   // queried device does, and so counts its layout conversions.
   std::int64_t channel_block() const override { return queries_.channel_block(); }
@@ -114,16 +116,16 @@ class WorkCounter final : public Kernels {
     add(WorkClass::dropout_forward, static_cast<double>(b.n * b.c * b.hw));
   }
 
-  void conv_forward(const ConvShape& s, ConvScheme, const float*, const float*, const float*, float*, void*) override;
-  void conv_backward_data(const ConvShape& s, ConvScheme, const float*, const float*, float*, void*) override;
-  void conv_backward_weights(const ConvShape& s, ConvScheme, const float*, const float*, float*, float*,
+  void conv_forward(const ConvShape& s, ConvScheme, const void*, const float*, const float*, void*, void*) override;
+  void conv_backward_data(const ConvShape& s, ConvScheme, const void*, const float*, void*, void*) override;
+  void conv_backward_weights(const ConvShape& s, ConvScheme, const void*, const void*, float*, float*,
                              void*) override;
-  void batchnorm_forward_train(const BatchNormShape& s, const float*, const float*, const float*, float*, float*,
+  void batchnorm_forward_train(const BatchNormShape& s, const void*, const float*, const float*, void*, float*,
                                float*, float*, float*) override;
-  void batchnorm_forward_infer(const BatchNormShape& s, const float*, const float*, const float*, const float*,
-                               const float*, float*) override;
-  void batchnorm_backward(const BatchNormShape& s, const float*, const float*, const float*, const float*,
-                          const float*, float*, float*, float*) override;
+  void batchnorm_forward_infer(const BatchNormShape& s, const void*, const float*, const float*, const float*,
+                               const float*, void*) override;
+  void batchnorm_backward(const BatchNormShape& s, const void*, const void*, const float*, const float*,
+                          const float*, void*, float*, float*) override;
   // --sync-bn's halves: each does about half of what the fused pass does
   // (a statistics pass; a normalising or dx pass), so each counts half its
   // elements, and the pair costs a fused pass and one launch more.
@@ -134,12 +136,12 @@ class WorkCounter final : public Kernels {
                                double*, float*, float*) override;
   void batchnorm_backward_with_sums(const BatchNormShape& s, const float*, const float*, const float*, const float*,
                                     const float*, const double*, float*) override;
-  void relu_forward(std::int64_t count, const float*, float*) override { add(WorkClass::relu_forward, count); }
-  void relu_backward(std::int64_t count, const float*, const float*, float*) override {
+  void relu_forward(std::int64_t count, DType, const void*, void*) override { add(WorkClass::relu_forward, count); }
+  void relu_backward(std::int64_t count, DType, const void*, const void*, void*) override {
     add(WorkClass::relu_backward, count);
   }
-  void pool_forward(const PoolShape& s, const float*, float*, void*) override;
-  void pool_backward(const PoolShape& s, const float*, const float*, const void*, float*) override;
+  void pool_forward(const PoolShape& s, const void*, void*, void*) override;
+  void pool_backward(const PoolShape& s, const void*, const void*, const void*, void*) override;
   void linear_forward(const LinearShape& s, const float*, const float*, const float*, float*) override;
   void linear_backward_data(const LinearShape& s, const float*, const float*, float*) override;
   void linear_backward_weights(const LinearShape& s, const float*, const float*, float*, float*) override;
@@ -149,7 +151,7 @@ class WorkCounter final : public Kernels {
   void dropout_backward(std::int64_t count, const float*, const float*, float*) override {
     add(WorkClass::dropout_backward, count);
   }
-  void add_forward(std::int64_t count, const float*, const float*, float*) override { add(WorkClass::add, count); }
+  void add_forward(std::int64_t count, DType, const void*, const void*, void*) override { add(WorkClass::add, count); }
   void copy(std::int64_t count, const float*, float*) override { add(WorkClass::copy, count); }
   void accumulate(std::int64_t count, const float*, float*) override { add(WorkClass::accumulate, count); }
   // The f32 copies around a 16-bit step (engine/plan/f32_views.h) add to its

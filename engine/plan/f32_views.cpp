@@ -5,10 +5,8 @@ namespace {
 
 constexpr std::size_t kViewAlign = 64;  // a cache line, as oneDNN wants its buffers
 
-bool is_16bit(const Schedule& s, int t) {
-  if (t < 0) return false;
-  const DType d = s.tensors[static_cast<std::size_t>(t)].info.dtype;
-  return d == DType::bf16 || d == DType::f16;
+bool stored_16bit(const Schedule& s, int t) {
+  return t >= 0 && is_16bit(s.tensors[static_cast<std::size_t>(t)].info.dtype);
 }
 
 }  // namespace
@@ -16,8 +14,9 @@ bool is_16bit(const Schedule& s, int t) {
 F32Views f32_views(const Schedule& s, const Layer& layer, int node, bool forward) {
   F32Views out;
   const NodeTensors& nt = s.nodes[static_cast<std::size_t>(node)];
+  if (nt.computes_16bit) return out;  // its kernels take the 16-bit tensors
   auto add = [&](F32View::Arg arg, int index, int t, bool widen) {
-    if (!is_16bit(s, t)) return;
+    if (!stored_16bit(s, t)) return;
     out.views.push_back({arg, index, t, out.bytes, widen, !widen});
     const std::size_t bytes = static_cast<std::size_t>(s.tensors[static_cast<std::size_t>(t)].info.shape.numel()) * 4;
     out.bytes += (bytes + kViewAlign - 1) / kViewAlign * kViewAlign;

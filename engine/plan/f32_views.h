@@ -1,9 +1,10 @@
 // Where a step's 16-bit tensors are widened to f32 (--precision bf16|fp16).
 //
-// Activations and their gradients are stored in 16 bits, but the kernels of
-// every device compute in f32 (oneDNN 2.6 has no bf16 or f16 primitives on
-// a processor without AVX-512, which is this project's CI machine). So a
-// step works on f32 copies: the 16-bit tensors it reads are widened into
+// Activations and their gradients are stored in 16 bits, but most kernels
+// compute in f32 (oneDNN 2.6 has no bf16 or f16 primitives on a processor
+// without AVX-512, which is this project's CI machine; the cuda device's
+// pooling, dropout, elementwise ops, classifier and loss are f32 kernels
+// of our own). So such a step works on f32 copies: the 16-bit tensors it reads are widened into
 // them before it runs, and what it writes is rounded back to 16 bits after.
 // The product of two 16-bit values is exact in f32, so this is 16-bit
 // training with f32 accumulation, as on hardware with 16-bit units, up to
@@ -43,7 +44,8 @@ struct F32Views {
   std::size_t bytes = 0;  // the copies', before the layer's own workspace
 };
 
-// The views of `node`'s forward or backward step in `s` (none in fp32).
+// The views of `node`'s forward or backward step in `s` (none in fp32, and
+// none where the step computes in 16 bits: NodeTensors::computes_16bit).
 // Backward needs the node's gradient tensors to exist: the planner calls
 // it once it has made them.
 F32Views f32_views(const Schedule& s, const Layer& layer, int node, bool forward);

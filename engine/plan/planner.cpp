@@ -123,17 +123,26 @@ class Planner {
         nt.forward_rank_sums = layer.rank_sums(in, Pass::forward);
         nt.backward_rank_sums = layer.rank_sums(in, Pass::backward);
       }
-      const std::size_t fwd = layer.workspace_bytes(in, Pass::forward, s_.settings.memory.scheme, s_.channel_block, k_) +
-                              f32_views(s_, layer, node, true).bytes +
-                              (nt.forward_rank_sums ? rank_sums_bytes(nt.forward_rank_sums) : 0);
+      // A 16-bit step computes on its tensors as they are where its kernels
+      // take 16 bits, every activation it touches is 16-bit (not the first
+      // convolution, which reads the f32 images) and it runs whole (the
+      // --sync-bn halves take f32); otherwise it works on f32 copies.
+      nt.computes_16bit = half && layer.computes_16bit(k_) && is_16bit(s_.tensors[nt.output].info.dtype) &&
+                          !nt.forward_rank_sums && !nt.backward_rank_sums;
+      for (int t : nt.inputs) nt.computes_16bit = nt.computes_16bit && is_16bit(s_.tensors[t].info.dtype);
+      const DType computes_in = nt.computes_16bit ? s_.tensors[nt.output].info.dtype : DType::f32;
+      const std::size_t fwd =
+          layer.workspace_bytes(in, Pass::forward, s_.settings.memory.scheme, s_.channel_block, computes_in, k_) +
+          f32_views(s_, layer, node, true).bytes + (nt.forward_rank_sums ? rank_sums_bytes(nt.forward_rank_sums) : 0);
       if (fwd) nt.forward_workspace = add_bytes(layer.name() + ".fwd_workspace", fwd, Role::workspace, node);
       if (training()) {
         // Sized once the gradients exist (plan_backward).
         const std::size_t bwd =
-            layer.workspace_bytes(in, Pass::backward, s_.settings.memory.scheme, s_.channel_block, k_) +
+            layer.workspace_bytes(in, Pass::backward, s_.settings.memory.scheme, s_.channel_block, computes_in, k_) +
             (nt.backward_rank_sums ? rank_sums_bytes(nt.backward_rank_sums) : 0);
         backward_layer_workspace_[i] = bwd;
-        if (bwd || half) nt.backward_workspace = add_bytes(layer.name() + ".bwd_workspace", bwd, Role::workspace, node);
+        if (bwd || (half && !nt.computes_16bit))
+          nt.backward_workspace = add_bytes(layer.name() + ".bwd_workspace", bwd, Role::workspace, node);
       }
       nt.input_grads.assign(nt.inputs.size(), -1);
     }

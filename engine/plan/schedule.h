@@ -92,6 +92,10 @@ struct NodeTensors {
   // (Layer::rank_sums), in the step's workspace behind its f32 views
   // (rank_sums_bytes); 0: the pass runs whole on this rank's batch.
   std::size_t forward_rank_sums = 0, backward_rank_sums = 0;
+  // Under --precision bf16|fp16: the step's kernels compute on its 16-bit
+  // tensors as they are (Layer::computes_16bit; LayerArgs::dtype), so it
+  // has no f32 copies (engine/plan/f32_views.h). Decided by the planner.
+  bool computes_16bit = false;
 };
 
 // The workspace bytes `count` rank sums take: a multiple of 64, so that

@@ -27,9 +27,10 @@ LayerCall layer_call(const Schedule& s, const Layer& layer, int node, bool forwa
   std::byte* workspace = address(forward ? nt.forward_workspace : nt.backward_workspace);
   a.workspace = workspace;
   if (!forward) {
-    a.output_grad = fptr(nt.output_grad);
-    for (int t : nt.input_grads) a.input_grads.push_back(fptr(t));
+    a.output_grad = address(nt.output_grad);
+    for (int t : nt.input_grads) a.input_grads.push_back(address(t));
   }
+  if (nt.computes_16bit) a.dtype = s.tensors[static_cast<std::size_t>(nt.output)].info.dtype;
   a.scheme = s.settings.memory.scheme;
   a.channel_block = s.channel_block;
   a.training = s.settings.phase == Phase::train;

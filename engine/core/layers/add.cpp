@@ -8,16 +8,23 @@ Shape Add::infer(const std::vector<Shape>& in) const {
   return in[0];
 }
 
+bool Add::computes_16bit(const Kernels& k) const { return k.takes_16bit(); }
+
 void Add::forward(Kernels& k, const LayerArgs& a) const {
-  k.add_forward(a.output_shape.numel(), static_cast<const float*>(a.inputs[0]),
-                static_cast<const float*>(a.inputs[1]), static_cast<float*>(a.output));
+  k.add_forward(a.output_shape.numel(), a.dtype, a.inputs[0], a.inputs[1], a.output);
 }
 
 void Add::backward(Kernels& k, const LayerArgs& a) const {
-  // d(a + b)/da = d(a + b)/db = 1: both inputs receive the output gradient.
+  // d(a + b)/da = d(a + b)/db = 1: both inputs receive the output gradient
+  // (16-bit values as they are: a conversion to their own type copies).
   const std::int64_t count = a.output_shape.numel();
-  for (float* dx : a.input_grads)
-    if (dx) k.copy(count, a.output_grad, dx);
+  for (void* dx : a.input_grads) {
+    if (!dx) continue;
+    if (a.dtype == DType::f32)
+      k.copy(count, as_f32(a.output_grad), as_f32(dx));
+    else
+      k.convert(count, a.dtype, a.output_grad, a.dtype, dx, 1.0f);
+  }
 }
 
 }  // namespace tidepool

@@ -37,10 +37,15 @@ std::size_t BatchNorm::rank_sums(const std::vector<Shape>& in, Pass) const {
   return static_cast<std::size_t>(batchnorm_sums_count(in[0][1]));
 }
 
+// The whole-pass kernels only: a pass in parts (--sync-bn) computes in
+// f32, and the planner gives it f32 copies.
+bool BatchNorm::computes_16bit(const Kernels& k) const { return k.takes_16bit(); }
+
 void BatchNorm::forward(Kernels& k, const LayerArgs& a) const {
-  const BatchNormShape s = bn_shape(a.input_shapes[0], a.channel_block);
-  const auto* x = static_cast<const float*>(a.inputs[0]);
-  auto* y = static_cast<float*>(a.output);
+  BatchNormShape s = bn_shape(a.input_shapes[0], a.channel_block);
+  s.dtype = a.dtype;
+  const void* x = a.inputs[0];
+  void* y = a.output;
   auto* saved_mean = static_cast<float*>(a.saved[0]);
   auto* saved_var = static_cast<float*>(a.saved[1]);
   if (!a.training) {
@@ -51,17 +56,18 @@ void BatchNorm::forward(Kernels& k, const LayerArgs& a) const {
     case PassPart::whole:
       k.batchnorm_forward_train(s, x, a.params[0], a.params[1], y, saved_mean, saved_var, a.params[2], a.params[3]);
       break;
-    case PassPart::sums: k.batchnorm_sums(s, x, a.rank_sums); break;
+    case PassPart::sums: k.batchnorm_sums(s, as_f32(x), a.rank_sums); break;
     case PassPart::rest:
-      k.batchnorm_forward_with_sums(s, x, a.params[0], a.params[1], a.rank_sums, y, saved_mean, saved_var, a.params[2],
-                                    a.params[3]);
+      k.batchnorm_forward_with_sums(s, as_f32(x), a.params[0], a.params[1], a.rank_sums, as_f32(y), saved_mean,
+                                    saved_var, a.params[2], a.params[3]);
       break;
   }
 }
 
 void BatchNorm::backward(Kernels& k, const LayerArgs& a) const {
-  const BatchNormShape s = bn_shape(a.input_shapes[0], a.channel_block);
-  const auto* x = static_cast<const float*>(a.inputs[0]);
+  BatchNormShape s = bn_shape(a.input_shapes[0], a.channel_block);
+  s.dtype = a.dtype;
+  const void* x = a.inputs[0];
   const auto* saved_mean = static_cast<const float*>(a.saved[0]);
   const auto* saved_var = static_cast<const float*>(a.saved[1]);
   // batchnorm always produces dx: nothing upstream of a batchnorm is an input image.
@@ -75,12 +81,12 @@ void BatchNorm::backward(Kernels& k, const LayerArgs& a) const {
     // parameter gradient, and averaging sums that already hold every rank
     // would make them `ranks` times too large.
     case PassPart::sums:
-      k.batchnorm_backward_sums(s, x, a.output_grad, saved_mean, saved_var, a.rank_sums, a.param_grads[0],
-                                a.param_grads[1]);
+      k.batchnorm_backward_sums(s, as_f32(x), as_f32(a.output_grad), saved_mean, saved_var, a.rank_sums,
+                                a.param_grads[0], a.param_grads[1]);
       break;
     case PassPart::rest:
-      k.batchnorm_backward_with_sums(s, x, a.output_grad, a.params[0], saved_mean, saved_var, a.rank_sums,
-                                     a.input_grads[0]);
+      k.batchnorm_backward_with_sums(s, as_f32(x), as_f32(a.output_grad), a.params[0], saved_mean, saved_var,
+                                     a.rank_sums, as_f32(a.input_grads[0]));
       break;
   }
 }

@@ -28,6 +28,7 @@ class BatchNorm final : public Layer {
   std::size_t rank_sums(const std::vector<Shape>& inputs, Pass) const override;
   bool backward_reads_input(int) const override { return true; }
   bool backward_reads_output() const override { return false; }
+  bool computes_16bit(const Kernels& k) const override;
   void forward(Kernels&, const LayerArgs&) const override;
   void backward(Kernels&, const LayerArgs&) const override;
 

@@ -48,26 +48,29 @@ std::vector<ParamSpec> Conv2d::params(const std::vector<Shape>& in) const {
 }
 
 std::size_t Conv2d::workspace_bytes(const std::vector<Shape>& in, Pass pass, ConvScheme scheme,
-                                    std::int64_t channel_block, Kernels& k) const {
+                                    std::int64_t channel_block, DType dtype, Kernels& k) const {
   ConvShape s = conv_shape(in[0], channel_block);
+  s.dtype = dtype;
   if (pass == Pass::forward) return k.conv_workspace_bytes(s, scheme, ConvPass::forward);
   // Backward-data and backward-weights run one after the other and share it.
   return std::max(k.conv_workspace_bytes(s, scheme, ConvPass::backward_data),
                   k.conv_workspace_bytes(s, scheme, ConvPass::backward_weights));
 }
 
+bool Conv2d::computes_16bit(const Kernels& k) const { return k.takes_16bit(); }
+
 void Conv2d::forward(Kernels& k, const LayerArgs& a) const {
   ConvShape s = conv_shape(a.input_shapes[0], a.channel_block);
-  k.conv_forward(s, a.scheme, static_cast<const float*>(a.inputs[0]), a.params[0],
-                 s.bias ? a.params[1] : nullptr, static_cast<float*>(a.output), a.workspace);
+  s.dtype = a.dtype;
+  k.conv_forward(s, a.scheme, a.inputs[0], a.params[0], s.bias ? a.params[1] : nullptr, a.output, a.workspace);
 }
 
 void Conv2d::backward(Kernels& k, const LayerArgs& a) const {
   ConvShape s = conv_shape(a.input_shapes[0], a.channel_block);
-  if (a.input_grads[0])
-    k.conv_backward_data(s, a.scheme, a.output_grad, a.params[0], a.input_grads[0], a.workspace);
-  k.conv_backward_weights(s, a.scheme, static_cast<const float*>(a.inputs[0]), a.output_grad,
-                          a.param_grads[0], s.bias ? a.param_grads[1] : nullptr, a.workspace);
+  s.dtype = a.dtype;
+  if (a.input_grads[0]) k.conv_backward_data(s, a.scheme, a.output_grad, a.params[0], a.input_grads[0], a.workspace);
+  k.conv_backward_weights(s, a.scheme, a.inputs[0], a.output_grad, a.param_grads[0], s.bias ? a.param_grads[1] : nullptr,
+                          a.workspace);
 }
 
 double Conv2d::forward_flops(const std::vector<Shape>& in) const { return conv_shape(in[0]).flops(); }

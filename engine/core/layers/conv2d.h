@@ -24,7 +24,8 @@ class Conv2d final : public Layer {
   Shape infer(const std::vector<Shape>& inputs) const override;
   std::vector<ParamSpec> params(const std::vector<Shape>& inputs) const override;
   std::size_t workspace_bytes(const std::vector<Shape>& inputs, Pass, ConvScheme,
-                              std::int64_t channel_block, Kernels&) const override;
+                              std::int64_t channel_block, DType dtype, Kernels&) const override;
+  bool computes_16bit(const Kernels& k) const override;
   bool backward_reads_input(int) const override { return true; }  // for dW
   bool backward_reads_output() const override { return false; }
   void forward(Kernels&, const LayerArgs&) const override;

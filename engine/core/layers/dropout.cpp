@@ -32,8 +32,8 @@ void Dropout::forward(Kernels& k, const LayerArgs& a) const {
 
 void Dropout::backward(Kernels& k, const LayerArgs& a) const {
   if (!a.input_grads[0]) return;
-  k.dropout_backward(a.output_shape.numel(), static_cast<const float*>(a.saved[0]), a.output_grad,
-                     a.input_grads[0]);
+  k.dropout_backward(a.output_shape.numel(), static_cast<const float*>(a.saved[0]), as_f32(a.output_grad),
+                     as_f32(a.input_grads[0]));
 }
 
 }  // namespace tidepool

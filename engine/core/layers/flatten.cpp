@@ -34,9 +34,9 @@ void Flatten::backward(Kernels& k, const LayerArgs& a) const {
   if (!a.input_grads[0]) return;
   const Shape& x = a.input_shapes[0];
   if (needs_reorder(x, a.channel_block))
-    k.block_channels(blocks_of(x, a.channel_block), a.output_grad, a.input_grads[0]);
+    k.block_channels(blocks_of(x, a.channel_block), as_f32(a.output_grad), as_f32(a.input_grads[0]));
   else
-    k.copy(a.output_shape.numel(), a.output_grad, a.input_grads[0]);
+    k.copy(a.output_shape.numel(), as_f32(a.output_grad), as_f32(a.input_grads[0]));
 }
 
 }  // namespace tidepool

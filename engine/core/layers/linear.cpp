@@ -29,8 +29,8 @@ void Linear::forward(Kernels& k, const LayerArgs& a) const {
 
 void Linear::backward(Kernels& k, const LayerArgs& a) const {
   const LinearShape s = linear_shape(a.input_shapes[0]);
-  if (a.input_grads[0]) k.linear_backward_data(s, a.output_grad, a.params[0], a.input_grads[0]);
-  k.linear_backward_weights(s, static_cast<const float*>(a.inputs[0]), a.output_grad,
+  if (a.input_grads[0]) k.linear_backward_data(s, as_f32(a.output_grad), a.params[0], as_f32(a.input_grads[0]));
+  k.linear_backward_weights(s, as_f32(a.inputs[0]), as_f32(a.output_grad),
                             a.param_grads[0], a.param_grads[1]);
 }
 

@@ -42,15 +42,19 @@ std::vector<SavedSpec> Pool2d::saved(const std::vector<Shape>& in, std::int64_t 
   return {{"argmax", bytes}};
 }
 
+bool Pool2d::computes_16bit(const Kernels& k) const { return k.takes_16bit(); }
+
 void Pool2d::forward(Kernels& k, const LayerArgs& a) const {
-  k.pool_forward(pool_shape(a.input_shapes[0], a.channel_block), static_cast<const float*>(a.inputs[0]),
-                 static_cast<float*>(a.output), a.saved.empty() ? nullptr : a.saved[0]);
+  PoolShape s = pool_shape(a.input_shapes[0], a.channel_block);
+  s.dtype = a.dtype;
+  k.pool_forward(s, a.inputs[0], a.output, a.saved.empty() ? nullptr : a.saved[0]);
 }
 
 void Pool2d::backward(Kernels& k, const LayerArgs& a) const {
   if (!a.input_grads[0]) return;
-  k.pool_backward(pool_shape(a.input_shapes[0], a.channel_block), static_cast<const float*>(a.inputs[0]),
-                  a.output_grad, a.saved.empty() ? nullptr : a.saved[0], a.input_grads[0]);
+  PoolShape s = pool_shape(a.input_shapes[0], a.channel_block);
+  s.dtype = a.dtype;
+  k.pool_backward(s, a.inputs[0], a.output_grad, a.saved.empty() ? nullptr : a.saved[0], a.input_grads[0]);
 }
 
 }  // namespace tidepool

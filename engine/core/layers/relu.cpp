@@ -7,15 +7,15 @@ Shape Relu::infer(const std::vector<Shape>& in) const {
   return in[0];
 }
 
+bool Relu::computes_16bit(const Kernels& k) const { return k.takes_16bit(); }
+
 void Relu::forward(Kernels& k, const LayerArgs& a) const {
-  k.relu_forward(a.output_shape.numel(), static_cast<const float*>(a.inputs[0]),
-                 static_cast<float*>(a.output));
+  k.relu_forward(a.output_shape.numel(), a.dtype, a.inputs[0], a.output);
 }
 
 void Relu::backward(Kernels& k, const LayerArgs& a) const {
   if (!a.input_grads[0]) return;
-  k.relu_backward(a.output_shape.numel(), static_cast<const float*>(a.output), a.output_grad,
-                  a.input_grads[0]);
+  k.relu_backward(a.output_shape.numel(), a.dtype, a.output, a.output_grad, a.input_grads[0]);
 }
 
 }  // namespace tidepool

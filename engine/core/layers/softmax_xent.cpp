@@ -23,7 +23,7 @@ void SoftmaxCrossEntropy::forward(Kernels& k, const LayerArgs& a) const {
 void SoftmaxCrossEntropy::backward(Kernels& k, const LayerArgs& a) const {
   const Shape& logits = a.input_shapes[0];
   k.softmax_xent_backward(logits[0], logits[1], static_cast<const float*>(a.saved[0]),
-                          static_cast<const std::int32_t*>(a.inputs[1]), a.input_grads[0]);
+                          static_cast<const std::int32_t*>(a.inputs[1]), as_f32(a.input_grads[0]));
 }
 
 }  // namespace tidepool

@@ -102,10 +102,11 @@ void run_locked(Context& ctx, BnPrimitive& e, std::unordered_map<int, memory> ar
 
 }  // namespace
 
-void CpuKernels::batchnorm_forward_train(const BatchNormShape& s, const float* x,
-                                         const float* gamma, const float* beta, float* y,
+void CpuKernels::batchnorm_forward_train(const BatchNormShape& s, const void* x,
+                                         const float* gamma, const float* beta, void* y,
                                          float* saved_mean, float* saved_var, float* running_mean,
                                          float* running_var) {
+  require_f32(s.dtype, "batchnorm_forward_train");
   BnPrimitive& e = train_primitive(*ctx_, s);
   const dnnl::engine& eng = ctx_->engine;
   const memory::desc data = data_desc(s);
@@ -130,10 +131,11 @@ void CpuKernels::batchnorm_forward_train(const BatchNormShape& s, const float* x
   }
 }
 
-void CpuKernels::batchnorm_forward_infer(const BatchNormShape& s, const float* x,
+void CpuKernels::batchnorm_forward_infer(const BatchNormShape& s, const void* x,
                                          const float* gamma, const float* beta,
                                          const float* running_mean, const float* running_var,
-                                         float* y) {
+                                         void* y) {
+  require_f32(s.dtype, "batchnorm_forward_infer");
   BnPrimitive& e = infer_primitive(*ctx_, s);
   const dnnl::engine& eng = ctx_->engine;
   const memory::desc data = data_desc(s);
@@ -147,10 +149,11 @@ void CpuKernels::batchnorm_forward_infer(const BatchNormShape& s, const float* x
               {DNNL_ARG_VARIANCE, wrap(channel, eng, running_var)}});
 }
 
-void CpuKernels::batchnorm_backward(const BatchNormShape& s, const float* x, const float* dy,
+void CpuKernels::batchnorm_backward(const BatchNormShape& s, const void* x, const void* dy,
                                     const float* gamma, const float* saved_mean,
-                                    const float* saved_var, float* dx, float* dgamma,
+                                    const float* saved_var, void* dx, float* dgamma,
                                     float* dbeta) {
+  require_f32(s.dtype, "batchnorm_backward");
   BnPrimitive& e = backward_primitive(*ctx_, s);
   const dnnl::engine& eng = ctx_->engine;
   const memory::desc data = data_desc(s);

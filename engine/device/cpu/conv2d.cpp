@@ -382,6 +382,7 @@ void require_bias(const ConvShape& s, const void* p, const char* what) {
 }  // namespace
 
 std::size_t CpuKernels::conv_workspace_bytes(const ConvShape& s, ConvScheme scheme, ConvPass pass) {
+  require_f32(s.dtype, "conv_workspace_bytes");
   return plan_for(*ctx_, s, scheme, pass).layout.total;
 }
 
@@ -389,21 +390,24 @@ std::string CpuKernels::conv_algorithm_name(const ConvShape& s, ConvScheme schem
   return plan_for(*ctx_, s, scheme, pass).name;
 }
 
-void CpuKernels::conv_forward(const ConvShape& s, ConvScheme scheme, const float* x, const float* w,
-                              const float* b, float* y, void* workspace) {
+void CpuKernels::conv_forward(const ConvShape& s, ConvScheme scheme, const void* x, const float* w,
+                              const float* b, void* y, void* workspace) {
+  require_f32(s.dtype, "conv_forward");
   require_bias(s, b, "b");
   const ConvPlan& plan = plan_for(*ctx_, s, scheme, ConvPass::forward);
   execute(*ctx_, plan, ConvPass::forward, x, w, y, s.bias ? b : nullptr, workspace);
 }
 
-void CpuKernels::conv_backward_data(const ConvShape& s, ConvScheme scheme, const float* dy,
-                                    const float* w, float* dx, void* workspace) {
+void CpuKernels::conv_backward_data(const ConvShape& s, ConvScheme scheme, const void* dy,
+                                    const float* w, void* dx, void* workspace) {
+  require_f32(s.dtype, "conv_backward_data");
   const ConvPlan& plan = plan_for(*ctx_, s, scheme, ConvPass::backward_data);
   execute(*ctx_, plan, ConvPass::backward_data, dy, w, dx, nullptr, workspace);
 }
 
-void CpuKernels::conv_backward_weights(const ConvShape& s, ConvScheme scheme, const float* x,
-                                       const float* dy, float* dw, float* db, void* workspace) {
+void CpuKernels::conv_backward_weights(const ConvShape& s, ConvScheme scheme, const void* x,
+                                       const void* dy, float* dw, float* db, void* workspace) {
+  require_f32(s.dtype, "conv_backward_weights");
   require_bias(s, db, "db");
   const ConvPlan& plan = plan_for(*ctx_, s, scheme, ConvPass::backward_weights);
   execute(*ctx_, plan, ConvPass::backward_weights, x, dy, dw, s.bias ? db : nullptr, workspace);

@@ -15,7 +15,11 @@
 
 namespace tidepool {
 
-void CpuKernels::add_forward(std::int64_t count, const float* a, const float* b, float* y) {
+void CpuKernels::add_forward(std::int64_t count, DType type, const void* a_, const void* b_, void* y_) {
+  require_f32(type, "add_forward");
+  const auto* a = static_cast<const float*>(a_);
+  const auto* b = static_cast<const float*>(b_);
+  auto* y = static_cast<float*>(y_);
 #pragma omp parallel for simd schedule(static) if (count >= kParallelElements)
   for (std::int64_t i = 0; i < count; ++i) y[i] = a[i] + b[i];
 }

@@ -101,7 +101,8 @@ std::size_t CpuKernels::pool_saved_bytes(const PoolShape& s) {
   return primitives(*ctx_, s).saved_bytes;
 }
 
-void CpuKernels::pool_forward(const PoolShape& s, const float* x, float* y, void* saved) {
+void CpuKernels::pool_forward(const PoolShape& s, const void* x, void* y, void* saved) {
+  require_f32(s.dtype, "pool_forward");
   PoolPrimitives& p = primitives(*ctx_, s);
   const dnnl::engine& eng = ctx_->engine;
   std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, wrap(p.src, eng, x)},
@@ -120,8 +121,9 @@ void CpuKernels::pool_forward(const PoolShape& s, const float* x, float* y, void
   run_with(*ctx_, p.forward_train, p.train_scratch, std::move(args));
 }
 
-void CpuKernels::pool_backward(const PoolShape& s, const float* x, const float* dy,
-                               const void* saved, float* dx) {
+void CpuKernels::pool_backward(const PoolShape& s, const void* x, const void* dy,
+                               const void* saved, void* dx) {
+  require_f32(s.dtype, "pool_backward");
   PoolPrimitives& p = primitives(*ctx_, s);
   const dnnl::engine& eng = ctx_->engine;
   std::unordered_map<int, memory> args = {{DNNL_ARG_DIFF_DST, wrap(p.dst, eng, dy)},

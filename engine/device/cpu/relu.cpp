@@ -55,7 +55,8 @@ void run_with(Context& ctx, const dnnl::primitive& prim, OwnedScratchpad& scratc
 
 }  // namespace
 
-void CpuKernels::relu_forward(std::int64_t count, const float* x, float* y) {
+void CpuKernels::relu_forward(std::int64_t count, DType type, const void* x, void* y) {
+  require_f32(type, "relu_forward");
   if (count == 0) return;
   ReluPrimitives& p = primitives(*ctx_, count);
   const memory::desc data = vec_desc(count);
@@ -64,7 +65,8 @@ void CpuKernels::relu_forward(std::int64_t count, const float* x, float* y) {
       {{DNNL_ARG_SRC, wrap(data, ctx_->engine, x)}, {DNNL_ARG_DST, wrap(data, ctx_->engine, y)}});
 }
 
-void CpuKernels::relu_backward(std::int64_t count, const float* y, const float* dy, float* dx) {
+void CpuKernels::relu_backward(std::int64_t count, DType type, const void* y, const void* dy, void* dx) {
+  require_f32(type, "relu_backward");
   if (count == 0) return;
   ReluPrimitives& p = primitives(*ctx_, count);
   const memory::desc data = vec_desc(count);

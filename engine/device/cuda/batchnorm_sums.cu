@@ -14,12 +14,20 @@
 // The sums travel like the gradient buckets (CudaDevice::all_reduce: NCCL,
 // or pinned host memory); the GPU tests compare these kernels with the cpu
 // device's where a GPU is present (none has run them yet).
+//
+// The same kernels run batch norm's whole passes on 16-bit activations
+// (--precision bf16|fp16; batchnorm_16bit_*): the sums of this batch alone,
+// in the table's per-channel scratch, then the normalisation or dx, each
+// value widened to f32 as it is read and rounded once as it is written.
+// cuDNN's batch-norm calls are not documented to take bf16 data, so 16-bit
+// batch norm does not depend on them.
 #include <cstdint>
 #include <stdexcept>
 #include <string>
 
 #include "engine/device/cuda/cuda_kernels.h"
 #include "engine/device/cuda/cuda_util.h"
+#include "engine/device/cuda/storage.cuh"
 
 namespace tidepool {
 namespace {
@@ -32,19 +40,28 @@ constexpr int kSumThreads = 256;
 
 // What channel_sums adds up per element (functors: this build does not
 // enable nvcc's extended device lambdas).
+// Values of type t (f32, or 16-bit activations), widened as they are read.
 struct Value {
-  const float* v;
-  __device__ double operator()(std::int64_t i) const { return static_cast<double>(v[i]); }
+  const void* v;
+  DType t;
+  __device__ double operator()(std::int64_t i) const { return static_cast<double>(load(v, i, t)); }
 };
 struct Square {
-  const float* v;
-  __device__ double operator()(std::int64_t i) const { return static_cast<double>(v[i]) * v[i]; }
+  const void* v;
+  DType t;
+  __device__ double operator()(std::int64_t i) const {
+    const float f = load(v, i, t);
+    return static_cast<double>(f) * f;
+  }
 };
 struct Centred {  // dy · (x - mean)
-  const float* dy;
-  const float* x;
+  const void* dy;
+  const void* x;
+  DType t;
   double mean;
-  __device__ double operator()(std::int64_t i) const { return static_cast<double>(dy[i]) * (x[i] - mean); }
+  __device__ double operator()(std::int64_t i) const {
+    return static_cast<double>(load(dy, i, t)) * (load(x, i, t) - mean);
+  }
 };
 
 // Block `ch` sums fa(i) and fb(i) over channel ch's n * hw elements (i is
@@ -78,10 +95,10 @@ __device__ void channel_sums(std::int64_t n, std::int64_t channels, std::int64_t
   }
 }
 
-__global__ void forward_sums_kernel(const float* __restrict__ x, double* __restrict__ sums, std::int64_t n,
+__global__ void forward_sums_kernel(const void* __restrict__ x, DType t, double* __restrict__ sums, std::int64_t n,
                                     std::int64_t channels, std::int64_t hw) {
   const std::int64_t ch = blockIdx.x;
-  channel_sums(n, channels, hw, Value{x}, Square{x}, sums + ch, sums + channels + ch);
+  channel_sums(n, channels, hw, Value{x, t}, Square{x, t}, sums + ch, sums + channels + ch);
   if (ch == 0 && threadIdx.x == 0) sums[2 * channels] = static_cast<double>(n) * static_cast<double>(hw);
 }
 
@@ -106,14 +123,14 @@ __global__ void statistics_kernel(const double* __restrict__ sums, std::int64_t 
   }
 }
 
-__global__ void backward_sums_kernel(const float* __restrict__ x, const float* __restrict__ dy,
+__global__ void backward_sums_kernel(const void* __restrict__ x, const void* __restrict__ dy, DType t,
                                      const float* __restrict__ saved_mean, const float* __restrict__ saved_var,
                                      double eps, double* __restrict__ sums, float* __restrict__ dgamma,
                                      float* __restrict__ dbeta, std::int64_t n, std::int64_t channels,
                                      std::int64_t hw) {
   const std::int64_t ch = blockIdx.x;
   const double mean = saved_mean[ch];
-  channel_sums(n, channels, hw, Value{dy}, Centred{dy, x, mean}, sums + ch, sums + channels + ch);
+  channel_sums(n, channels, hw, Value{dy, t}, Centred{dy, x, t, mean}, sums + ch, sums + channels + ch);
   if (threadIdx.x == 0) {
     // Σdy·(x - mean) times 1/σ once, as on the cpu device.
     sums[channels + ch] *= 1.0 / sqrt(static_cast<double>(saved_var[ch]) + eps);
@@ -124,10 +141,10 @@ __global__ void backward_sums_kernel(const float* __restrict__ x, const float* _
 }
 
 // dx = A (dy - mean(dy)) + B (x - mean), A = gamma/σ, B = -A/σ · mean(dy·x̂).
-__global__ void dx_kernel(const float* __restrict__ x, const float* __restrict__ dy, const float* __restrict__ gamma,
-                          const float* __restrict__ saved_mean, const float* __restrict__ saved_var,
-                          const double* __restrict__ sums, double eps, float* __restrict__ dx, std::int64_t count,
-                          std::int64_t channels, std::int64_t hw) {
+__global__ void dx_kernel(const void* __restrict__ x, const void* __restrict__ dy, DType t,
+                          const float* __restrict__ gamma, const float* __restrict__ saved_mean,
+                          const float* __restrict__ saved_var, const double* __restrict__ sums, double eps,
+                          void* __restrict__ dx, std::int64_t count, std::int64_t channels, std::int64_t hw) {
   const double n = sums[2 * channels];
   for (std::int64_t e = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; e < count;
        e += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
@@ -137,7 +154,22 @@ __global__ void dx_kernel(const float* __restrict__ x, const float* __restrict__
     const float a = static_cast<float>(ga);
     const float b = static_cast<float>(-ga * invstd * (sums[channels + ch] / n));
     const float mdy = static_cast<float>(sums[ch] / n);
-    dx[e] = a * (dy[e] - mdy) + b * (x[e] - saved_mean[ch]);
+    store(dx, e, t, a * (load(dy, e, t) - mdy) + b * (load(x, e, t) - saved_mean[ch]));
+  }
+}
+
+// y = (x - mean) · γ/σ + β with the given statistics (the batch's in
+// training, the running ones in evaluation): the 16-bit passes' (f32 ones
+// take cuDNN's inference call).
+__global__ void normalise_kernel(const void* __restrict__ x, DType t, const float* __restrict__ gamma,
+                                 const float* __restrict__ beta, const float* __restrict__ mean,
+                                 const float* __restrict__ var, double eps, void* __restrict__ y, std::int64_t count,
+                                 std::int64_t channels, std::int64_t hw) {
+  for (std::int64_t e = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; e < count;
+       e += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const std::int64_t ch = (e / hw) % channels;
+    const float scale = static_cast<float>(static_cast<double>(gamma[ch]) / sqrt(static_cast<double>(var[ch]) + eps));
+    store(y, e, t, (load(x, e, t) - mean[ch]) * scale + beta[ch]);
   }
 }
 
@@ -149,13 +181,70 @@ unsigned channel_blocks(const BatchNormShape& s, const char* op) {
   return static_cast<unsigned>(s.c);
 }
 
+void launch_normalise(cudaStream_t stream, const BatchNormShape& s, const void* x, const float* gamma,
+                      const float* beta, const float* mean, const float* var, void* y) {
+  const std::int64_t count = s.n * s.c * s.h * s.w;
+  normalise_kernel<<<grid_for(count), kThreads, 0, stream>>>(x, s.dtype, gamma, beta, mean, var,
+                                                             static_cast<double>(s.eps), y, count, s.c, s.h * s.w);
+  check_launch("normalise_kernel");
+}
+
+// The sums of a 16-bit whole pass: the table's per-channel scratch, as
+// doubles (2c + 1 of them).
+double* pass_sums(Context& ctx, const BatchNormShape& s, const char* op) {
+  if (batchnorm_sums_count(s.c) * 2 > Context::kChannelScratchFloats)
+    throw DeviceError(std::string(op) + ": " + std::to_string(s.c) + " channels are more than a 16-bit batch norm " +
+                      "on this device sums (" + std::to_string(Context::kChannelScratchFloats / 4 - 1) + ")");
+  return reinterpret_cast<double*>(ctx.channel_scratch);
+}
+
 }  // namespace
+
+// ---------------------------------------------------------------- 16-bit passes
+
+namespace cuda {
+
+void batchnorm_16bit_forward_train(Context& ctx, const BatchNormShape& s, const void* x, const float* gamma,
+                                   const float* beta, void* y, float* saved_mean, float* saved_var,
+                                   float* running_mean, float* running_var) {
+  const unsigned blocks = channel_blocks(s, "batchnorm_forward_train");
+  double* sums = pass_sums(ctx, s, "batchnorm_forward_train");
+  forward_sums_kernel<<<blocks, kSumThreads, 0, ctx.stream>>>(x, s.dtype, sums, s.n, s.c, s.h * s.w);
+  check_launch("forward_sums_kernel");
+  const bool running = running_mean != nullptr && running_var != nullptr;
+  statistics_kernel<<<grid_for(s.c), kThreads, 0, ctx.stream>>>(
+      sums, s.c, s.momentum, saved_mean, saved_var, running ? running_mean : nullptr, running ? running_var : nullptr);
+  check_launch("statistics_kernel");
+  launch_normalise(ctx.stream, s, x, gamma, beta, saved_mean, saved_var, y);
+}
+
+void batchnorm_16bit_forward_infer(Context& ctx, const BatchNormShape& s, const void* x, const float* gamma,
+                                   const float* beta, const float* running_mean, const float* running_var, void* y) {
+  validate(s);
+  launch_normalise(ctx.stream, s, x, gamma, beta, running_mean, running_var, y);
+}
+
+void batchnorm_16bit_backward(Context& ctx, const BatchNormShape& s, const void* x, const void* dy,
+                              const float* gamma, const float* saved_mean, const float* saved_var, void* dx,
+                              float* dgamma, float* dbeta) {
+  const unsigned blocks = channel_blocks(s, "batchnorm_backward");
+  double* sums = pass_sums(ctx, s, "batchnorm_backward");
+  backward_sums_kernel<<<blocks, kSumThreads, 0, ctx.stream>>>(
+      x, dy, s.dtype, saved_mean, saved_var, static_cast<double>(s.eps), sums, dgamma, dbeta, s.n, s.c, s.h * s.w);
+  check_launch("backward_sums_kernel");
+  const std::int64_t count = s.n * s.c * s.h * s.w;
+  dx_kernel<<<grid_for(count), kThreads, 0, ctx.stream>>>(x, dy, s.dtype, gamma, saved_mean, saved_var, sums,
+                                                          static_cast<double>(s.eps), dx, count, s.c, s.h * s.w);
+  check_launch("dx_kernel");
+}
+
+}  // namespace cuda
 
 // ---------------------------------------------------------------- launchers
 
 void CudaKernels::batchnorm_sums(const BatchNormShape& s, const float* x, double* sums) {
   const unsigned blocks = channel_blocks(s, "batchnorm_sums");
-  forward_sums_kernel<<<blocks, kSumThreads, 0, ctx_->stream>>>(x, sums, s.n, s.c, s.h * s.w);
+  forward_sums_kernel<<<blocks, kSumThreads, 0, ctx_->stream>>>(x, DType::f32, sums, s.n, s.c, s.h * s.w);
   check_launch("forward_sums_kernel");
 }
 
@@ -175,7 +264,8 @@ void CudaKernels::batchnorm_backward_sums(const BatchNormShape& s, const float* 
                                           float* dgamma, float* dbeta) {
   const unsigned blocks = channel_blocks(s, "batchnorm_backward_sums");
   backward_sums_kernel<<<blocks, kSumThreads, 0, ctx_->stream>>>(
-      x, dy, saved_mean, saved_var, static_cast<double>(s.eps), sums, dgamma, dbeta, s.n, s.c, s.h * s.w);
+      x, dy, DType::f32, saved_mean, saved_var, static_cast<double>(s.eps), sums, dgamma, dbeta, s.n, s.c,
+      s.h * s.w);
   check_launch("backward_sums_kernel");
 }
 
@@ -184,7 +274,7 @@ void CudaKernels::batchnorm_backward_with_sums(const BatchNormShape& s, const fl
                                                const double* sums, float* dx) {
   validate(s);
   const std::int64_t count = s.n * s.c * s.h * s.w;
-  dx_kernel<<<grid_for(count), kThreads, 0, ctx_->stream>>>(x, dy, gamma, saved_mean, saved_var, sums,
+  dx_kernel<<<grid_for(count), kThreads, 0, ctx_->stream>>>(x, dy, DType::f32, gamma, saved_mean, saved_var, sums,
                                                             static_cast<double>(s.eps), dx, count, s.c, s.h * s.w);
   check_launch("dx_kernel");
 }

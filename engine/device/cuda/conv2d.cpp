@@ -24,7 +24,15 @@
 // configurations only when they are run (CUDNN_STATUS_NOT_SUPPORTED,
 // before anything is computed); then the next one runs instead, as in
 // PyTorch's algorithm iterator, and the cached plan keeps it.
-// Each (shape, scheme, pass) is decided once per process and cached (see
+// 16-bit activations (ConvShape::dtype bf16 or f16, --precision): x, y and
+// their gradients are given to cuDNN as they are, the weights as a 16-bit
+// copy the pass rounds into the front of its workspace, and the weight
+// gradient comes out 16-bit there and is widened into the f32 master
+// gradient (as PyTorch's autocast does). The descriptor computes in f32
+// (cuDNN's PSEUDO_HALF and PSEUDO_BFLOAT16 configurations) and allows
+// tensor-op math: the precision asks for it. The determinism rule is
+// the same.
+// Each (shape, dtype, scheme, pass) is decided once per process and cached (see
 // cuda_kernels.cpp), so the planner's workspace and the running algorithm
 // agree and a shape always runs the same algorithm (after a refusal, the
 // same fallback). Timing is noisy, so
@@ -122,11 +130,15 @@ struct ConvPlan final : CacheEntry {
   const Choice& choice() const { return choices[current.load(std::memory_order_acquire)]; }
 };
 
+// The math an f32 convolution may run (plain FMA: no TF32) and a 16-bit
+// one (tensor cores).
+cudnnMathType_t math_for(DType type) { return is_16bit(type) ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH; }
+
 // Descriptors of one shape; the same for all three passes.
 void describe(ConvPlan& p, const ConvShape& s) {
-  p.x = tensor_desc(s.n, s.c, s.h, s.w);
-  p.y = tensor_desc(s.n, s.k, s.out_h(), s.out_w());
-  p.w = filter_desc(s.k, s.c / s.groups, s.r, s.s);
+  p.x = tensor_desc(s.n, s.c, s.h, s.w, s.dtype);
+  p.y = tensor_desc(s.n, s.k, s.out_h(), s.out_w(), s.dtype);
+  p.w = filter_desc(s.k, s.c / s.groups, s.r, s.s, s.dtype);
   cudnnConvolutionDescriptor_t raw = nullptr;
   TP_CALL(cudnnCreateConvolutionDescriptor, &raw);
   p.conv.reset(raw);
@@ -136,7 +148,8 @@ void describe(ConvPlan& p, const ConvShape& s) {
           CUDNN_DATA_FLOAT);
   TP_CALL(cudnnSetConvolutionGroupCount, p.conv.get(), to_int(s.groups, "groups"));
   // Plain f32 arithmetic; DEFAULT_MATH would allow TF32 on Ampere and later.
-  TP_CALL(cudnnSetConvolutionMathType, p.conv.get(), CUDNN_FMA_MATH);
+  // (The compute type above stays f32 for 16-bit data too.)
+  TP_CALL(cudnnSetConvolutionMathType, p.conv.get(), math_for(s.dtype));
   if (s.bias) p.bias = tensor_desc(1, s.k, 1, 1);
 
   // cuDNN and ConvShape must agree on the output size, or every pointer
@@ -205,13 +218,16 @@ bool workspace_of(cudnnHandle_t h, const ConvPlan& p, int algo, std::size_t& byt
   return st == CUDNN_STATUS_SUCCESS;
 }
 
-// Supported, deterministic and plain f32: the only entries we ever run.
-// An entry with another math type (a tensor-op or TF32 variant that cuDNN
-// may time or rank even under an FMA descriptor) is not what the FMA
-// descriptor runs, so its timing or rank says nothing about what would.
-bool usable(const Candidate& c) {
-  return c.status == CUDNN_STATUS_SUCCESS && c.determinism == CUDNN_DETERMINISTIC &&
-         c.math == CUDNN_FMA_MATH;
+// Supported, deterministic and of the descriptor's math: the only entries
+// we ever run. For f32 an entry with another math type (a tensor-op or
+// TF32 variant that cuDNN may time or rank even under an FMA descriptor)
+// is not what the FMA descriptor runs, so its timing or rank says nothing
+// about what would. For 16-bit data both tensor-op and plain entries are
+// what the tensor-op descriptor may run, but never one that converts
+// (ALLOW_CONVERSION, which would round f32 operands down).
+bool usable(const Candidate& c, DType type) {
+  const bool math = is_16bit(type) ? c.math != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION : c.math == CUDNN_FMA_MATH;
+  return c.status == CUDNN_STATUS_SUCCESS && c.determinism == CUDNN_DETERMINISTIC && math;
 }
 
 struct Pick {
@@ -226,10 +242,10 @@ struct Pick {
 // GPU has no room for the buffers.
 std::vector<Candidate> measured(cudnnHandle_t h, const ConvPlan& p, const ConvShape& s,
                                 std::size_t max_workspace) {
-  const std::size_t x_bytes = static_cast<std::size_t>(s.n * s.c * s.h * s.w) * sizeof(float);
-  const std::size_t w_bytes = static_cast<std::size_t>(s.weight_numel()) * sizeof(float);
-  const std::size_t y_bytes =
-      static_cast<std::size_t>(s.n * s.k * s.out_h() * s.out_w()) * sizeof(float);
+  const std::size_t element = dtype_bytes(s.dtype);
+  const std::size_t x_bytes = static_cast<std::size_t>(s.n * s.c * s.h * s.w) * element;
+  const std::size_t w_bytes = static_cast<std::size_t>(s.weight_numel()) * element;
+  const std::size_t y_bytes = static_cast<std::size_t>(s.n * s.k * s.out_h() * s.out_w()) * element;
   std::size_t free_bytes = 0, total_bytes = 0;
   TP_CALL(cudaMemGetInfo, &free_bytes, &total_bytes);
   // Leave a margin for cuDNN's own bookkeeping during the search.
@@ -324,13 +340,13 @@ std::unique_ptr<ConvPlan> build_plan(Context& ctx, const ConvShape& s, ConvSchem
   std::vector<Pick> options;
   for (const Candidate& c : ranked(h, *plan)) {
     std::size_t bytes = 0;
-    if (usable(c) && workspace_of(h, *plan, c.algo, bytes))
+    if (usable(c, s.dtype) && workspace_of(h, *plan, c.algo, bytes))
       options.push_back({c.algo, bytes, -1, c.math});
   }
   if (options.empty()) {
     throw CudaError(CudaError::Library::cudnn, "cudnnGetConvolution*Algorithm_v7",
                     static_cast<int>(CUDNN_STATUS_NOT_SUPPORTED), "CUDNN_STATUS_NOT_SUPPORTED",
-                    "no deterministic f32 algorithm for c=" + std::to_string(s.c) +
+                    "no deterministic " + std::string(to_string(s.dtype)) + " algorithm for c=" + std::to_string(s.c) +
                         " k=" + std::to_string(s.k) + " groups=" + std::to_string(s.groups));
   }
 
@@ -362,7 +378,7 @@ std::unique_ptr<ConvPlan> build_plan(Context& ctx, const ConvShape& s, ConvSchem
         measured(h, *plan, s, std::min(largest, kMaxMeasuredWorkspace));
     std::vector<Pick> timed_ranking;
     for (const Candidate& c : timed) {
-      if (!usable(c)) continue;
+      if (!usable(c, s.dtype)) continue;
       auto known = std::find_if(options.begin(), options.end(),
                                 [&](const Pick& o) { return o.algo == c.algo; });
       if (known == options.end() || known->workspace > kMaxMeasuredWorkspace) continue;
@@ -375,8 +391,8 @@ std::unique_ptr<ConvPlan> build_plan(Context& ctx, const ConvShape& s, ConvSchem
     }
   }
   // What runs is the pair that was chosen: the descriptor takes the
-  // entry's math type (FMA, as usable() required and describe() asked;
-  // the same for every fallback, so the descriptor never changes).
+  // entry's math type (for f32 FMA, as usable() required and describe()
+  // asked; the same for every fallback, so the descriptor never changes).
   TP_CALL(cudnnSetConvolutionMathType, plan->conv.get(), pick.math);
   plan->workspace = pick.workspace;
   plan->choices.push_back(
@@ -430,12 +446,36 @@ void require_bias(const ConvShape& s, const void* p, const char* what) {
 
 constexpr float kOne = 1.0f, kZero = 0.0f;
 
+// A 16-bit pass's copy of the weights (forward, backward data) or of their
+// gradient (backward weights) at the front of its workspace; cuDNN's
+// workspace follows, aligned as the arena's blocks are.
+std::size_t weights_copy_bytes(const ConvShape& s) {
+  if (!is_16bit(s.dtype)) return 0;
+  constexpr std::size_t kAlign = 256;
+  const std::size_t bytes = static_cast<std::size_t>(s.weight_numel()) * dtype_bytes(s.dtype);
+  return (bytes + kAlign - 1) / kAlign * kAlign;
+}
+
+struct Workspace {
+  void* weights = nullptr;  // the 16-bit copy (null in f32)
+  void* cudnn = nullptr;
+};
+
+Workspace split(const ConvShape& s, const ConvPlan& plan, void* workspace) {
+  const std::size_t copy = weights_copy_bytes(s);
+  if (copy > 0 && workspace == nullptr)
+    throw std::invalid_argument("conv: a 16-bit pass needs " + std::to_string(copy) +
+                                " bytes of workspace for its weights and got none");
+  auto* base = static_cast<std::byte*>(workspace);
+  return {copy > 0 ? base : nullptr, checked_workspace(plan, copy > 0 ? base + copy : workspace)};
+}
+
 }  // namespace
 
 std::size_t CudaKernels::conv_workspace_bytes(const ConvShape& s, ConvScheme scheme,
                                               ConvPass pass) {
   bind_device(ctx_->shared->ordinal);  // may come from any thread
-  return plan_for(*ctx_, s, scheme, pass).workspace;
+  return weights_copy_bytes(s) + plan_for(*ctx_, s, scheme, pass).workspace;
 }
 
 std::string CudaKernels::conv_algorithm_name(const ConvShape& s, ConvScheme scheme, ConvPass pass) {
@@ -448,45 +488,62 @@ bool CudaKernels::conv_algorithm_measured(const ConvShape& s, ConvScheme scheme,
   return plan_for(*ctx_, s, scheme, pass).choice().measured;
 }
 
-void CudaKernels::conv_forward(const ConvShape& s, ConvScheme scheme, const float* x,
-                               const float* w, const float* b, float* y, void* workspace) {
+void CudaKernels::conv_forward(const ConvShape& s, ConvScheme scheme, const void* x,
+                               const float* w, const float* b, void* y, void* workspace) {
   require_bias(s, b, "b");
   ConvPlan& p = plan_for(*ctx_, s, scheme, ConvPass::forward);
   cudnnHandle_t h = ctx_->cudnn.get();
-  void* ws = checked_workspace(p, workspace);
+  const Workspace ws = split(s, p, workspace);
+  const void* weights = w;
+  if (ws.weights) {
+    convert(s.weight_numel(), DType::f32, w, s.dtype, ws.weights, 1.0f);
+    weights = ws.weights;
+  }
   run_choice(p, "cudnnConvolutionForward", [&](int algo) {
-    return cudnnConvolutionForward(h, &kOne, p.x.get(), x, p.w.get(), w, p.conv.get(),
-                                   static_cast<cudnnConvolutionFwdAlgo_t>(algo), ws, p.workspace,
+    return cudnnConvolutionForward(h, &kOne, p.x.get(), x, p.w.get(), weights, p.conv.get(),
+                                   static_cast<cudnnConvolutionFwdAlgo_t>(algo), ws.cudnn, p.workspace,
                                    &kZero, p.y.get(), y);
   });
   // y += b, broadcast over n, h, w.
-  if (s.bias) TP_CALL(cudnnAddTensor, h, &kOne, p.bias.get(), b, &kOne, p.y.get(), y);
+  if (!s.bias) return;
+  if (is_16bit(s.dtype))
+    launch_add_channel_bias(ctx_->stream, y, s.dtype, b, s.n, s.k, s.out_h() * s.out_w());
+  else
+    TP_CALL(cudnnAddTensor, h, &kOne, p.bias.get(), b, &kOne, p.y.get(), y);
 }
 
-void CudaKernels::conv_backward_data(const ConvShape& s, ConvScheme scheme, const float* dy,
-                                     const float* w, float* dx, void* workspace) {
+void CudaKernels::conv_backward_data(const ConvShape& s, ConvScheme scheme, const void* dy,
+                                     const float* w, void* dx, void* workspace) {
   ConvPlan& p = plan_for(*ctx_, s, scheme, ConvPass::backward_data);
-  void* ws = checked_workspace(p, workspace);
+  const Workspace ws = split(s, p, workspace);
+  const void* weights = w;
+  if (ws.weights) {
+    convert(s.weight_numel(), DType::f32, w, s.dtype, ws.weights, 1.0f);
+    weights = ws.weights;
+  }
   run_choice(p, "cudnnConvolutionBackwardData", [&](int algo) {
     return cudnnConvolutionBackwardData(
-        ctx_->cudnn.get(), &kOne, p.w.get(), w, p.y.get(), dy, p.conv.get(),
-        static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), ws, p.workspace, &kZero, p.x.get(), dx);
+        ctx_->cudnn.get(), &kOne, p.w.get(), weights, p.y.get(), dy, p.conv.get(),
+        static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), ws.cudnn, p.workspace, &kZero, p.x.get(), dx);
   });
 }
 
-void CudaKernels::conv_backward_weights(const ConvShape& s, ConvScheme scheme, const float* x,
-                                        const float* dy, float* dw, float* db, void* workspace) {
+void CudaKernels::conv_backward_weights(const ConvShape& s, ConvScheme scheme, const void* x,
+                                        const void* dy, float* dw, float* db, void* workspace) {
   require_bias(s, db, "db");
   ConvPlan& p = plan_for(*ctx_, s, scheme, ConvPass::backward_weights);
-  void* ws = checked_workspace(p, workspace);
+  const Workspace ws = split(s, p, workspace);
+  void* grad = ws.weights ? ws.weights : dw;
   run_choice(p, "cudnnConvolutionBackwardFilter", [&](int algo) {
     return cudnnConvolutionBackwardFilter(
         ctx_->cudnn.get(), &kOne, p.x.get(), x, p.y.get(), dy, p.conv.get(),
-        static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), ws, p.workspace, &kZero, p.w.get(), dw);
+        static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), ws.cudnn, p.workspace, &kZero, p.w.get(), grad);
   });
+  // A 16-bit gradient widens into the f32 one (exactly).
+  if (ws.weights) convert(s.weight_numel(), s.dtype, ws.weights, DType::f32, dw, 1.0f);
   // The bias gradient is a per-channel sum of dy; ours is a fixed-order
   // reduction, so it repeats bit for bit (see reductions.cu).
-  if (s.bias) launch_channel_sum(ctx_->stream, dy, db, s.n, s.k, s.out_h() * s.out_w());
+  if (s.bias) launch_channel_sum(ctx_->stream, dy, s.dtype, db, s.n, s.k, s.out_h() * s.out_w());
 }
 
 }  // namespace tidepool

@@ -11,9 +11,14 @@
 // with a cuDNN handle of their own, never the one the table enqueues
 // with; the enqueueing calls rely on CudaDevice::submit having bound).
 //
-// Numbers: everything is plain f32. Convolutions run with CUDNN_FMA_MATH,
+// Numbers: f32 runs plain f32. Convolutions run with CUDNN_FMA_MATH,
 // so an Ampere or Hopper GPU does not quietly switch to TF32 tensor cores
-// and the results stay comparable with the cpu device. Only cuDNN
+// and the results stay comparable with the cpu device. Under --precision
+// bf16|fp16 convolution, batch norm, ReLU, pooling and add compute on the 16-bit
+// activations themselves (takes_16bit): cuDNN's convolutions in the 16-bit
+// type with f32 accumulation, tensor-op math allowed (the precision asks
+// for it), on 16-bit copies of the f32 weights; the other ops work on f32
+// copies as on the cpu device (engine/plan/f32_views.h). Only cuDNN
 // algorithms that report themselves deterministic are ever chosen, and our
 // own reductions use fixed trees instead of atomics: the same inputs give
 // the same bits on the same GPU, which is what lets every offload mode
@@ -55,23 +60,28 @@ class CudaKernels final : public Kernels {
   // device has not reserved its arena yet.
   bool conv_algorithm_measured(const ConvShape&, ConvScheme, ConvPass);
 
+  // Convolution, batch norm, ReLU, pooling and add take bf16 and f16
+  // activations (conv2d.cpp, batchnorm_sums.cu, relu_16bit.cu, pooling.cu,
+  // elementwise.cu).
+  bool takes_16bit() const override { return true; }
+
   std::size_t conv_workspace_bytes(const ConvShape&, ConvScheme, ConvPass) override;
-  void conv_forward(const ConvShape&, ConvScheme, const float* x, const float* w, const float* b,
-                    float* y, void* workspace) override;
-  void conv_backward_data(const ConvShape&, ConvScheme, const float* dy, const float* w, float* dx,
+  void conv_forward(const ConvShape&, ConvScheme, const void* x, const float* w, const float* b,
+                    void* y, void* workspace) override;
+  void conv_backward_data(const ConvShape&, ConvScheme, const void* dy, const float* w, void* dx,
                           void* workspace) override;
-  void conv_backward_weights(const ConvShape&, ConvScheme, const float* x, const float* dy,
+  void conv_backward_weights(const ConvShape&, ConvScheme, const void* x, const void* dy,
                              float* dw, float* db, void* workspace) override;
 
-  void batchnorm_forward_train(const BatchNormShape&, const float* x, const float* gamma,
-                               const float* beta, float* y, float* saved_mean, float* saved_var,
+  void batchnorm_forward_train(const BatchNormShape&, const void* x, const float* gamma,
+                               const float* beta, void* y, float* saved_mean, float* saved_var,
                                float* running_mean, float* running_var) override;
-  void batchnorm_forward_infer(const BatchNormShape&, const float* x, const float* gamma,
+  void batchnorm_forward_infer(const BatchNormShape&, const void* x, const float* gamma,
                                const float* beta, const float* running_mean,
-                               const float* running_var, float* y) override;
-  void batchnorm_backward(const BatchNormShape&, const float* x, const float* dy,
+                               const float* running_var, void* y) override;
+  void batchnorm_backward(const BatchNormShape&, const void* x, const void* dy,
                           const float* gamma, const float* saved_mean, const float* saved_var,
-                          float* dx, float* dgamma, float* dbeta) override;
+                          void* dx, float* dgamma, float* dbeta) override;
   void batchnorm_sums(const BatchNormShape&, const float* x, double* sums) override;
   void batchnorm_forward_with_sums(const BatchNormShape&, const float* x, const float* gamma, const float* beta,
                                    const double* sums, float* y, float* saved_mean, float* saved_var,
@@ -82,13 +92,13 @@ class CudaKernels final : public Kernels {
                                     const float* saved_mean, const float* saved_var, const double* sums,
                                     float* dx) override;
 
-  void relu_forward(std::int64_t count, const float* x, float* y) override;
-  void relu_backward(std::int64_t count, const float* y, const float* dy, float* dx) override;
+  void relu_forward(std::int64_t count, DType type, const void* x, void* y) override;
+  void relu_backward(std::int64_t count, DType type, const void* y, const void* dy, void* dx) override;
 
   std::size_t pool_saved_bytes(const PoolShape&) override;
-  void pool_forward(const PoolShape&, const float* x, float* y, void* saved) override;
-  void pool_backward(const PoolShape&, const float* x, const float* dy, const void* saved,
-                     float* dx) override;
+  void pool_forward(const PoolShape&, const void* x, void* y, void* saved) override;
+  void pool_backward(const PoolShape&, const void* x, const void* dy, const void* saved,
+                     void* dx) override;
 
   void linear_forward(const LinearShape&, const float* x, const float* w, const float* b,
                       float* y) override;
@@ -101,7 +111,7 @@ class CudaKernels final : public Kernels {
                        float* mask) override;
   void dropout_backward(std::int64_t count, const float* mask, const float* dy, float* dx) override;
 
-  void add_forward(std::int64_t count, const float* a, const float* b, float* y) override;
+  void add_forward(std::int64_t count, DType type, const void* a, const void* b, void* y) override;
   void copy(std::int64_t count, const float* x, float* y) override;
   void accumulate(std::int64_t count, const float* x, float* acc) override;
   void convert(std::int64_t count, DType from, const void* x, DType to, void* y, float scale) override;

@@ -4,6 +4,7 @@
 #include "engine/device/cuda/cuda_util.h"
 
 #include <cstdio>
+#include <stdexcept>
 #include <string>
 
 namespace tidepool::cuda {
@@ -53,23 +54,37 @@ DeviceBuffer::DeviceBuffer(std::size_t bytes, const char* what) : size_(bytes) {
   ptr_.reset(p);
 }
 
-TensorDesc tensor_desc(std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w) {
+namespace {
+
+cudnnDataType_t cudnn_type(DType type) {
+  switch (type) {
+    case DType::f32: return CUDNN_DATA_FLOAT;
+    case DType::bf16: return CUDNN_DATA_BFLOAT16;
+    case DType::f16: return CUDNN_DATA_HALF;
+    case DType::i32: break;
+  }
+  throw std::invalid_argument("cuDNN descriptor: " + std::string(to_string(type)) + " is not a float type");
+}
+
+}  // namespace
+
+TensorDesc tensor_desc(std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w, DType type) {
   cudnnTensorDescriptor_t raw = nullptr;
   TP_CALL(cudnnCreateTensorDescriptor, &raw);
   TensorDesc desc(raw);
   // cuDNN's 4-d descriptors take int dimensions and also index the whole
   // tensor with 32-bit strides, so the element count must fit too.
   to_int(n * c * h * w, "tensor elements");
-  TP_CALL(cudnnSetTensor4dDescriptor, desc.get(), CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT,
+  TP_CALL(cudnnSetTensor4dDescriptor, desc.get(), CUDNN_TENSOR_NCHW, cudnn_type(type),
           to_int(n, "n"), to_int(c, "c"), to_int(h, "h"), to_int(w, "w"));
   return desc;
 }
 
-FilterDesc filter_desc(std::int64_t k, std::int64_t c, std::int64_t r, std::int64_t s) {
+FilterDesc filter_desc(std::int64_t k, std::int64_t c, std::int64_t r, std::int64_t s, DType type) {
   cudnnFilterDescriptor_t raw = nullptr;
   TP_CALL(cudnnCreateFilterDescriptor, &raw);
   FilterDesc desc(raw);
-  TP_CALL(cudnnSetFilter4dDescriptor, desc.get(), CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW,
+  TP_CALL(cudnnSetFilter4dDescriptor, desc.get(), cudnn_type(type), CUDNN_TENSOR_NCHW,
           to_int(k, "k"), to_int(c, "c / groups"), to_int(r, "r"), to_int(s, "s"));
   return desc;
 }

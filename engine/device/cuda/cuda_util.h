@@ -130,8 +130,11 @@ class DeviceBuffer {
 
 // --- descriptors -----------------------------------------------------------------
 
-TensorDesc tensor_desc(std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w);
-FilterDesc filter_desc(std::int64_t k, std::int64_t c, std::int64_t r, std::int64_t s);
+// f32 unless `type` says bf16 or f16 (CUDNN_DATA_BFLOAT16, CUDNN_DATA_HALF).
+TensorDesc tensor_desc(std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w,
+                       DType type = DType::f32);
+FilterDesc filter_desc(std::int64_t k, std::int64_t c, std::int64_t r, std::int64_t s,
+                       DType type = DType::f32);
 
 // --- kernel tables -----------------------------------------------------------------
 
@@ -244,7 +247,31 @@ inline unsigned grid_for(std::int64_t count) {
 // block per channel with a fixed reduction tree: no atomics, so the sum is
 // bit-identical run after run. Serves conv and linear bias gradients
 // (reductions.cu).
-void launch_channel_sum(cudaStream_t stream, const float* x, float* out, std::int64_t outer,
+// x is of `type` (f32, or a 16-bit activation gradient), summed in f32.
+void launch_channel_sum(cudaStream_t stream, const void* x, DType type, float* out, std::int64_t outer,
                         std::int64_t channels, std::int64_t inner);
+// y[(i * channels + ch) * inner + j] += b[ch], y of 16-bit `type`, added in
+// f32 and rounded once: a 16-bit convolution's bias (an f32 output takes
+// cuDNN's cudnnAddTensor).
+void launch_add_channel_bias(cudaStream_t stream, void* y, DType type, const float* b, std::int64_t outer,
+                             std::int64_t channels, std::int64_t inner);
+
+// --- 16-bit activations of our own kernels (CudaKernels::takes_16bit) -------------
+// ReLU on `count` values of 16-bit `type` (relu_16bit.cu): max(x, 0) with NaN
+// kept, and dy where y > 0; exact, as widening and rounding back are.
+void launch_relu_forward_16bit(cudaStream_t stream, std::int64_t count, DType type, const void* x, void* y);
+void launch_relu_backward_16bit(cudaStream_t stream, std::int64_t count, DType type, const void* y,
+                                const void* dy, void* dx);
+// Batch norm's whole passes on 16-bit x, y, dx, dy (s.dtype), with the
+// kernel table's semantics (kernels.h): the --sync-bn kernels on this
+// batch's sums, kept in the table's per-channel scratch (batchnorm_sums.cu).
+void batchnorm_16bit_forward_train(Context& ctx, const BatchNormShape& s, const void* x, const float* gamma,
+                                   const float* beta, void* y, float* saved_mean, float* saved_var,
+                                   float* running_mean, float* running_var);
+void batchnorm_16bit_forward_infer(Context& ctx, const BatchNormShape& s, const void* x, const float* gamma,
+                                   const float* beta, const float* running_mean, const float* running_var, void* y);
+void batchnorm_16bit_backward(Context& ctx, const BatchNormShape& s, const void* x, const void* dy,
+                              const float* gamma, const float* saved_mean, const float* saved_var, void* dx,
+                              float* dgamma, float* dbeta);
 
 }  // namespace tidepool::cuda

@@ -4,15 +4,13 @@
 // Each result is one IEEE single-precision add, as on the cpu device, so
 // both devices give the same bits. Outputs may alias inputs (y == a for an
 // in-place add), so there is no __restrict__ here.
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
 #include <cstdint>
 #include <stdexcept>
 #include <string>
 
 #include "engine/device/cuda/cuda_kernels.h"
 #include "engine/device/cuda/cuda_util.h"
+#include "engine/device/cuda/storage.cuh"
 
 namespace tidepool {
 namespace {
@@ -35,27 +33,20 @@ __global__ void accumulate_kernel(std::int64_t count, const float* x, float* acc
   }
 }
 
-// 16-bit storage: loads widen to f32, stores round to nearest even (a
-// value beyond f16's range becomes ±inf), as on the cpu device.
-__device__ float load(const void* p, std::int64_t i, DType t) {
-  switch (t) {
-    case DType::bf16: return __bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]);
-    case DType::f16: return __half2float(static_cast<const __half*>(p)[i]);
-    default: return static_cast<const float*>(p)[i];
-  }
-}
-__device__ void store(void* p, std::int64_t i, DType t, float v) {
-  switch (t) {
-    case DType::bf16: static_cast<__nv_bfloat16*>(p)[i] = __float2bfloat16_rn(v); break;
-    case DType::f16: static_cast<__half*>(p)[i] = __float2half_rn(v); break;
-    default: static_cast<float*>(p)[i] = v; break;
-  }
-}
+// 16-bit storage: load and store (storage.cuh).
 
 __global__ void convert_kernel(std::int64_t count, DType from, const void* x, DType to, void* y, float scale) {
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < count;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     store(y, i, to, __fmul_rn(load(x, i, from), scale));
+  }
+}
+
+// The residual add of 16-bit activations: summed in f32, rounded once.
+__global__ void add_16bit_kernel(std::int64_t count, DType t, const void* a, const void* b, void* y) {
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    store(y, i, t, __fadd_rn(load(a, i, t), load(b, i, t)));
   }
 }
 
@@ -90,9 +81,16 @@ void CudaKernels::accumulate_16bit(std::int64_t count, DType type, const void* x
   check_launch("accumulate_16bit_kernel");
 }
 
-void CudaKernels::add_forward(std::int64_t count, const float* a, const float* b, float* y) {
+void CudaKernels::add_forward(std::int64_t count, DType type, const void* a, const void* b, void* y) {
   if (count <= 0) return;
-  add_kernel<<<grid_for(count), kThreads, 0, ctx_->stream>>>(count, a, b, y);
+  if (is_16bit(type)) {
+    add_16bit_kernel<<<grid_for(count), kThreads, 0, ctx_->stream>>>(count, type, a, b, y);
+    check_launch("add_16bit_kernel");
+    return;
+  }
+  require_f32(type, "add_forward");
+  add_kernel<<<grid_for(count), kThreads, 0, ctx_->stream>>>(count, static_cast<const float*>(a),
+                                                             static_cast<const float*>(b), static_cast<float*>(y));
   check_launch("add_kernel");
 }
 

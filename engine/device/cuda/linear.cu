@@ -70,7 +70,7 @@ void CudaKernels::linear_backward_weights(const LinearShape& s, const float* x, 
   const Dims d = dims(s);
   TP_CALL(cublasSgemm, ctx_->cublas.get(), CUBLAS_OP_N, CUBLAS_OP_T, d.in, d.out, d.n, &kOne, x,
           d.in, dy, d.out, &kZero, dw, d.in);
-  if (db != nullptr) launch_channel_sum(ctx_->stream, dy, db, s.n, s.out, 1);
+  if (db != nullptr) launch_channel_sum(ctx_->stream, dy, DType::f32, db, s.n, s.out, 1);
 }
 
 }  // namespace tidepool

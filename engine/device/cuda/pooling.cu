@@ -15,13 +15,16 @@
 // padding included (PyTorch's count_include_pad=True); with the output size
 // rounded down a window never reaches past the padded input, so that is
 // always kh * kw. Ties in max pooling go to the first maximum in row-major
-// window order.
+// window order. 16-bit activations (s.dtype) are widened as they are read
+// and rounded once as they are written; a max-pool output is one of its
+// inputs, exactly.
 #include <cstdint>
 #include <stdexcept>
 #include <string>
 
 #include "engine/device/cuda/cuda_kernels.h"
 #include "engine/device/cuda/cuda_util.h"
+#include "engine/device/cuda/storage.cuh"
 
 namespace tidepool {
 namespace {
@@ -40,7 +43,7 @@ Geometry geometry(const PoolShape& s) {
 // ---------------------------------------------------------------- kernels
 
 template <class Index>
-__global__ void max_forward_kernel(const float* __restrict__ x, float* __restrict__ y,
+__global__ void max_forward_kernel(const void* __restrict__ x, DType t, void* __restrict__ y,
                                    Index* __restrict__ argmax, std::int64_t planes, Geometry g) {
   const std::int64_t total = planes * g.oh * g.ow;
   for (std::int64_t o = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; o < total;
@@ -48,7 +51,7 @@ __global__ void max_forward_kernel(const float* __restrict__ x, float* __restric
     const std::int64_t ox = o % g.ow;
     const std::int64_t oy = (o / g.ow) % g.oh;
     const std::int64_t plane = o / (g.ow * g.oh);
-    const float* in = x + plane * g.h * g.w;
+    const std::int64_t in = plane * g.h * g.w;
     const std::int64_t y0 = oy * g.sh - g.ph, x0 = ox * g.sw - g.pw;
     float best = 0.0f;
     std::int64_t best_tap = -1;
@@ -58,7 +61,7 @@ __global__ void max_forward_kernel(const float* __restrict__ x, float* __restric
       for (std::int64_t j = 0; j < g.kw; ++j) {
         const std::int64_t ix = x0 + j;
         if (ix < 0 || ix >= g.w) continue;
-        const float v = in[iy * g.w + ix];
+        const float v = load(x, in + iy * g.w + ix, t);
         // Strictly greater: the first maximum wins a tie. A NaN wins once
         // and then stays (nothing compares greater), so NaN propagates.
         if (best_tap < 0 || v > best || (v != v && best == best)) {
@@ -67,7 +70,7 @@ __global__ void max_forward_kernel(const float* __restrict__ x, float* __restric
         }
       }
     }
-    y[o] = best;
+    store(y, o, t, best);
     if (argmax) argmax[o] = static_cast<Index>(best_tap);
   }
 }
@@ -83,8 +86,8 @@ __device__ inline void covering(std::int64_t p, std::int64_t k, std::int64_t str
 }
 
 template <class Index>
-__global__ void max_backward_kernel(const float* __restrict__ dy, const Index* __restrict__ argmax,
-                                    float* __restrict__ dx, std::int64_t planes, Geometry g) {
+__global__ void max_backward_kernel(const void* __restrict__ dy, DType t, const Index* __restrict__ argmax,
+                                    void* __restrict__ dx, std::int64_t planes, Geometry g) {
   const std::int64_t total = planes * g.h * g.w;
   for (std::int64_t e = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; e < total;
        e += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
@@ -100,14 +103,14 @@ __global__ void max_backward_kernel(const float* __restrict__ dy, const Index* _
         const std::int64_t o = (plane * g.oh + oy) * g.ow + ox;
         const std::int64_t tap = static_cast<std::int64_t>(argmax[o]);
         if (oy * g.sh - g.ph + tap / g.kw == iy && ox * g.sw - g.pw + tap % g.kw == ix)
-          sum += dy[o];
+          sum += load(dy, o, t);
       }
     }
-    dx[e] = sum;
+    store(dx, e, t, sum);
   }
 }
 
-__global__ void avg_forward_kernel(const float* __restrict__ x, float* __restrict__ y,
+__global__ void avg_forward_kernel(const void* __restrict__ x, DType t, void* __restrict__ y,
                                    std::int64_t planes, Geometry g, float inv_area) {
   const std::int64_t total = planes * g.oh * g.ow;
   for (std::int64_t o = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; o < total;
@@ -115,7 +118,7 @@ __global__ void avg_forward_kernel(const float* __restrict__ x, float* __restric
     const std::int64_t ox = o % g.ow;
     const std::int64_t oy = (o / g.ow) % g.oh;
     const std::int64_t plane = o / (g.ow * g.oh);
-    const float* in = x + plane * g.h * g.w;
+    const std::int64_t in = plane * g.h * g.w;
     const std::int64_t y0 = oy * g.sh - g.ph, x0 = ox * g.sw - g.pw;
     float sum = 0.0f;
     for (std::int64_t i = 0; i < g.kh; ++i) {
@@ -123,14 +126,14 @@ __global__ void avg_forward_kernel(const float* __restrict__ x, float* __restric
       if (iy < 0 || iy >= g.h) continue;
       for (std::int64_t j = 0; j < g.kw; ++j) {
         const std::int64_t ix = x0 + j;
-        if (ix >= 0 && ix < g.w) sum += in[iy * g.w + ix];
+        if (ix >= 0 && ix < g.w) sum += load(x, in + iy * g.w + ix, t);
       }
     }
-    y[o] = sum * inv_area;
+    store(y, o, t, sum * inv_area);
   }
 }
 
-__global__ void avg_backward_kernel(const float* __restrict__ dy, float* __restrict__ dx,
+__global__ void avg_backward_kernel(const void* __restrict__ dy, DType t, void* __restrict__ dx,
                                     std::int64_t planes, Geometry g, float inv_area) {
   const std::int64_t total = planes * g.h * g.w;
   for (std::int64_t e = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; e < total;
@@ -143,8 +146,8 @@ __global__ void avg_backward_kernel(const float* __restrict__ dy, float* __restr
     covering(ix, g.kw, g.sw, g.pw, g.ow, ox0, ox1);
     float sum = 0.0f;
     for (std::int64_t oy = oy0; oy <= oy1; ++oy)
-      for (std::int64_t ox = ox0; ox <= ox1; ++ox) sum += dy[(plane * g.oh + oy) * g.ow + ox];
-    dx[e] = sum * inv_area;
+      for (std::int64_t ox = ox0; ox <= ox1; ++ox) sum += load(dy, (plane * g.oh + oy) * g.ow + ox, t);
+    store(dx, e, t, sum * inv_area);
   }
 }
 
@@ -163,7 +166,7 @@ std::size_t CudaKernels::pool_saved_bytes(const PoolShape& s) {
   return static_cast<std::size_t>(outputs(s)) * (byte_indices(s) ? 1 : sizeof(std::int32_t));
 }
 
-void CudaKernels::pool_forward(const PoolShape& s, const float* x, float* y, void* saved) {
+void CudaKernels::pool_forward(const PoolShape& s, const void* x, void* y, void* saved) {
   validate(s);
   const Geometry g = geometry(s);
   const std::int64_t planes = s.n * s.c;
@@ -171,23 +174,23 @@ void CudaKernels::pool_forward(const PoolShape& s, const float* x, float* y, voi
   cudaStream_t stream = ctx_->stream;
   if (s.kind == PoolKind::avg) {
     const float inv_area = 1.0f / static_cast<float>(s.kh * s.kw);
-    avg_forward_kernel<<<blocks, kThreads, 0, stream>>>(x, y, planes, g, inv_area);
+    avg_forward_kernel<<<blocks, kThreads, 0, stream>>>(x, s.dtype, y, planes, g, inv_area);
     check_launch("avg_forward_kernel");
     return;
   }
   // No place for the argmax means nobody will run backward (evaluation).
   if (byte_indices(s)) {
     max_forward_kernel<std::uint8_t>
-        <<<blocks, kThreads, 0, stream>>>(x, y, static_cast<std::uint8_t*>(saved), planes, g);
+        <<<blocks, kThreads, 0, stream>>>(x, s.dtype, y, static_cast<std::uint8_t*>(saved), planes, g);
   } else {
     max_forward_kernel<std::int32_t>
-        <<<blocks, kThreads, 0, stream>>>(x, y, static_cast<std::int32_t*>(saved), planes, g);
+        <<<blocks, kThreads, 0, stream>>>(x, s.dtype, y, static_cast<std::int32_t*>(saved), planes, g);
   }
   check_launch("max_forward_kernel");
 }
 
-void CudaKernels::pool_backward(const PoolShape& s, const float* x, const float* dy,
-                                const void* saved, float* dx) {
+void CudaKernels::pool_backward(const PoolShape& s, const void* x, const void* dy,
+                                const void* saved, void* dx) {
   (void)x;  // the argmax (max) or nothing at all (average) is all backward needs
   validate(s);
   const Geometry g = geometry(s);
@@ -196,7 +199,7 @@ void CudaKernels::pool_backward(const PoolShape& s, const float* x, const float*
   cudaStream_t stream = ctx_->stream;
   if (s.kind == PoolKind::avg) {
     const float inv_area = 1.0f / static_cast<float>(s.kh * s.kw);
-    avg_backward_kernel<<<blocks, kThreads, 0, stream>>>(dy, dx, planes, g, inv_area);
+    avg_backward_kernel<<<blocks, kThreads, 0, stream>>>(dy, s.dtype, dx, planes, g, inv_area);
     check_launch("avg_backward_kernel");
     return;
   }
@@ -205,10 +208,10 @@ void CudaKernels::pool_backward(const PoolShape& s, const float* x, const float*
   }
   if (byte_indices(s)) {
     max_backward_kernel<std::uint8_t><<<blocks, kThreads, 0, stream>>>(
-        dy, static_cast<const std::uint8_t*>(saved), dx, planes, g);
+        dy, s.dtype, static_cast<const std::uint8_t*>(saved), dx, planes, g);
   } else {
     max_backward_kernel<std::int32_t><<<blocks, kThreads, 0, stream>>>(
-        dy, static_cast<const std::int32_t*>(saved), dx, planes, g);
+        dy, s.dtype, static_cast<const std::int32_t*>(saved), dx, planes, g);
   }
   check_launch("max_backward_kernel");
 }

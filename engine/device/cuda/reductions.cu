@@ -1,4 +1,5 @@
-// Per-channel sums for bias gradients (conv: over n, h, w; linear: over n).
+// Per-channel sums for bias gradients (conv: over n, h, w; linear: over n),
+// and the bias add of 16-bit convolution outputs.
 //
 // One block per channel; each thread owns a fixed set of elements and the
 // block combines the partial sums with a fixed tree. Nothing depends on
@@ -7,6 +8,7 @@
 #include <cstdint>
 
 #include "engine/device/cuda/cuda_util.h"
+#include "engine/device/cuda/storage.cuh"
 
 namespace tidepool::cuda {
 namespace {
@@ -15,7 +17,7 @@ constexpr int kSumThreads = 512;
 
 // ---------------------------------------------------------------- kernels
 
-__global__ void channel_sum_kernel(const float* __restrict__ x, float* __restrict__ out,
+__global__ void channel_sum_kernel(const void* __restrict__ x, DType t, float* __restrict__ out,
                                    std::int64_t outer, std::int64_t channels, std::int64_t inner) {
   const std::int64_t ch = blockIdx.x;
   float acc = 0.0f;
@@ -23,8 +25,8 @@ __global__ void channel_sum_kernel(const float* __restrict__ x, float* __restric
     // Wide feature maps: walk each image's map with coalesced reads and no
     // index division.
     for (std::int64_t i = 0; i < outer; ++i) {
-      const float* row = x + (i * channels + ch) * inner;
-      for (std::int64_t j = threadIdx.x; j < inner; j += kSumThreads) acc += row[j];
+      const std::int64_t row = (i * channels + ch) * inner;
+      for (std::int64_t j = threadIdx.x; j < inner; j += kSumThreads) acc += load(x, row + j, t);
     }
   } else {
     // Small maps (1x1 after global pooling, linear layers): flatten (i, j)
@@ -32,7 +34,7 @@ __global__ void channel_sum_kernel(const float* __restrict__ x, float* __restric
     const std::int64_t total = outer * inner;
     for (std::int64_t e = threadIdx.x; e < total; e += kSumThreads) {
       const std::int64_t i = e / inner, j = e - i * inner;
-      acc += x[(i * channels + ch) * inner + j];
+      acc += load(x, (i * channels + ch) * inner + j, t);
     }
   }
   __shared__ float partial[kSumThreads];
@@ -45,17 +47,33 @@ __global__ void channel_sum_kernel(const float* __restrict__ x, float* __restric
   if (threadIdx.x == 0) out[ch] = partial[0];
 }
 
+__global__ void add_channel_bias_kernel(void* y, DType t, const float* __restrict__ b, std::int64_t channels,
+                                        std::int64_t inner, std::int64_t total) {
+  for (std::int64_t e = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; e < total;
+       e += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    store(y, e, t, load(y, e, t) + b[(e / inner) % channels]);
+  }
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------- launchers
 
-void launch_channel_sum(cudaStream_t stream, const float* x, float* out, std::int64_t outer,
+void launch_channel_sum(cudaStream_t stream, const void* x, DType type, float* out, std::int64_t outer,
                         std::int64_t channels, std::int64_t inner) {
   if (channels <= 0) return;
   if (channels > 2147483647) throw DeviceError("channel sum: too many channels");
-  channel_sum_kernel<<<static_cast<unsigned>(channels), kSumThreads, 0, stream>>>(x, out, outer,
+  channel_sum_kernel<<<static_cast<unsigned>(channels), kSumThreads, 0, stream>>>(x, type, out, outer,
                                                                                   channels, inner);
   check_launch("channel_sum_kernel");
+}
+
+void launch_add_channel_bias(cudaStream_t stream, void* y, DType type, const float* b, std::int64_t outer,
+                             std::int64_t channels, std::int64_t inner) {
+  const std::int64_t total = outer * channels * inner;
+  if (total <= 0) return;
+  add_channel_bias_kernel<<<grid_for(total), kThreads, 0, stream>>>(y, type, b, channels, inner, total);
+  check_launch("add_channel_bias_kernel");
 }
 
 }  // namespace tidepool::cuda

@@ -1,4 +1,5 @@
-// ReLU on cuDNN's activation functions, over a flat run of `count` floats.
+// ReLU on cuDNN's activation functions, over a flat run of `count` floats;
+// 16-bit activations take kernels of our own (relu_16bit.cu).
 //
 // Backward reads the forward output y, never x (see the cpu device's
 // relu.cpp for why the executor wants that). cuDNN's backward asks for x as
@@ -47,7 +48,11 @@ void in_chunks(std::int64_t count, F&& f) {
 
 }  // namespace
 
-void CudaKernels::relu_forward(std::int64_t count, const float* x, float* y) {
+void CudaKernels::relu_forward(std::int64_t count, DType type, const void* x_, void* y_) {
+  if (is_16bit(type)) return launch_relu_forward_16bit(ctx_->stream, count, type, x_, y_);
+  require_f32(type, "relu_forward");
+  const auto* x = static_cast<const float*>(x_);
+  auto* y = static_cast<float*>(y_);
   const ActivationDesc act = relu_desc();
   in_chunks(count, [&](std::int64_t off, cudnnTensorDescriptor_t desc) {
     TP_CALL(cudnnActivationForward, ctx_->cudnn.get(), act.get(), &kOne, desc, x + off, &kZero,
@@ -55,7 +60,12 @@ void CudaKernels::relu_forward(std::int64_t count, const float* x, float* y) {
   });
 }
 
-void CudaKernels::relu_backward(std::int64_t count, const float* y, const float* dy, float* dx) {
+void CudaKernels::relu_backward(std::int64_t count, DType type, const void* y_, const void* dy_, void* dx_) {
+  if (is_16bit(type)) return launch_relu_backward_16bit(ctx_->stream, count, type, y_, dy_, dx_);
+  require_f32(type, "relu_backward");
+  const auto* y = static_cast<const float*>(y_);
+  const auto* dy = static_cast<const float*>(dy_);
+  auto* dx = static_cast<float*>(dx_);
   const ActivationDesc act = relu_desc();
   in_chunks(count, [&](std::int64_t off, cudnnTensorDescriptor_t desc) {
     TP_CALL(cudnnActivationBackward, ctx_->cudnn.get(), act.get(), &kOne, desc, y + off, desc,

@@ -246,7 +246,7 @@ TEST(CpuDevice, KernelsRunOnTheComputeStream) {
   std::memcpy(arena, in, sizeof in);
   float* x = arena;
   float* y = arena + 4;
-  device.submit(Stream::compute, [x, y](Kernels& k) { k.relu_forward(4, x, y); });
+  device.submit(Stream::compute, [x, y](Kernels& k) { k.relu_forward(4, DType::f32, x, y); });
   device.synchronize();
   EXPECT_EQ(y[0], 0.0f);
   EXPECT_EQ(y[1], 2.0f);

@@ -28,7 +28,7 @@ TEST(ElementwiseKernel, AddMatchesReference) {
     const auto a = random_floats(static_cast<std::size_t>(n), 61);
     const auto b = random_floats(a.size(), 62);
     std::vector<float> y = nan_filled(a.size());
-    k.add_forward(n, a.data(), b.data(), y.data());
+    k.add_forward(n, DType::f32, a.data(), b.data(), y.data());
     std::vector<double> y_ref(a.size());
     const auto ad = to_double(a), bd = to_double(b);
     reference::add_forward(n, ad.data(), bd.data(), y_ref.data());
@@ -42,9 +42,9 @@ TEST(ElementwiseKernel, AddInPlace) {
   const auto a = random_floats(1000, 63);
   const auto b = random_floats(1000, 64);
   std::vector<float> expected(1000);
-  k.add_forward(1000, a.data(), b.data(), expected.data());
+  k.add_forward(1000, DType::f32, a.data(), b.data(), expected.data());
   std::vector<float> inout = a;
-  k.add_forward(1000, inout.data(), b.data(), inout.data());
+  k.add_forward(1000, DType::f32, inout.data(), b.data(), inout.data());
   EXPECT_EQ(inout, expected);
 }
 
@@ -89,7 +89,7 @@ TEST(ElementwiseKernel, LongRunsSplitOverThreadsAreExact) {
   const auto a = random_floats(static_cast<std::size_t>(n), 71);
   const auto b = random_floats(a.size(), 72);
   std::vector<float> y = nan_filled(a.size());
-  k.add_forward(n, a.data(), b.data(), y.data());
+  k.add_forward(n, DType::f32, a.data(), b.data(), y.data());
   std::vector<float> acc = a;
   k.accumulate(n, b.data(), acc.data());
   std::vector<float> copied = nan_filled(a.size());

@@ -330,8 +330,8 @@ TEST(GradCheck, Relu) {
 
   CpuKernels k;
   std::vector<float> yk(count), dx(count);
-  k.relu_forward(count, x.data(), yk.data());
-  k.relu_backward(count, yk.data(), r.data(), dx.data());
+  k.relu_forward(count, DType::f32, x.data(), yk.data());
+  k.relu_backward(count, DType::f32, yk.data(), r.data(), dx.data());
   EXPECT_TRUE(all_close(dx, num_dx, kKernelRtol, kKernelAtol));
 }
 
@@ -360,7 +360,7 @@ TEST(GradCheck, Add) {
   EXPECT_TRUE(all_close(db, num_db, kKernelRtol, kKernelAtol)) << "db";
   // And the forward kernel computes the function being differentiated.
   std::vector<float> yk(count);
-  k.add_forward(count, a.data(), b.data(), yk.data());
+  k.add_forward(count, DType::f32, a.data(), b.data(), yk.data());
   loss();
   EXPECT_TRUE(all_close(yk, y, 1e-6, 1e-7));
 }

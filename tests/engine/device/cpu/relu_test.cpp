@@ -28,7 +28,7 @@ TEST(ReluKernel, MatchesReferenceForward) {
     SCOPED_TRACE("count " + std::to_string(count));
     const auto x = random_floats(static_cast<std::size_t>(count), 21);
     std::vector<float> y = nan_filled(x.size());
-    k.relu_forward(count, x.data(), y.data());
+    k.relu_forward(count, DType::f32, x.data(), y.data());
     std::vector<double> y_ref(x.size());
     const auto xd = to_double(x);
     reference::relu_forward(count, xd.data(), y_ref.data());
@@ -43,9 +43,9 @@ TEST(ReluKernel, MatchesReferenceBackward) {
     const auto x = random_floats(static_cast<std::size_t>(count), 22);
     const auto dy = random_floats(x.size(), 23);
     std::vector<float> y(x.size());
-    k.relu_forward(count, x.data(), y.data());
+    k.relu_forward(count, DType::f32, x.data(), y.data());
     std::vector<float> dx = nan_filled(x.size());
-    k.relu_backward(count, y.data(), dy.data(), dx.data());
+    k.relu_backward(count, DType::f32, y.data(), dy.data(), dx.data());
     std::vector<double> dx_ref(x.size());
     const auto yd = to_double(y), dyd = to_double(dy);
     reference::relu_backward(count, yd.data(), dyd.data(), dx_ref.data());
@@ -61,21 +61,21 @@ TEST(ReluKernel, InPlace) {
   const auto x = random_floats(static_cast<std::size_t>(count), 24);
   const auto dy = random_floats(x.size(), 25);
   std::vector<float> expected_y(x.size()), expected_dx(x.size());
-  k.relu_forward(count, x.data(), expected_y.data());
-  k.relu_backward(count, expected_y.data(), dy.data(), expected_dx.data());
+  k.relu_forward(count, DType::f32, x.data(), expected_y.data());
+  k.relu_backward(count, DType::f32, expected_y.data(), dy.data(), expected_dx.data());
 
   std::vector<float> buf = x;
-  k.relu_forward(count, buf.data(), buf.data());
+  k.relu_forward(count, DType::f32, buf.data(), buf.data());
   EXPECT_EQ(buf, expected_y);
   std::vector<float> grad = dy;
-  k.relu_backward(count, buf.data(), grad.data(), grad.data());
+  k.relu_backward(count, DType::f32, buf.data(), grad.data(), grad.data());
   EXPECT_EQ(grad, expected_dx);
 }
 
 TEST(ReluKernel, ZeroCountIsANoOp) {
   CpuKernels k;
-  k.relu_forward(0, nullptr, nullptr);
-  k.relu_backward(0, nullptr, nullptr, nullptr);
+  k.relu_forward(0, DType::f32, nullptr, nullptr);
+  k.relu_backward(0, DType::f32, nullptr, nullptr, nullptr);
   SUCCEED();
 }
 

@@ -209,9 +209,9 @@ TEST(CudaDevice, WorkSubmittedToAStreamRunsInOrderBehindItsWaits) {
   auto ready = device.record(Stream::prefetch);
   device.wait(Stream::compute, *ready);
   device.submit(Stream::compute, [&](Kernels& k) {
-    k.add_forward(n, x, x, y);  // 2
+    k.add_forward(n, DType::f32, x, x, y);  // 2
     k.accumulate(n, y, y);      // 4
-    k.add_forward(n, y, x, z);  // 5
+    k.add_forward(n, DType::f32, y, x, z);  // 5
   });
   std::vector<float> out(static_cast<std::size_t>(n));
   device.copy_async(Stream::compute, out.data(), z, out.size() * sizeof(float));

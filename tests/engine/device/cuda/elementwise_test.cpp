@@ -29,12 +29,12 @@ TEST_F(GpuElementwise, ReluForwardAndBackwardAreExact) {
   const auto n = static_cast<std::size_t>(kCount);
   const std::vector<float> x = random_floats(n, 61), dy = random_floats(n, 62);
   std::vector<float> y(n), dx(n);
-  cpu.relu_forward(kCount, x.data(), y.data());
-  cpu.relu_backward(kCount, y.data(), dy.data(), dx.data());
+  cpu.relu_forward(kCount, DType::f32, x.data(), y.data());
+  cpu.relu_backward(kCount, DType::f32, y.data(), dy.data(), dx.data());
   float *gx = upload(x), *gdy = upload(dy), *gy = nan_buffer(n), *gdx = nan_buffer(n);
   run([&](Kernels& k) {
-    k.relu_forward(kCount, gx, gy);
-    k.relu_backward(kCount, gy, gdy, gdx);
+    k.relu_forward(kCount, DType::f32, gx, gy);
+    k.relu_backward(kCount, DType::f32, gy, gdy, gdx);
   });
   // Exact values, but not bits: oneDNN may write a negative input's output
   // as 0 * x = -0 where cuDNN writes max(x, 0) = +0, and likewise for the
@@ -47,12 +47,12 @@ TEST_F(GpuElementwise, AddCopyAndAccumulateAreExact) {
   const auto n = static_cast<std::size_t>(kCount);
   const std::vector<float> a = random_floats(n, 63), b = random_floats(n, 64, -1e-3f, 1e3f);
   std::vector<float> sum(n), acc = a;
-  cpu.add_forward(kCount, a.data(), b.data(), sum.data());
+  cpu.add_forward(kCount, DType::f32, a.data(), b.data(), sum.data());
   cpu.accumulate(kCount, b.data(), acc.data());
   float *ga = upload(a), *gb = upload(b), *gsum = nan_buffer(n), *gacc = upload(a),
         *gcopy = nan_buffer(n);
   run([&](Kernels& k) {
-    k.add_forward(kCount, ga, gb, gsum);
+    k.add_forward(kCount, DType::f32, ga, gb, gsum);
     k.accumulate(kCount, gb, gacc);
     k.copy(kCount, gb, gcopy);
     k.copy(kCount, gcopy, gcopy);  // in place: nothing to do
@@ -61,7 +61,7 @@ TEST_F(GpuElementwise, AddCopyAndAccumulateAreExact) {
   EXPECT_TRUE(bit_equal(download(gacc, n), acc));
   EXPECT_TRUE(bit_equal(download(gcopy, n), b));
   // In place, as an add may be planned: y == a.
-  run([&](Kernels& k) { k.add_forward(kCount, ga, gb, ga); });
+  run([&](Kernels& k) { k.add_forward(kCount, DType::f32, ga, gb, ga); });
   EXPECT_TRUE(bit_equal(download(ga, n), sum));
 }
 

@@ -51,7 +51,7 @@ TEST(SimDevice, StreamsOverlapAndWaitsOrderThem) {
   EXPECT_DOUBLE_EQ(device.time_us(*offloaded), copy_us) << "both directions at once";
   EXPECT_DOUBLE_EQ(device.time_us(*prefetched), device.model().copy_us(bytes, false));
   device.wait(Stream::compute, *offloaded);
-  device.submit(Stream::compute, [](Kernels& k) { k.relu_forward(1000, nullptr, nullptr); });
+  device.submit(Stream::compute, [](Kernels& k) { k.relu_forward(1000, DType::f32, nullptr, nullptr); });
   auto after = device.record(Stream::compute);
   EXPECT_DOUBLE_EQ(device.time_us(*after), copy_us + device.model().compute_us({WorkClass::relu_forward, 1000, 1}));
   EXPECT_FALSE(device.done(*after));
