@@ -1,10 +1,11 @@
 // Where a step's 16-bit tensors are widened to f32 (--precision bf16|fp16).
 //
-// Activations and their gradients are stored in 16 bits, but most kernels
-// compute in f32 (oneDNN 2.6 has no bf16 or f16 primitives on a processor
-// without AVX-512, which is this project's CI machine; the cuda device's
-// pooling, dropout, elementwise ops, classifier and loss are f32 kernels
-// of our own). So such a step works on f32 copies: the 16-bit tensors it reads are widened into
+// Activations and their gradients are stored in 16 bits, but many kernels
+// compute in f32: all of the cpu device's (oneDNN 2.6 has no bf16 or f16
+// primitives on a processor without AVX-512, which is this project's CI
+// machine), and the cuda device's dropout, classifier and loss. So such a
+// step works on f32 copies (a step whose kernels take 16 bits has none:
+// NodeTensors::computes_16bit): the 16-bit tensors it reads are widened into
 // them before it runs, and what it writes is rounded back to 16 bits after.
 // The product of two 16-bit values is exact in f32, so this is 16-bit
 // training with f32 accumulation, as on hardware with 16-bit units, up to

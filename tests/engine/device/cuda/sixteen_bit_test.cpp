@@ -150,6 +150,42 @@ TEST_P(GpuSixteenBit, BatchNormMatchesTheCpuDeviceOnTheSameValues) {
   EXPECT_TRUE(close_to_cpu(download(gdb, c), dbeta, 1e-4, 1e-3));
 }
 
+// Max pooling picks one of its 16-bit inputs, so it is exact; average
+// pooling and both backward passes sum in f32 and round once.
+TEST_P(GpuSixteenBit, PoolingMatchesTheCpuDeviceOnTheSameValues) {
+  const Tolerance tol = tolerance(GetParam());
+  for (PoolKind kind : {PoolKind::max, PoolKind::avg}) {
+    PoolShape s;
+    s.kind = kind, s.n = 4, s.c = 16, s.h = 16, s.w = 16, s.kh = 3, s.kw = 3, s.stride_h = 2, s.stride_w = 2,
+    s.pad_h = 1, s.pad_w = 1;
+    const auto nx = static_cast<std::size_t>(s.n * s.c * s.h * s.w);
+    const auto ny = static_cast<std::size_t>(s.n * s.c * s.out_h() * s.out_w());
+    std::vector<float> x, dy;
+    const std::vector<std::uint16_t> x16 = rounded(random_floats(nx, 41), x), dy16 = rounded(random_floats(ny, 42), dy);
+    std::vector<float> y(ny), dx(nx);
+    std::vector<std::byte> cpu_saved(cpu.pool_saved_bytes(s));
+    cpu.pool_forward(s, x.data(), y.data(), cpu_saved.empty() ? nullptr : cpu_saved.data());
+    cpu.pool_backward(s, x.data(), dy.data(), cpu_saved.empty() ? nullptr : cpu_saved.data(), dx.data());
+
+    PoolShape g = s;
+    g.dtype = GetParam();
+    const std::uint16_t *gx = upload(x16), *gdy = upload(dy16);
+    std::uint16_t *gy = nan16(ny), *gdx = nan16(nx);
+    void* saved = alloc_bytes(kernels().pool_saved_bytes(g));
+    run([&](Kernels& k) {
+      k.pool_forward(g, gx, gy, saved);
+      k.pool_backward(g, gx, gdy, saved, gdx);
+    });
+    const std::vector<float> gpu_y = widen(download(gy, ny));
+    if (kind == PoolKind::max)
+      EXPECT_TRUE(testing::bit_equal(gpu_y, y)) << "a maximum is one of the inputs";
+    else
+      EXPECT_TRUE(close_to_cpu(gpu_y, y, tol.rtol, tol.atol)) << "avg y";
+    EXPECT_TRUE(close_to_cpu(widen(download(gdx, nx)), dx, tol.rtol, tol.atol)) << "dx";
+    reset_arena();
+  }
+}
+
 TEST_P(GpuSixteenBit, ReluIsExact) {
   constexpr std::size_t kCount = 100003;
   std::vector<float> x, dy;
