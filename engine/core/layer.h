@@ -59,7 +59,7 @@ struct LayerArgs {
   // The activations (inputs, output and their gradients) hold `dtype`:
   // f32 (f32 tensors, or the step's f32 copies of 16-bit ones:
   // engine/plan/f32_views.h), or bf16/f16 where the step computes in 16
-  // bits itself (Layer::computes_16bit, NodeTensors::computes_16bit).
+  // bits itself (NodeTensors::computes_16bit).
   // Labels are i32 whatever it says.
   DType dtype = DType::f32;
   std::vector<const void*> inputs;
@@ -115,11 +115,11 @@ class Layer {
     return 0;
   }
 
-  // Its kernels compute on bf16 and f16 activations themselves on table
-  // `k` (Kernels::takes_16bit), so a 16-bit step of it can pass its
-  // tensors as they are (LayerArgs::dtype) instead of f32 copies. The
-  // planner decides per step (engine/plan/planner.cpp).
-  virtual bool computes_16bit(const Kernels&) const { return false; }
+  // Its kernels are among those that have 16-bit forms (Kernels::takes_16bit
+  // lists them), so on a table that takes the precision's type a 16-bit
+  // step of it can pass its tensors as they are (LayerArgs::dtype) instead
+  // of f32 copies. The planner decides per step (engine/plan/planner.cpp).
+  virtual bool has_16bit_kernels() const { return false; }
 
   // How many doubles the pass sums over the ranks when it runs in parts
   // (PassPart; --sync-bn); 0 for a layer whose every sample is its own.

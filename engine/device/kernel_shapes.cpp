@@ -12,7 +12,7 @@ void validate(const ConvShape& s) {
                   s.stride_h > 0 && s.stride_w > 0 && s.pad_h >= 0 && s.pad_w >= 0 && s.dil_h > 0 &&
                   s.dil_w > 0 && s.groups > 0 && s.c % s.groups == 0 && s.k % s.groups == 0 &&
                   s.out_h() > 0 && s.out_w() > 0 && s.channel_block >= 0 &&
-                  (s.dtype == DType::f32 || is_16bit(s.dtype));
+                  is_float(s.dtype);
   if (!ok) {
     throw std::invalid_argument("conv: invalid shape n=" + std::to_string(s.n) + " c=" + std::to_string(s.c) +
                                 " h=" + std::to_string(s.h) + " w=" + std::to_string(s.w) +
@@ -23,7 +23,7 @@ void validate(const ConvShape& s) {
 
 void validate(const BatchNormShape& s) {
   if (s.n <= 0 || s.c <= 0 || s.h <= 0 || s.w <= 0 || !(s.eps > 0.0f) || s.channel_block < 0 ||
-      !(s.dtype == DType::f32 || is_16bit(s.dtype))) {
+      !is_float(s.dtype)) {
     throw std::invalid_argument("batchnorm: invalid shape n=" + std::to_string(s.n) + " c=" + std::to_string(s.c) +
                                 " h=" + std::to_string(s.h) + " w=" + std::to_string(s.w));
   }
@@ -33,7 +33,7 @@ void validate(const PoolShape& s) {
   const bool ok = s.n > 0 && s.c > 0 && s.h > 0 && s.w > 0 && s.kh > 0 && s.kw > 0 && s.stride_h > 0 &&
                   s.stride_w > 0 && s.pad_h >= 0 && s.pad_w >= 0 && s.pad_h < s.kh && s.pad_w < s.kw &&
                   s.out_h() > 0 && s.out_w() > 0 && s.channel_block >= 0 &&
-                  (s.dtype == DType::f32 || is_16bit(s.dtype));
+                  is_float(s.dtype);
   if (!ok) {
     throw std::invalid_argument("pool: invalid shape n=" + std::to_string(s.n) + " c=" + std::to_string(s.c) +
                                 " h=" + std::to_string(s.h) + " w=" + std::to_string(s.w) +
@@ -47,6 +47,13 @@ void validate(const LinearShape& s) {
     throw std::invalid_argument("linear: invalid shape n=" + std::to_string(s.n) + " in=" + std::to_string(s.in) +
                                 " out=" + std::to_string(s.out));
   }
+}
+
+std::size_t conv_weights_copy_bytes(const ConvShape& s) {
+  if (!is_16bit(s.dtype)) return 0;
+  constexpr std::size_t kAlign = 256;
+  const std::size_t bytes = static_cast<std::size_t>(s.weight_numel()) * dtype_bytes(s.dtype);
+  return (bytes + kAlign - 1) / kAlign * kAlign;
 }
 
 void require_f32(DType type, const char* op) {

@@ -112,8 +112,14 @@ void validate(const LinearShape& s);
 // table whose takes_16bit() is false says to a 16-bit call (a planner bug:
 // such steps get f32 copies).
 void require_f32(DType type, const char* op);
-// True for the two 16-bit activation types.
+// True for the two 16-bit activation types, and for those and f32.
 constexpr bool is_16bit(DType t) { return t == DType::bf16 || t == DType::f16; }
+constexpr bool is_float(DType t) { return t == DType::f32 || is_16bit(t); }
+// A 16-bit copy of a convolution's f32 weights, as a table that takes
+// 16-bit activations keeps at the front of each pass's workspace (the
+// cuda device: cuDNN wants the weights in the activations' type); 0 in f32.
+// Rounded up to 256 bytes so that what follows it stays aligned.
+std::size_t conv_weights_copy_bytes(const ConvShape& s);
 
 class Kernels {
  public:
@@ -121,11 +127,13 @@ class Kernels {
 
   // --- 16-bit activations ---------------------------------------------------
   // True where convolution, batch norm (the whole-pass kernels), ReLU,
-  // pooling and the residual add compute on bf16 and f16 activations themselves (the cuda device: cuDNN
-  // in the 16-bit type with f32 accumulation), so a 16-bit step of theirs
-  // needs no f32 copies (engine/plan/f32_views.h). Tables that take only
-  // f32 refuse any other dtype with std::logic_error.
-  virtual bool takes_16bit() const { return false; }
+  // pooling and the residual add (the layers whose has_16bit_kernels() is
+  // true) compute on activations of 16-bit `type` themselves (the cuda
+  // device: cuDNN in the 16-bit type with f32 accumulation, and kernels of
+  // its own), so a 16-bit step of theirs needs no f32 copies
+  // (engine/plan/f32_views.h). Tables that take only f32 refuse any other
+  // dtype with std::logic_error.
+  virtual bool takes_16bit(DType type) const { return false; }
 
   // --- activation layout (channel_blocked above) --------------------------
   // The channel block this table's kernels compute fastest in; 0: NCHW.

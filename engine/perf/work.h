@@ -102,7 +102,7 @@ class WorkCounter final : public Kernels {
   }
   std::size_t pool_saved_bytes(const PoolShape& s) override { return queries_.pool_saved_bytes(s); }
   // Which steps need f32 copies is the queried table's answer too.
-  bool takes_16bit() const override { return queries_.takes_16bit(); }
+  bool takes_16bit(DType type) const override { return queries_.takes_16bit(type); }
   // The layout too: a plan made with a counter keeps activations as the
   // queried device does, and so counts its layout conversions.
   std::int64_t channel_block() const override { return queries_.channel_block(); }

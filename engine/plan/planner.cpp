@@ -127,10 +127,11 @@ class Planner {
       // take 16 bits, every activation it touches is 16-bit (not the first
       // convolution, which reads the f32 images) and it runs whole (the
       // --sync-bn halves take f32); otherwise it works on f32 copies.
-      nt.computes_16bit = half && layer.computes_16bit(k_) && is_16bit(s_.tensors[nt.output].info.dtype) &&
+      const DType stored = s_.tensors[nt.output].info.dtype;
+      nt.computes_16bit = half && layer.has_16bit_kernels() && is_16bit(stored) && k_.takes_16bit(stored) &&
                           !nt.forward_rank_sums && !nt.backward_rank_sums;
       for (int t : nt.inputs) nt.computes_16bit = nt.computes_16bit && is_16bit(s_.tensors[t].info.dtype);
-      const DType computes_in = nt.computes_16bit ? s_.tensors[nt.output].info.dtype : DType::f32;
+      const DType computes_in = nt.computes_16bit ? stored : DType::f32;
       const std::size_t fwd =
           layer.workspace_bytes(in, Pass::forward, s_.settings.memory.scheme, s_.channel_block, computes_in, k_) +
           f32_views(s_, layer, node, true).bytes + (nt.forward_rank_sums ? rank_sums_bytes(nt.forward_rank_sums) : 0);

@@ -93,7 +93,8 @@ struct NodeTensors {
   // (rank_sums_bytes); 0: the pass runs whole on this rank's batch.
   std::size_t forward_rank_sums = 0, backward_rank_sums = 0;
   // Under --precision bf16|fp16: the step's kernels compute on its 16-bit
-  // tensors as they are (Layer::computes_16bit; LayerArgs::dtype), so it
+  // tensors as they are (Layer::has_16bit_kernels, Kernels::takes_16bit;
+  // LayerArgs::dtype), so it
   // has no f32 copies (engine/plan/f32_views.h). Decided by the planner.
   bool computes_16bit = false;
 };

@@ -8,8 +8,6 @@ Shape Add::infer(const std::vector<Shape>& in) const {
   return in[0];
 }
 
-bool Add::computes_16bit(const Kernels& k) const { return k.takes_16bit(); }
-
 void Add::forward(Kernels& k, const LayerArgs& a) const {
   k.add_forward(a.output_shape.numel(), a.dtype, a.inputs[0], a.inputs[1], a.output);
 }

@@ -12,7 +12,7 @@ class Add final : public Layer {
   Shape infer(const std::vector<Shape>& inputs) const override;
   bool backward_reads_input(int) const override { return false; }
   bool backward_reads_output() const override { return false; }
-  bool computes_16bit(const Kernels& k) const override;
+  bool has_16bit_kernels() const override { return true; }
   void forward(Kernels&, const LayerArgs&) const override;
   void backward(Kernels&, const LayerArgs&) const override;
 };

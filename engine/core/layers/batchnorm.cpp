@@ -37,10 +37,6 @@ std::size_t BatchNorm::rank_sums(const std::vector<Shape>& in, Pass) const {
   return static_cast<std::size_t>(batchnorm_sums_count(in[0][1]));
 }
 
-// The whole-pass kernels only: a pass in parts (--sync-bn) computes in
-// f32, and the planner gives it f32 copies.
-bool BatchNorm::computes_16bit(const Kernels& k) const { return k.takes_16bit(); }
-
 void BatchNorm::forward(Kernels& k, const LayerArgs& a) const {
   BatchNormShape s = bn_shape(a.input_shapes[0], a.channel_block);
   s.dtype = a.dtype;

@@ -28,7 +28,9 @@ class BatchNorm final : public Layer {
   std::size_t rank_sums(const std::vector<Shape>& inputs, Pass) const override;
   bool backward_reads_input(int) const override { return true; }
   bool backward_reads_output() const override { return false; }
-  bool computes_16bit(const Kernels& k) const override;
+  // The whole-pass kernels only: a pass in parts (--sync-bn) computes in
+  // f32, and the planner gives it f32 copies.
+  bool has_16bit_kernels() const override { return true; }
   void forward(Kernels&, const LayerArgs&) const override;
   void backward(Kernels&, const LayerArgs&) const override;
 

@@ -57,8 +57,6 @@ std::size_t Conv2d::workspace_bytes(const std::vector<Shape>& in, Pass pass, Con
                   k.conv_workspace_bytes(s, scheme, ConvPass::backward_weights));
 }
 
-bool Conv2d::computes_16bit(const Kernels& k) const { return k.takes_16bit(); }
-
 void Conv2d::forward(Kernels& k, const LayerArgs& a) const {
   ConvShape s = conv_shape(a.input_shapes[0], a.channel_block);
   s.dtype = a.dtype;

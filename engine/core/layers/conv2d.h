@@ -25,7 +25,7 @@ class Conv2d final : public Layer {
   std::vector<ParamSpec> params(const std::vector<Shape>& inputs) const override;
   std::size_t workspace_bytes(const std::vector<Shape>& inputs, Pass, ConvScheme,
                               std::int64_t channel_block, DType dtype, Kernels&) const override;
-  bool computes_16bit(const Kernels& k) const override;
+  bool has_16bit_kernels() const override { return true; }
   bool backward_reads_input(int) const override { return true; }  // for dW
   bool backward_reads_output() const override { return false; }
   void forward(Kernels&, const LayerArgs&) const override;

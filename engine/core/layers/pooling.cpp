@@ -42,8 +42,6 @@ std::vector<SavedSpec> Pool2d::saved(const std::vector<Shape>& in, std::int64_t 
   return {{"argmax", bytes}};
 }
 
-bool Pool2d::computes_16bit(const Kernels& k) const { return k.takes_16bit(); }
-
 void Pool2d::forward(Kernels& k, const LayerArgs& a) const {
   PoolShape s = pool_shape(a.input_shapes[0], a.channel_block);
   s.dtype = a.dtype;

@@ -26,7 +26,7 @@ class Pool2d final : public Layer {
   // its argmax in `saved`.
   bool backward_reads_input(int) const override { return options_.kind == PoolKind::max; }
   bool backward_reads_output() const override { return false; }
-  bool computes_16bit(const Kernels& k) const override;
+  bool has_16bit_kernels() const override { return true; }
   void forward(Kernels&, const LayerArgs&) const override;
   void backward(Kernels&, const LayerArgs&) const override;
 

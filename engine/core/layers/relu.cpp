@@ -7,8 +7,6 @@ Shape Relu::infer(const std::vector<Shape>& in) const {
   return in[0];
 }
 
-bool Relu::computes_16bit(const Kernels& k) const { return k.takes_16bit(); }
-
 void Relu::forward(Kernels& k, const LayerArgs& a) const {
   k.relu_forward(a.output_shape.numel(), a.dtype, a.inputs[0], a.output);
 }

@@ -243,6 +243,7 @@ void batchnorm_16bit_backward(Context& ctx, const BatchNormShape& s, const void*
 // ---------------------------------------------------------------- launchers
 
 void CudaKernels::batchnorm_sums(const BatchNormShape& s, const float* x, double* sums) {
+  require_f32(s.dtype, "batchnorm_sums");
   const unsigned blocks = channel_blocks(s, "batchnorm_sums");
   forward_sums_kernel<<<blocks, kSumThreads, 0, ctx_->stream>>>(x, DType::f32, sums, s.n, s.c, s.h * s.w);
   check_launch("forward_sums_kernel");
@@ -251,6 +252,7 @@ void CudaKernels::batchnorm_sums(const BatchNormShape& s, const float* x, double
 void CudaKernels::batchnorm_forward_with_sums(const BatchNormShape& s, const float* x, const float* gamma,
                                               const float* beta, const double* sums, float* y, float* saved_mean,
                                               float* saved_var, float* running_mean, float* running_var) {
+  require_f32(s.dtype, "batchnorm_forward_with_sums");
   validate(s);
   const bool running = running_mean != nullptr && running_var != nullptr;
   statistics_kernel<<<grid_for(s.c), kThreads, 0, ctx_->stream>>>(
@@ -262,6 +264,7 @@ void CudaKernels::batchnorm_forward_with_sums(const BatchNormShape& s, const flo
 void CudaKernels::batchnorm_backward_sums(const BatchNormShape& s, const float* x, const float* dy,
                                           const float* saved_mean, const float* saved_var, double* sums,
                                           float* dgamma, float* dbeta) {
+  require_f32(s.dtype, "batchnorm_backward_sums");
   const unsigned blocks = channel_blocks(s, "batchnorm_backward_sums");
   backward_sums_kernel<<<blocks, kSumThreads, 0, ctx_->stream>>>(
       x, dy, DType::f32, saved_mean, saved_var, static_cast<double>(s.eps), sums, dgamma, dbeta, s.n, s.c,
@@ -272,6 +275,7 @@ void CudaKernels::batchnorm_backward_sums(const BatchNormShape& s, const float* 
 void CudaKernels::batchnorm_backward_with_sums(const BatchNormShape& s, const float* x, const float* dy,
                                                const float* gamma, const float* saved_mean, const float* saved_var,
                                                const double* sums, float* dx) {
+  require_f32(s.dtype, "batchnorm_backward_with_sums");
   validate(s);
   const std::int64_t count = s.n * s.c * s.h * s.w;
   dx_kernel<<<grid_for(count), kThreads, 0, ctx_->stream>>>(x, dy, DType::f32, gamma, saved_mean, saved_var, sums,

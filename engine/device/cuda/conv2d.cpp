@@ -112,7 +112,7 @@ struct Choice {
 struct ConvPlan final : CacheEntry {
   TensorDesc x, y;  // x (and dx): [n, c, h, w]; y (and dy): [n, k, oh, ow]
   FilterDesc w;     // [k, c / groups, r, s]
-  ConvDesc conv;    // FMA math: every choice is an FMA entry (usable())
+  ConvDesc conv;    // the choice's math type, which every fallback shares (build_plan)
   TensorDesc bias;  // [1, k, 1, 1], when the shape has one
   ConvPass pass = ConvPass::forward;
   // What the planner is told and gives every call: the first choice's
@@ -218,15 +218,16 @@ bool workspace_of(cudnnHandle_t h, const ConvPlan& p, int algo, std::size_t& byt
   return st == CUDNN_STATUS_SUCCESS;
 }
 
-// Supported, deterministic and of the descriptor's math: the only entries
-// we ever run. For f32 an entry with another math type (a tensor-op or
-// TF32 variant that cuDNN may time or rank even under an FMA descriptor)
-// is not what the FMA descriptor runs, so its timing or rank says nothing
-// about what would. For 16-bit data both tensor-op and plain entries are
-// what the tensor-op descriptor may run, but never one that converts
-// (ALLOW_CONVERSION, which would round f32 operands down).
+// Supported, deterministic and of a math type the precision allows: the
+// only entries we ever run. For f32 an entry with another math type (a
+// tensor-op or TF32 variant that cuDNN may time or rank even under an FMA
+// descriptor) is not what the FMA descriptor runs, so its timing or rank
+// says nothing about what would. 16-bit data may run tensor-op or plain
+// entries (build_plan sets the descriptor to the chosen one's).
 bool usable(const Candidate& c, DType type) {
-  const bool math = is_16bit(type) ? c.math != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION : c.math == CUDNN_FMA_MATH;
+  const bool math = is_16bit(type) ? c.math == CUDNN_TENSOR_OP_MATH || c.math == CUDNN_DEFAULT_MATH ||
+                                         c.math == CUDNN_FMA_MATH
+                                   : c.math == CUDNN_FMA_MATH;
   return c.status == CUDNN_STATUS_SUCCESS && c.determinism == CUDNN_DETERMINISTIC && math;
 }
 
@@ -380,7 +381,7 @@ std::unique_ptr<ConvPlan> build_plan(Context& ctx, const ConvShape& s, ConvSchem
     for (const Candidate& c : timed) {
       if (!usable(c, s.dtype)) continue;
       auto known = std::find_if(options.begin(), options.end(),
-                                [&](const Pick& o) { return o.algo == c.algo; });
+                                [&](const Pick& o) { return o.algo == c.algo && o.math == c.math; });
       if (known == options.end() || known->workspace > kMaxMeasuredWorkspace) continue;
       timed_ranking.push_back({c.algo, known->workspace, c.time_ms, c.math});
     }
@@ -392,13 +393,30 @@ std::unique_ptr<ConvPlan> build_plan(Context& ctx, const ConvShape& s, ConvSchem
   }
   // What runs is the pair that was chosen: the descriptor takes the
   // entry's math type (for f32 FMA, as usable() required and describe()
-  // asked; the same for every fallback, so the descriptor never changes).
+  // asked), and every fallback is an entry of the same math type, so the
+  // descriptor never changes. 16-bit entries may be tensor-op or plain:
+  // their workspaces were asked under the tensor-op descriptor, so they
+  // are asked again under the one that runs.
   TP_CALL(cudnnSetConvolutionMathType, plan->conv.get(), pick.math);
+  if (is_16bit(s.dtype)) {
+    auto requery = [&](Pick& o) {
+      std::size_t bytes = 0;
+      if (!workspace_of(h, *plan, o.algo, bytes)) return false;
+      o.workspace = bytes;
+      return true;
+    };
+    if (!requery(pick))
+      throw CudaError(CudaError::Library::cudnn, "cudnnGetConvolution*WorkspaceSize",
+                      static_cast<int>(CUDNN_STATUS_NOT_SUPPORTED), "CUDNN_STATUS_NOT_SUPPORTED",
+                      std::string("the chosen ") + algo_name(pass, pick.algo) + " under its own math type");
+    for (Pick& o : ranking)
+      if (o.math != pick.math || !requery(o)) o.workspace = std::numeric_limits<std::size_t>::max();
+  }
   plan->workspace = pick.workspace;
   plan->choices.push_back(
       {pick.algo, was_measured, describe_pick(pass, scheme, pick, was_measured, 0)});
   for (const Pick& o : ranking) {
-    if (o.algo == pick.algo || o.workspace > pick.workspace) continue;
+    if (o.algo == pick.algo || o.math != pick.math || o.workspace > pick.workspace) continue;
     plan->choices.push_back({o.algo, was_measured,
                              describe_pick(pass, scheme, o, was_measured, plan->choices.size())});
   }
@@ -447,22 +465,16 @@ void require_bias(const ConvShape& s, const void* p, const char* what) {
 constexpr float kOne = 1.0f, kZero = 0.0f;
 
 // A 16-bit pass's copy of the weights (forward, backward data) or of their
-// gradient (backward weights) at the front of its workspace; cuDNN's
-// workspace follows, aligned as the arena's blocks are.
-std::size_t weights_copy_bytes(const ConvShape& s) {
-  if (!is_16bit(s.dtype)) return 0;
-  constexpr std::size_t kAlign = 256;
-  const std::size_t bytes = static_cast<std::size_t>(s.weight_numel()) * dtype_bytes(s.dtype);
-  return (bytes + kAlign - 1) / kAlign * kAlign;
-}
-
+// gradient (backward weights) is at the front of its workspace
+// (conv_weights_copy_bytes); cuDNN's workspace follows, aligned as the
+// arena's blocks are.
 struct Workspace {
   void* weights = nullptr;  // the 16-bit copy (null in f32)
   void* cudnn = nullptr;
 };
 
 Workspace split(const ConvShape& s, const ConvPlan& plan, void* workspace) {
-  const std::size_t copy = weights_copy_bytes(s);
+  const std::size_t copy = conv_weights_copy_bytes(s);
   if (copy > 0 && workspace == nullptr)
     throw std::invalid_argument("conv: a 16-bit pass needs " + std::to_string(copy) +
                                 " bytes of workspace for its weights and got none");
@@ -470,12 +482,20 @@ Workspace split(const ConvShape& s, const ConvPlan& plan, void* workspace) {
   return {copy > 0 ? base : nullptr, checked_workspace(plan, copy > 0 ? base + copy : workspace)};
 }
 
+// The weights a pass hands cuDNN: w itself in f32, else its 16-bit copy,
+// rounded into the workspace first.
+const void* pass_weights(Kernels& k, const ConvShape& s, const float* w, const Workspace& ws) {
+  if (!ws.weights) return w;
+  k.convert(s.weight_numel(), DType::f32, w, s.dtype, ws.weights, 1.0f);
+  return ws.weights;
+}
+
 }  // namespace
 
 std::size_t CudaKernels::conv_workspace_bytes(const ConvShape& s, ConvScheme scheme,
                                               ConvPass pass) {
   bind_device(ctx_->shared->ordinal);  // may come from any thread
-  return weights_copy_bytes(s) + plan_for(*ctx_, s, scheme, pass).workspace;
+  return conv_weights_copy_bytes(s) + plan_for(*ctx_, s, scheme, pass).workspace;
 }
 
 std::string CudaKernels::conv_algorithm_name(const ConvShape& s, ConvScheme scheme, ConvPass pass) {
@@ -494,11 +514,7 @@ void CudaKernels::conv_forward(const ConvShape& s, ConvScheme scheme, const void
   ConvPlan& p = plan_for(*ctx_, s, scheme, ConvPass::forward);
   cudnnHandle_t h = ctx_->cudnn.get();
   const Workspace ws = split(s, p, workspace);
-  const void* weights = w;
-  if (ws.weights) {
-    convert(s.weight_numel(), DType::f32, w, s.dtype, ws.weights, 1.0f);
-    weights = ws.weights;
-  }
+  const void* weights = pass_weights(*this, s, w, ws);
   run_choice(p, "cudnnConvolutionForward", [&](int algo) {
     return cudnnConvolutionForward(h, &kOne, p.x.get(), x, p.w.get(), weights, p.conv.get(),
                                    static_cast<cudnnConvolutionFwdAlgo_t>(algo), ws.cudnn, p.workspace,
@@ -516,11 +532,7 @@ void CudaKernels::conv_backward_data(const ConvShape& s, ConvScheme scheme, cons
                                      const float* w, void* dx, void* workspace) {
   ConvPlan& p = plan_for(*ctx_, s, scheme, ConvPass::backward_data);
   const Workspace ws = split(s, p, workspace);
-  const void* weights = w;
-  if (ws.weights) {
-    convert(s.weight_numel(), DType::f32, w, s.dtype, ws.weights, 1.0f);
-    weights = ws.weights;
-  }
+  const void* weights = pass_weights(*this, s, w, ws);
   run_choice(p, "cudnnConvolutionBackwardData", [&](int algo) {
     return cudnnConvolutionBackwardData(
         ctx_->cudnn.get(), &kOne, p.w.get(), weights, p.y.get(), dy, p.conv.get(),

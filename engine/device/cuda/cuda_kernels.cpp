@@ -87,9 +87,8 @@ Context::Context(std::shared_ptr<Shared> shared_state, cudaStream_t bound)
   // cublasSetStream resets the workspace to the library's pool, so the
   // stream is set first and the fixed workspace after it.
   TP_CALL(cublasSetStream, cublas.get(), stream);
-  int major = 0;
-  TP_CALL(cudaDeviceGetAttribute, &major, cudaDevAttrComputeCapabilityMajor, shared->ordinal);
-  cublas_workspace_bytes = cublas_workspace_for(major);
+  TP_CALL(cudaDeviceGetAttribute, &compute_major, cudaDevAttrComputeCapabilityMajor, shared->ordinal);
+  cublas_workspace_bytes = cublas_workspace_for(compute_major);
   scratch = DeviceBuffer(cublas_workspace_bytes + kChannelScratchFloats * sizeof(float),
                          "a kernel table's scratch (cuBLAS workspace and per-channel values)");
   TP_CALL(cublasSetWorkspace, cublas.get(), scratch.get(), cublas_workspace_bytes);
@@ -107,5 +106,9 @@ CudaKernels::CudaKernels(std::unique_ptr<cuda::Context> context) : ctx_(std::mov
 
 // Out of line so that the header never needs cuda::Context's definition.
 CudaKernels::~CudaKernels() = default;
+
+bool CudaKernels::takes_16bit(DType type) const {
+  return type == DType::f16 || (type == DType::bf16 && ctx_->compute_major >= 8);
+}
 
 }  // namespace tidepool

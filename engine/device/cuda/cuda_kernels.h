@@ -63,7 +63,10 @@ class CudaKernels final : public Kernels {
   // Convolution, batch norm, ReLU, pooling and add take bf16 and f16
   // activations (conv2d.cpp, batchnorm_sums.cu, relu_16bit.cu, pooling.cu,
   // elementwise.cu).
-  bool takes_16bit() const override { return true; }
+  // f16 everywhere; bf16 where cuDNN has bf16 convolutions (compute
+  // capability 8.0, Ampere, and later). Elsewhere bf16 steps take f32
+  // copies as on the cpu device.
+  bool takes_16bit(DType type) const override;
 
   std::size_t conv_workspace_bytes(const ConvShape&, ConvScheme, ConvPass) override;
   void conv_forward(const ConvShape&, ConvScheme, const void* x, const float* w, const float* b,

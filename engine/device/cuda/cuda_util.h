@@ -220,6 +220,7 @@ struct Context {
   DeviceBuffer scratch;
   std::size_t cublas_workspace_bytes = 0;
   float* channel_scratch = nullptr;
+  int compute_major = 0;  // the GPU's compute capability
 
   // cublasSetWorkspace's documented recommendation: 32 MiB on Hopper
   // (compute capability 9) and later, whose GEMM kernels want more; 4 MiB
@@ -250,9 +251,11 @@ inline unsigned grid_for(std::int64_t count) {
 // x is of `type` (f32, or a 16-bit activation gradient), summed in f32.
 void launch_channel_sum(cudaStream_t stream, const void* x, DType type, float* out, std::int64_t outer,
                         std::int64_t channels, std::int64_t inner);
-// y[(i * channels + ch) * inner + j] += b[ch], y of 16-bit `type`, added in
-// f32 and rounded once: a 16-bit convolution's bias (an f32 output takes
-// cuDNN's cudnnAddTensor).
+// y[(i * channels + ch) * inner + j] += b[ch], y of 16-bit `type`: a 16-bit
+// convolution's bias (an f32 output takes cuDNN's cudnnAddTensor). cuDNN
+// has rounded y to 16 bits already, so the biased value is rounded twice
+// (once more than on the cpu device's f32 copies); only the zoo's
+// convolutions without batch norm (alexnet, vgg) have a bias.
 void launch_add_channel_bias(cudaStream_t stream, void* y, DType type, const float* b, std::int64_t outer,
                              std::int64_t channels, std::int64_t inner);
 

@@ -1,7 +1,7 @@
-// Plans for a device whose convolution, batch norm and ReLU take 16-bit
-// activations themselves (Kernels::takes_16bit: the cuda device): those
-// steps pass their 16-bit tensors as they are, with no f32 copies, and the
-// rest keep their copies. Planned here with the cpu device's sizes and the
+// Plans for a device whose kernels take 16-bit activations themselves
+// (Kernels::takes_16bit, the cuda device): the steps of the layers that
+// have such kernels (Layer::has_16bit_kernels) pass their 16-bit tensors as
+// they are, with no f32 copies, and the rest keep their copies. Planned here with the cpu device's sizes and the
 // cuda device's rule for a 16-bit convolution's workspace (its f32 one plus
 // a 16-bit copy of the weights), so the planner's side is tested on every
 // machine; the cuda kernels themselves are tested by the gpu suite
@@ -13,6 +13,7 @@
 #include <string>
 
 #include "engine/core/bytes_text.h"
+#include "engine/core/layers/conv2d.h"
 #include "engine/device/cpu/cpu_kernels.h"
 #include "engine/plan/f32_views.h"
 #include "engine/plan/memory_plan.h"
@@ -28,12 +29,11 @@ namespace {
 // 16-bit calls.
 class SixteenBitQueries final : public CpuKernels {
  public:
-  bool takes_16bit() const override { return true; }
+  bool takes_16bit(DType type) const override { return is_16bit(type); }
   std::size_t conv_workspace_bytes(const ConvShape& s, ConvScheme scheme, ConvPass pass) override {
     ConvShape f32 = s;
     f32.dtype = DType::f32;
-    const std::size_t weights = is_16bit(s.dtype) ? static_cast<std::size_t>(s.weight_numel()) * 2 : 0;
-    return weights + CpuKernels::conv_workspace_bytes(f32, scheme, pass);
+    return conv_weights_copy_bytes(s) + CpuKernels::conv_workspace_bytes(f32, scheme, pass);
   }
 };
 
@@ -79,15 +79,39 @@ TEST(SixteenBitKernels, TheirStepsPassTheir16BitTensorsAsTheyAre) {
     }
   }
   EXPECT_GT(native, 0);
-  EXPECT_GT(copied, 0) << "the first convolution (f32 images), pooling, add and the classifier keep their copies";
-  const Schedule first = s;
-  EXPECT_FALSE(first.nodes[0].computes_16bit) << "the first convolution reads the f32 images";
+  EXPECT_GT(copied, 0) << "the first convolution (f32 images), flatten, the classifier and the loss keep their copies";
+  EXPECT_FALSE(s.nodes[0].computes_16bit) << "the first convolution reads the f32 images";
 
   // fp32 plans the same on either table; so does the cpu table in 16 bits
   // with every step copied.
   CpuKernels cpu;
   const Schedule cpu_bf16 = plan_schedule(net, 8, {.memory = {.precision = Precision::bf16}}, cpu);
   for (const NodeTensors& nt : cpu_bf16.nodes) EXPECT_FALSE(nt.computes_16bit);
+}
+
+// A table that takes f16 and not bf16 (the cuda device before Ampere, which
+// has no bf16 convolutions) plans bf16 steps on f32 copies.
+class F16Only final : public CpuKernels {
+ public:
+  bool takes_16bit(DType type) const override { return type == DType::f16; }
+  std::size_t conv_workspace_bytes(const ConvShape& s, ConvScheme scheme, ConvPass pass) override {
+    ConvShape f32 = s;
+    f32.dtype = DType::f32;
+    return conv_weights_copy_bytes(s) + CpuKernels::conv_workspace_bytes(f32, scheme, pass);
+  }
+};
+
+TEST(SixteenBitKernels, ATypeTheTableDoesNotTakeGetsCopies) {
+  const Network net = testing::residual_net();
+  F16Only kernels;
+  auto native_steps = [&](Precision p) {
+    int n = 0;
+    for (const NodeTensors& nt : plan_schedule(net, 8, {.memory = {.precision = p}}, kernels).nodes)
+      n += nt.computes_16bit ? 1 : 0;
+    return n;
+  };
+  EXPECT_EQ(native_steps(Precision::bf16), 0);
+  EXPECT_GT(native_steps(Precision::fp16), 0);
 }
 
 // A 16-bit convolution's workspace holds what the table says (here the
@@ -107,7 +131,10 @@ TEST(SixteenBitKernels, AConvolutionsWorkspaceIsItsKernelsAlone) {
     const std::size_t fwd =
         layer.workspace_bytes(in, Pass::forward, settings.memory.scheme, s.channel_block, DType::bf16, kernels);
     ASSERT_GE(nt.forward_workspace, 0) << layer.name() << ": the weights' 16-bit copy";
-    EXPECT_EQ(s.tensors[nt.forward_workspace].info.bytes(), fwd) << layer.name();
+    EXPECT_EQ(s.tensors[nt.forward_workspace].info.bytes(), (fwd + 3) / 4 * 4) << layer.name() << " (in words)";
+    ConvShape shape = static_cast<const Conv2d&>(layer).conv_shape(in[0], s.channel_block);
+    shape.dtype = DType::bf16;
+    EXPECT_GE(fwd, conv_weights_copy_bytes(shape)) << layer.name() << ": the weights' copy is in it";
     ++checked;
   }
   EXPECT_GT(checked, 0);
