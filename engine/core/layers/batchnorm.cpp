@@ -2,8 +2,9 @@
 
 namespace tidepool {
 
-BatchNormShape BatchNorm::bn_shape(const Shape& x, std::int64_t channel_block) const {
+BatchNormShape BatchNorm::bn_shape(const Shape& x, std::int64_t channel_block, DType dtype) const {
   BatchNormShape s;
+  s.dtype = dtype;
   // A 2-D [n, c] input is never blocked (channel_blocked() is for 4-D ones).
   s.channel_block = x.rank() == 4 ? channel_block : 0;
   s.n = x[0], s.c = x[1];
@@ -38,8 +39,7 @@ std::size_t BatchNorm::rank_sums(const std::vector<Shape>& in, Pass) const {
 }
 
 void BatchNorm::forward(Kernels& k, const LayerArgs& a) const {
-  BatchNormShape s = bn_shape(a.input_shapes[0], a.channel_block);
-  s.dtype = a.dtype;
+  const BatchNormShape s = bn_shape(a.input_shapes[0], a.channel_block, a.dtype);
   const void* x = a.inputs[0];
   void* y = a.output;
   auto* saved_mean = static_cast<float*>(a.saved[0]);
@@ -61,8 +61,7 @@ void BatchNorm::forward(Kernels& k, const LayerArgs& a) const {
 }
 
 void BatchNorm::backward(Kernels& k, const LayerArgs& a) const {
-  BatchNormShape s = bn_shape(a.input_shapes[0], a.channel_block);
-  s.dtype = a.dtype;
+  const BatchNormShape s = bn_shape(a.input_shapes[0], a.channel_block, a.dtype);
   const void* x = a.inputs[0];
   const auto* saved_mean = static_cast<const float*>(a.saved[0]);
   const auto* saved_var = static_cast<const float*>(a.saved[1]);

@@ -35,7 +35,7 @@ class BatchNorm final : public Layer {
   void backward(Kernels&, const LayerArgs&) const override;
 
  private:
-  BatchNormShape bn_shape(const Shape& x, std::int64_t channel_block = 0) const;
+  BatchNormShape bn_shape(const Shape& x, std::int64_t channel_block = 0, DType dtype = DType::f32) const;
   float eps_, momentum_;
 };
 

@@ -10,9 +10,10 @@ Conv2d::Conv2d(std::string name, Conv2dOptions options) : Layer(std::move(name))
     fail("channels, kernel, stride, dilation and groups must be positive and padding >= 0");
 }
 
-ConvShape Conv2d::conv_shape(const Shape& x, std::int64_t channel_block) const {
+ConvShape Conv2d::conv_shape(const Shape& x, std::int64_t channel_block, DType dtype) const {
   ConvShape s;
   s.channel_block = channel_block;
+  s.dtype = dtype;
   s.n = x[0], s.c = x[1], s.h = x[2], s.w = x[3];
   s.k = options_.out_channels;
   s.r = s.s = options_.kernel;
@@ -49,8 +50,7 @@ std::vector<ParamSpec> Conv2d::params(const std::vector<Shape>& in) const {
 
 std::size_t Conv2d::workspace_bytes(const std::vector<Shape>& in, Pass pass, ConvScheme scheme,
                                     std::int64_t channel_block, DType dtype, Kernels& k) const {
-  ConvShape s = conv_shape(in[0], channel_block);
-  s.dtype = dtype;
+  const ConvShape s = conv_shape(in[0], channel_block, dtype);
   if (pass == Pass::forward) return k.conv_workspace_bytes(s, scheme, ConvPass::forward);
   // Backward-data and backward-weights run one after the other and share it.
   return std::max(k.conv_workspace_bytes(s, scheme, ConvPass::backward_data),
@@ -58,14 +58,12 @@ std::size_t Conv2d::workspace_bytes(const std::vector<Shape>& in, Pass pass, Con
 }
 
 void Conv2d::forward(Kernels& k, const LayerArgs& a) const {
-  ConvShape s = conv_shape(a.input_shapes[0], a.channel_block);
-  s.dtype = a.dtype;
+  const ConvShape s = conv_shape(a.input_shapes[0], a.channel_block, a.dtype);
   k.conv_forward(s, a.scheme, a.inputs[0], a.params[0], s.bias ? a.params[1] : nullptr, a.output, a.workspace);
 }
 
 void Conv2d::backward(Kernels& k, const LayerArgs& a) const {
-  ConvShape s = conv_shape(a.input_shapes[0], a.channel_block);
-  s.dtype = a.dtype;
+  const ConvShape s = conv_shape(a.input_shapes[0], a.channel_block, a.dtype);
   if (a.input_grads[0]) k.conv_backward_data(s, a.scheme, a.output_grad, a.params[0], a.input_grads[0], a.workspace);
   k.conv_backward_weights(s, a.scheme, a.inputs[0], a.output_grad, a.param_grads[0], s.bias ? a.param_grads[1] : nullptr,
                           a.workspace);

@@ -32,7 +32,7 @@ class Conv2d final : public Layer {
   void backward(Kernels&, const LayerArgs&) const override;
   double forward_flops(const std::vector<Shape>& inputs) const override;
 
-  ConvShape conv_shape(const Shape& input, std::int64_t channel_block = 0) const;
+  ConvShape conv_shape(const Shape& input, std::int64_t channel_block = 0, DType dtype = DType::f32) const;
   const Conv2dOptions& options() const { return options_; }
 
  private:

@@ -14,9 +14,10 @@ std::string_view Pool2d::kind() const {
   return options_.kind == PoolKind::max ? "maxpool" : "avgpool";
 }
 
-PoolShape Pool2d::pool_shape(const Shape& x, std::int64_t channel_block) const {
+PoolShape Pool2d::pool_shape(const Shape& x, std::int64_t channel_block, DType dtype) const {
   PoolShape s;
   s.channel_block = channel_block;
+  s.dtype = dtype;
   s.kind = options_.global ? PoolKind::avg : options_.kind;
   s.n = x[0], s.c = x[1], s.h = x[2], s.w = x[3];
   if (options_.global) {
@@ -43,15 +44,13 @@ std::vector<SavedSpec> Pool2d::saved(const std::vector<Shape>& in, std::int64_t 
 }
 
 void Pool2d::forward(Kernels& k, const LayerArgs& a) const {
-  PoolShape s = pool_shape(a.input_shapes[0], a.channel_block);
-  s.dtype = a.dtype;
+  const PoolShape s = pool_shape(a.input_shapes[0], a.channel_block, a.dtype);
   k.pool_forward(s, a.inputs[0], a.output, a.saved.empty() ? nullptr : a.saved[0]);
 }
 
 void Pool2d::backward(Kernels& k, const LayerArgs& a) const {
   if (!a.input_grads[0]) return;
-  PoolShape s = pool_shape(a.input_shapes[0], a.channel_block);
-  s.dtype = a.dtype;
+  const PoolShape s = pool_shape(a.input_shapes[0], a.channel_block, a.dtype);
   k.pool_backward(s, a.inputs[0], a.output_grad, a.saved.empty() ? nullptr : a.saved[0], a.input_grads[0]);
 }
 

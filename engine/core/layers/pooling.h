@@ -30,7 +30,7 @@ class Pool2d final : public Layer {
   void forward(Kernels&, const LayerArgs&) const override;
   void backward(Kernels&, const LayerArgs&) const override;
 
-  PoolShape pool_shape(const Shape& x, std::int64_t channel_block = 0) const;
+  PoolShape pool_shape(const Shape& x, std::int64_t channel_block = 0, DType dtype = DType::f32) const;
 
  private:
   PoolOptions options_;

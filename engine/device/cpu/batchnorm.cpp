@@ -14,6 +14,7 @@
 
 #include "engine/device/cpu/cpu_kernels.h"
 #include "engine/device/cpu/onednn_util.h"
+#include "engine/device/cpu/running_statistics.h"
 
 namespace tidepool {
 namespace {
@@ -118,17 +119,8 @@ void CpuKernels::batchnorm_forward_train(const BatchNormShape& s, const void* x,
               {DNNL_ARG_SHIFT, wrap(channel, eng, beta)},
               {DNNL_ARG_MEAN, wrap(channel, eng, saved_mean)},
               {DNNL_ARG_VARIANCE, wrap(channel, eng, saved_var)}});
-
-  if (running_mean == nullptr || running_var == nullptr) return;
-  // PyTorch's unbiased estimate; with a single value per channel there is
-  // no spread to correct, so the batch variance (0) is used as is.
-  const double count = static_cast<double>(s.n) * static_cast<double>(s.h * s.w);
-  const float unbias = count > 1.0 ? static_cast<float>(count / (count - 1.0)) : 1.0f;
-  const float m = s.momentum;
-  for (std::int64_t ch = 0; ch < s.c; ++ch) {
-    running_mean[ch] = (1.0f - m) * running_mean[ch] + m * saved_mean[ch];
-    running_var[ch] = (1.0f - m) * running_var[ch] + m * saved_var[ch] * unbias;
-  }
+  update_running_statistics(s, static_cast<double>(s.n) * static_cast<double>(s.h * s.w), saved_mean, saved_var,
+                            running_mean, running_var);
 }
 
 void CpuKernels::batchnorm_forward_infer(const BatchNormShape& s, const void* x,

@@ -28,6 +28,7 @@
 
 #include "engine/device/cpu/cpu_kernels.h"
 #include "engine/device/cpu/parallel_loops.h"
+#include "engine/device/cpu/running_statistics.h"
 
 namespace tidepool {
 namespace {
@@ -142,15 +143,7 @@ void CpuKernels::batchnorm_forward_with_sums(const BatchNormShape& s, const floa
     saved_var[ch] = static_cast<float>(std::max(sums[s.c + ch] / count - mean * mean, 0.0));
   }
   batchnorm_forward_infer(s, x, gamma, beta, saved_mean, saved_var, y);
-
-  if (running_mean == nullptr || running_var == nullptr) return;
-  // As batchnorm_forward_train (batchnorm.cpp), over the summed count.
-  const float unbias = count > 1.0 ? static_cast<float>(count / (count - 1.0)) : 1.0f;
-  const float m = s.momentum;
-  for (std::int64_t ch = 0; ch < s.c; ++ch) {
-    running_mean[ch] = (1.0f - m) * running_mean[ch] + m * saved_mean[ch];
-    running_var[ch] = (1.0f - m) * running_var[ch] + m * saved_var[ch] * unbias;
-  }
+  update_running_statistics(s, count, saved_mean, saved_var, running_mean, running_var);  // over the summed count
 }
 
 void CpuKernels::batchnorm_backward_sums(const BatchNormShape& s, const float* x, const float* dy,

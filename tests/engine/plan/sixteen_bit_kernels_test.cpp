@@ -8,9 +8,12 @@
 // (tests/engine/device/cuda/sixteen_bit_test.cpp).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "engine/core/bytes_text.h"
 #include "engine/core/layers/conv2d.h"
@@ -26,15 +29,22 @@ namespace tidepool {
 namespace {
 
 // For planning only: its kernels are still the cpu device's, which refuse
-// 16-bit calls.
+// 16-bit calls. It takes the 16-bit types it is given (the cuda device:
+// both, or f16 alone on a GPU before Ampere).
 class SixteenBitQueries final : public CpuKernels {
  public:
-  bool takes_16bit(DType type) const override { return is_16bit(type); }
+  explicit SixteenBitQueries(std::vector<DType> takes = {DType::bf16, DType::f16}) : takes_(std::move(takes)) {}
+  bool takes_16bit(DType type) const override {
+    return std::find(takes_.begin(), takes_.end(), type) != takes_.end();
+  }
   std::size_t conv_workspace_bytes(const ConvShape& s, ConvScheme scheme, ConvPass pass) override {
     ConvShape f32 = s;
     f32.dtype = DType::f32;
     return conv_weights_copy_bytes(s) + CpuKernels::conv_workspace_bytes(f32, scheme, pass);
   }
+
+ private:
+  std::vector<DType> takes_;
 };
 
 bool kernel_takes_16bit(std::string_view kind) {
@@ -91,19 +101,9 @@ TEST(SixteenBitKernels, TheirStepsPassTheir16BitTensorsAsTheyAre) {
 
 // A table that takes f16 and not bf16 (the cuda device before Ampere, which
 // has no bf16 convolutions) plans bf16 steps on f32 copies.
-class F16Only final : public CpuKernels {
- public:
-  bool takes_16bit(DType type) const override { return type == DType::f16; }
-  std::size_t conv_workspace_bytes(const ConvShape& s, ConvScheme scheme, ConvPass pass) override {
-    ConvShape f32 = s;
-    f32.dtype = DType::f32;
-    return conv_weights_copy_bytes(s) + CpuKernels::conv_workspace_bytes(f32, scheme, pass);
-  }
-};
-
 TEST(SixteenBitKernels, ATypeTheTableDoesNotTakeGetsCopies) {
   const Network net = testing::residual_net();
-  F16Only kernels;
+  SixteenBitQueries kernels({DType::f16});
   auto native_steps = [&](Precision p) {
     int n = 0;
     for (const NodeTensors& nt : plan_schedule(net, 8, {.memory = {.precision = p}}, kernels).nodes)
@@ -132,8 +132,7 @@ TEST(SixteenBitKernels, AConvolutionsWorkspaceIsItsKernelsAlone) {
         layer.workspace_bytes(in, Pass::forward, settings.memory.scheme, s.channel_block, DType::bf16, kernels);
     ASSERT_GE(nt.forward_workspace, 0) << layer.name() << ": the weights' 16-bit copy";
     EXPECT_EQ(s.tensors[nt.forward_workspace].info.bytes(), (fwd + 3) / 4 * 4) << layer.name() << " (in words)";
-    ConvShape shape = static_cast<const Conv2d&>(layer).conv_shape(in[0], s.channel_block);
-    shape.dtype = DType::bf16;
+    const ConvShape shape = static_cast<const Conv2d&>(layer).conv_shape(in[0], s.channel_block, DType::bf16);
     EXPECT_GE(fwd, conv_weights_copy_bytes(shape)) << layer.name() << ": the weights' copy is in it";
     ++checked;
   }
