@@ -83,8 +83,7 @@ void plan_command(const PlanRequest& q, std::ostream& out) {
   if (q.json) {
     nlohmann::json j = nlohmann::json::array();
     for (const PlanRow& r : rows) {
-      nlohmann::json row = {{"fuse", to_string(q.fuse)},
-                            {"precision", to_string(r.settings.precision)},
+      nlohmann::json row = {{"precision", to_string(r.settings.precision)},
                             {"mode", to_string(r.settings.mode)},
                             {"algo", to_string(r.settings.scheme)},
                             {"order", to_string(r.settings.order)},

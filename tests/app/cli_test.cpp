@@ -66,8 +66,6 @@ TEST(Cli, UnknownPrecisionListsTheValidOnes) {
 TEST(Cli, UnknownFusionListsTheValidOnes) {
   expect_error(run_here("--batch --quiet --fuse bn --iterations 1"), "unknown fusion 'bn' (valid: none, relu)");
   expect_error(run_here("plan --model resnet20 --fuse all"), "unknown fusion 'all' (valid: none, relu)");
-  expect_error(run_here("tune --budget 1GiB --fuse all"), "unknown fusion 'all' (valid: none, relu)");
-  expect_error(run_here("profile -o x.json --fuse all"), "unknown fusion 'all' (valid: none, relu)");
 }
 
 // A run keeps the graph it was built with: resuming it unfused refuses, and
