@@ -119,8 +119,7 @@ nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& 
                 static_cast<long long>(resume->epoch + 1), static_cast<long long>(resume->iteration));
   }
   const std::int64_t epochs = session.epochs(), total = session.total_iterations();
-  std::printf("training %s%s (%lld parameters) on %s, batch %lld, %lld iterations; run folder %s\n", net.name().c_str(),
-              s.fuse == Fusion::relu ? " with its ReLUs fused" : "",
+  std::printf("training %s (%lld parameters) on %s, batch %lld, %lld iterations; run folder %s\n", net.name().c_str(),
               static_cast<long long>(net.parameter_count()), session.train_set().name().c_str(),
               static_cast<long long>(s.batch_size), static_cast<long long>(total), folder.path().string().c_str());
   if (comm)

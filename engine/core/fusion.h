@@ -8,11 +8,9 @@
 // ReLU is the only reader of its output: oneDNN's fused batch-norm ReLU and
 // an add that clamps as it sums. The fused layer keeps the first layer's
 // name (so its parameters and checkpoints keep theirs) and later layers
-// read it where they read the ReLU. A ReLU's forward and backward sweeps
-// over memory are gone. Memory goes the other way, a little: a fused batch
-// norm keeps a mask of where its ReLU passed until backward, and a fused
-// add's backward holds its output, its gradient and both inputs' gradients
-// at once (the README's *Fused ReLUs* has the figures).
+// read it where they read the ReLU. The intermediate tensor is gone: a
+// ReLU's forward and backward sweeps cost nothing, and the plan holds one
+// activation less per fusion (plus, on the cpu device, a bit-per-value mask).
 //
 // Fusion::none, the default, keeps every layer its own pass, as the papers
 // this project measures against count them (vDNN, SmartPool, AutoSwap,

@@ -78,7 +78,7 @@ struct BatchNormShape {
   // are f32. The --sync-bn kernels (*_sums) take f32 only.
   DType dtype = DType::f32;
   // A ReLU fused into the whole passes (--fuse relu): forward writes
-  // y = max(bn(x), 0) and a mask of where y > 0, and backward
+  // y = max(bn(x), 0) (NaN kept) and a mask of where y > 0, and backward
   // takes the gradient of that y and passes none outside the mask. The
   // --sync-bn kernels have no such form (engine/core/fusion.h leaves batch norms unfused under --sync-bn).
   bool relu = false;

@@ -68,16 +68,14 @@ TEST(Cli, UnknownFusionListsTheValidOnes) {
   expect_error(run_here("plan --model resnet20 --fuse all"), "unknown fusion 'all' (valid: none, relu)");
 }
 
-// A run keeps the graph it was built with: resuming it unfused refuses, and
-// leaving --fuse out resumes it fused, as it was.
+// A run keeps the graph it was built with: resuming it fused refuses, and
+// leaving --fuse out resumes it as it was.
 TEST(Cli, ResumingWithAnotherFusionIsRefused) {
   testing::TempDir dir("cli_fuse_resume");
   const std::string out = (dir.path() / "run").string();
-  ASSERT_EQ(run("--batch --model resnet20 --fuse relu --batch-size 8 --iterations 1 --out " + out).status, 0);
-  expect_error(run("--batch --quiet --fuse none --iterations 2 --resume " + out), "fuse relu, not none");
-  const Result resumed = run("--batch --iterations 2 --resume " + out);
-  EXPECT_EQ(resumed.status, 0) << resumed.output;
-  EXPECT_NE(resumed.output.find("training resnet20 with its ReLUs fused"), std::string::npos) << resumed.output;
+  ASSERT_EQ(run("--batch --quiet --model resnet20 --batch-size 8 --iterations 1 --out " + out).status, 0);
+  expect_error(run("--batch --quiet --fuse relu --iterations 2 --resume " + out), "fuse none, not relu");
+  EXPECT_EQ(run("--batch --quiet --iterations 2 --resume " + out).status, 0);
 }
 
 TEST(Cli, UnknownHostMemoryAndCopyEngineListTheValidOnes) {

@@ -38,7 +38,7 @@ std::vector<SavedSpec> BatchNorm::saved(const std::vector<Shape>& in, std::int64
                                         Kernels& k) const {
   const std::size_t bytes = static_cast<std::size_t>(in[0][1]) * sizeof(float);
   std::vector<SavedSpec> out = {{"saved_mean", bytes}, {"saved_var", bytes}};
-  // A fused batch norm never runs in parts (rank_sums refuses it).
+  // The mask of the whole passes; a pass in parts (--sync-bn) masks with y.
   if (relu_) out.push_back({"relu_mask", k.batchnorm_relu_mask_bytes(bn_shape(in[0], channel_block))});
   return out;
 }

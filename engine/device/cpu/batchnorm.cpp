@@ -8,12 +8,9 @@
 // has no notion of running statistics, so they are updated here.
 //
 // A fused ReLU (BatchNormShape::relu) is oneDNN's fuse_norm_relu: forward
-// writes max(bn(x), 0) and a mask (its workspace: a bit a value on
-// channel-blocked data, a byte on NCHW) that backward reads to pass no
-// gradient where the ReLU cut, so neither pass costs a sweep of its own for
-// the ReLU. oneDNN's fused ReLU writes 0 for a NaN (its unfused one, and
-// the cuda device's fused one, keep NaN); a NaN batch norm output means
-// NaN statistics, which reach the gradients anyway.
+// writes max(bn(x), 0) and a mask (its workspace: a bit per value on the
+// jit kernels) that backward reads to pass no gradient where the ReLU cut,
+// so neither pass costs a sweep of its own for the ReLU.
 #include <cstddef>
 #include <stdexcept>
 #include <string>

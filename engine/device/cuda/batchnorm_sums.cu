@@ -180,8 +180,8 @@ __global__ void dx_kernel(const void* __restrict__ x, const void* __restrict__ d
 // a fused ReLU: our own passes' (the others take cuDNN's inference call).
 // `mask` (a fused ReLU's, in training): bit e says the stored y_e > 0. A
 // warp's lanes take 32 consecutive values (kThreads and the stride are
-// multiples of 32, so the loop's condition is the same for the whole warp
-// and every lane reaches the ballot), and lane 0 writes the warp's word.
+// multiples of 32, so a warp's trip count is one), and lane 0 writes the
+// warp's word.
 __global__ void normalise_kernel(const void* __restrict__ x, DType t, const float* __restrict__ gamma,
                                  const float* __restrict__ beta, const float* __restrict__ mean,
                                  const float* __restrict__ var, double eps, bool relu, void* __restrict__ y,
@@ -197,7 +197,7 @@ __global__ void normalise_kernel(const void* __restrict__ x, DType t, const floa
           static_cast<float>(static_cast<double>(gamma[ch]) / sqrt(static_cast<double>(var[ch]) + eps));
       const float v = (load(x, e, t) - mean[ch]) * scale + beta[ch];
       store(y, e, t, relu && 0.0f > v ? 0.0f : v);
-      if (mask != nullptr) passed = load(y, e, t) > 0.0f;  // as stored: a 16-bit y may round a tiny v to 0
+      passed = load(y, e, t) > 0.0f;  // as stored: a 16-bit y may round a tiny v to 0
     }
     if (mask != nullptr) {
       const unsigned bits = __ballot_sync(0xffffffffu, passed);

@@ -1,8 +1,7 @@
 // --fuse relu: the rewrite folds each ReLU into the batch norm or residual
 // add before it, keeping names and parameters; the fused network trains
 // like the unfused one (to rounding), keeps the invariant that offloading,
-// heuristics and transfers never change its bits, and plans what a run
-// observes.
+// heuristics and transfers never change its bits, and plans less memory.
 #include "engine/core/fusion.h"
 
 #include <gtest/gtest.h>
@@ -64,15 +63,6 @@ TEST(Fusion, FoldsEveryReluOfAResnetIntoTheBatchNormOrAddBeforeIt) {
   EXPECT_EQ(fused.shapes(4).node_outputs.back(), plain.shapes(4).node_outputs.back());
   EXPECT_EQ(fused.nodes()[1].layer->name(), "bn1");
   EXPECT_EQ(fused.nodes()[2].inputs, std::vector<std::string>{"bn1"}) << "the next layer reads the fused output";
-}
-
-// Under --sync-bn the batch norms keep their ReLUs (the kernels that sum
-// over the ranks have no fused form); the adds still fuse theirs.
-TEST(Fusion, UnderSyncBnOnlyTheAddsFuse) {
-  const auto k = kinds(fuse(resnet20(), Fusion::relu, /*sync_bn=*/true));
-  EXPECT_EQ(k.at("add_relu"), 9);
-  EXPECT_EQ(k.count("batchnorm_relu"), 0u);
-  EXPECT_EQ(k.at("relu"), 10);
 }
 
 TEST(Fusion, NoneKeepsTheNetworkAsBuilt) {

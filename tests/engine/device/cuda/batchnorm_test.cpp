@@ -10,7 +10,6 @@
 // absolute.
 #include <gtest/gtest.h>
 
-#include <iterator>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -109,9 +108,7 @@ TEST_F(GpuBatchNorm, BackwardMatchesTheCpuDevice) {
 // forward's y is 0 wherever the cpu device's is, up to values that round
 // across 0.
 TEST_F(GpuBatchNorm, FusedReluMatchesTheCpuDevice) {
-  std::vector<BatchNormShape> shapes(std::begin(kShapes), std::end(kShapes));
-  shapes.push_back({3, 5, 7, 3});  // 315 values: the last warp is partial
-  for (BatchNormShape s : shapes) {
+  for (BatchNormShape s : kShapes) {
     s.relu = true;
     SCOPED_TRACE(describe(s));
     const auto count = static_cast<std::size_t>(s.n * s.c * s.h * s.w);
