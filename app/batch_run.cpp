@@ -72,7 +72,6 @@ RunSettings resume_settings(const RunSettings& cli, const std::set<std::string>&
     }
   };
   must_match("model", cli.model, saved.settings.model);
-  must_match("fuse", std::string(to_string(cli.fuse)), std::string(to_string(saved.settings.fuse)));
   must_match("dataset", cli.dataset, saved.settings.dataset);
   must_match("batch-size", cli.batch_size, saved.settings.batch_size);
   // A flag can only ask for it; leaving it out resumes as the run was.

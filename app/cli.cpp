@@ -172,7 +172,6 @@ int run_window_command(RunSettings settings, const WindowRequest& w, Communicato
 void add_training_options(CLI::App& cli, RunSettings& s) {
   MemorySettings& m = s.memory;
   cli.add_option("--model", s.model, "network to train")->capture_default_str();
-  add_choice(cli, "--fuse", s.fuse, "fusion", "layers computed in one pass");
   std::vector<std::string> dataset_names;
   for (auto n : datasets::dataset_names()) dataset_names.emplace_back(n);
   cli.add_option("--dataset", s.dataset, "dataset: " + joined(dataset_names))->capture_default_str();
@@ -271,7 +270,6 @@ void add_window_options(CLI::App& cli, WindowRequest& window) {
 CLI::App* add_plan_command(CLI::App& cli, PlanRequest& plan) {
   auto* cmd = cli.add_subcommand("plan", "dry-run one iteration through every offload mode, conv scheme, order and heuristic");
   cmd->add_option("--model", plan.model, "network")->capture_default_str();
-  add_choice(*cmd, "--fuse", plan.fuse, "fusion", "layers computed in one pass");
   cmd->add_option("--dataset", plan.dataset, "cifar10, cifar100, fashion-mnist or imagenet (input size, classes)")->capture_default_str();
   cmd->add_option("--batch-size", plan.batch_size, "images per iteration")
       ->capture_default_str()
@@ -463,7 +461,7 @@ int run_cli(int argc, char** argv) {
     if (!s.resume.empty()) {
       checkpoint = load_checkpoint_on_ranks(std::filesystem::path(s.resume) / "checkpoint.bin", ranks.get());
       std::set<std::string> given;
-      for (const char* name : {"model", "fuse", "dataset", "batch-size", "epochs", "iterations", "data", "out"})
+      for (const char* name : {"model", "dataset", "batch-size", "epochs", "iterations", "data", "out"})
         if (cli.count(std::string("--") + name)) given.insert(name);
       if (cli.count("--sync-bn")) given.insert("sync-bn");
       s = resume_settings(s, given, *checkpoint, s.resume);

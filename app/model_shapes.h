@@ -5,7 +5,6 @@
 
 #include <string>
 
-#include "engine/core/fusion.h"
 #include "engine/core/network.h"
 #include "models/registry.h"
 
@@ -18,7 +17,7 @@ models::InputKind input_for_dataset(const std::string& dataset);
 // cifar10, generated and fashion-mnist (fed as CIFAR's 3x32x32,
 // datasets/fashion_mnist.h): 10 classes; cifar100: 100; imagenet and
 // imagenet-shapes: 224x224, 1000 classes. Throws std::invalid_argument for
-// another dataset or an unknown model. `fusion`: as --fuse builds it.
-Network model_for_dataset(const std::string& model, const std::string& dataset, Fusion fusion = Fusion::none);
+// another dataset or an unknown model.
+Network model_for_dataset(const std::string& model, const std::string& dataset);
 
 }  // namespace tidepool::app

@@ -59,7 +59,7 @@ void plan_command(const PlanRequest& q, std::ostream& out) {
     throw std::invalid_argument("--batch-size " + std::to_string(q.batch_size) + " is the global batch and does not split "
                                 "evenly over " + std::to_string(q.ranks) + " ranks");
   const std::int64_t rank_batch = q.batch_size / q.ranks;
-  const Network net = model_for_dataset(q.model, q.dataset, q.fuse);
+  const Network net = model_for_dataset(q.model, q.dataset);
   std::vector<std::string> heuristics = allocator_names();
   if (!q.heuristic.empty()) {
     make_allocator(q.heuristic, 0);  // throws for an unknown name, listing the valid ones
@@ -103,9 +103,8 @@ void plan_command(const PlanRequest& q, std::ostream& out) {
     return;
   }
   char line[256];
-  std::snprintf(line, sizeof line, "%s%s, %s input, batch %lld, %s transfers%s%s (cpu device workspaces)\n",
-                q.model.c_str(), q.fuse == Fusion::relu ? " (ReLUs fused)" : "",
-                std::string(models::to_string(input_for_dataset(q.dataset))).c_str(),
+  std::snprintf(line, sizeof line, "%s, %s input, batch %lld, %s transfers%s%s (cpu device workspaces)\n",
+                q.model.c_str(), std::string(models::to_string(input_for_dataset(q.dataset))).c_str(),
                 static_cast<long long>(q.batch_size),
                 to_string(q.transfer), q.compress ? ", compressed offloads (pinned: two staging slots)" : "",
                 pageable ? ", pageable host memory (pinned: the staging buffers)" : "");

@@ -141,7 +141,7 @@ TunedRun tune_run(RunSettings s) {
   q.base_lr = s.lr;
   q.base_batch = s.batch_size;
   q.progress = s.progress;
-  const Network net = model_for_dataset(q.model, q.dataset, s.fuse);  // the network the run will train
+  const Network net = model_for_dataset(q.model, q.dataset);
   std::string note;
   const PerfModel model = tuning_model(q, net, note);
   if (s.profile.empty()) {  // measured now: the run plans with it, and a resume finds it

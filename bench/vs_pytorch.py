@@ -31,7 +31,7 @@ PyTorch is an optional peer, not part of the set-up: on Debian,
 side only (and says so).
 
     build/app/tidepool must exist;
-    bench/vs_pytorch.py [--models resnet20,resnet56,...] [--precision fp32,bf16] [--batch 128] [--fuse relu|none]
+    bench/vs_pytorch.py [--models resnet20,resnet56,...] [--precision fp32,bf16] [--batch 128]
                         [--threads 2] [--iterations 10] [--warmup 2] [--repeats 3] [--layers N]
 """
 import argparse
@@ -191,7 +191,7 @@ def run_tidepool(args, model, precision, out: Path):
     total = args.warmup + args.iterations
     cmd = [args.tidepool, "--batch", "--quiet", "--model", model, "--batch-size", str(args.batch),
            "--iterations", str(total), "--trace-iterations", str(total), "--precision", precision,
-           "--fuse", args.fuse, "--seed", "1", "--out", str(out)]
+           "--seed", "1", "--out", str(out)]
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
     print("$ OMP_NUM_THREADS=%d " % args.threads + " ".join(cmd), file=sys.stderr, flush=True)
     done = subprocess.run(cmd, capture_output=True, text=True, env=env)
@@ -251,8 +251,6 @@ def main():
     ap.add_argument("--models", default=",".join(MODELS), help="comma-separated zoo models (CIFAR shapes)")
     ap.add_argument("--precision", default="fp32,bf16", help="comma-separated: fp32, bf16")
     ap.add_argument("--batch", type=int, default=128)
-    ap.add_argument("--fuse", default="relu", choices=["relu", "none"],
-                    help="Tidepool's --fuse (default relu: each ReLU in the pass of the batch norm or add before it)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--iterations", type=int, default=10, help="timed steps per run")
     ap.add_argument("--warmup", type=int, default=2, help="untimed steps first, on both sides")
@@ -321,7 +319,7 @@ def main():
                 cpu = line.split(":", 1)[1].strip()
     except OSError:
         pass
-    print(f"{cpu}, {args.threads} threads, batch {args.batch}, CIFAR shapes, Tidepool --fuse {args.fuse}; medians of {args.repeats} interleaved "
+    print(f"{cpu}, {args.threads} threads, batch {args.batch}, CIFAR shapes; medians of {args.repeats} interleaved "
           f"rounds of {args.iterations} timed steps after {args.warmup} warm-up"
           + (f"; PyTorch {version}" if with_torch else "; PyTorch not installed"))
     print("| model | precision | Tidepool images/s | PyTorch images/s | ratio |")

@@ -63,21 +63,6 @@ TEST(Cli, UnknownPrecisionListsTheValidOnes) {
   expect_error(run_here("plan --model resnet20 --precision bf16 half"), "valid: fp32, bf16, fp16");
 }
 
-TEST(Cli, UnknownFusionListsTheValidOnes) {
-  expect_error(run_here("--batch --quiet --fuse bn --iterations 1"), "unknown fusion 'bn' (valid: none, relu)");
-  expect_error(run_here("plan --model resnet20 --fuse all"), "unknown fusion 'all' (valid: none, relu)");
-}
-
-// A run keeps the graph it was built with: resuming it fused refuses, and
-// leaving --fuse out resumes it as it was.
-TEST(Cli, ResumingWithAnotherFusionIsRefused) {
-  testing::TempDir dir("cli_fuse_resume");
-  const std::string out = (dir.path() / "run").string();
-  ASSERT_EQ(run("--batch --quiet --model resnet20 --batch-size 8 --iterations 1 --out " + out).status, 0);
-  expect_error(run("--batch --quiet --fuse relu --iterations 2 --resume " + out), "fuse none, not relu");
-  EXPECT_EQ(run("--batch --quiet --iterations 2 --resume " + out).status, 0);
-}
-
 TEST(Cli, UnknownHostMemoryAndCopyEngineListTheValidOnes) {
   expect_error(run("--batch --quiet --host-memory paged --iterations 1"), "unknown host memory 'paged' (valid: pinned, pageable)");
   expect_error(run("--batch --quiet --copy-engine thread --iterations 1"), "unknown copy engine 'thread' (valid: stream, threads)");

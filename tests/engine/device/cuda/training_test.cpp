@@ -10,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "engine/core/fusion.h"
 #include "engine/memory/allocator.h"
 #include "engine/device/cpu/cpu_device.h"
 #include "engine/observe/sinks/ring_sink.h"
@@ -94,24 +93,6 @@ TEST(GpuTraining, TheSameSeedGivesTheSameBitsAndTheCpuDevicesNumbers) {
     EXPECT_NEAR(first.losses[i], reference.losses[i], 1e-3 * std::fabs(reference.losses[i]) + 1e-4)
         << "iteration " << i;
   EXPECT_TRUE(testing::close_to_cpu(first.parameters, reference.parameters, 1e-3, 1e-4));
-}
-
-// --fuse relu on the cuda device: the fused batch norms run our own
-// kernels with their bit masks, the fused adds our add; offloading keeps
-// the bits, and the numbers follow the cpu device's fused network.
-TEST(GpuTraining, AFusedNetworkKeepsItsBitsInEveryModeAndTheCpuDevicesNumbers) {
-  TIDEPOOL_REQUIRE_GPU();
-  const Network net = fuse(testing::residual_net(), Fusion::relu);
-  const TrainerOptions options{.batch = 16, .seed = 5};
-  const TrainingOutcome base = train_on_gpu(net, options, 3);
-  for (OffloadMode mode : {OffloadMode::all, OffloadMode::conv}) {
-    TrainerOptions o = options;
-    o.memory.mode = mode;
-    EXPECT_EQ(train_on_gpu(net, o, 3).checksum, base.checksum) << to_string(mode);
-  }
-  CpuDevice cpu;
-  const TrainingOutcome reference = train_on(cpu, net, options, 3);
-  EXPECT_TRUE(testing::close_to_cpu(base.parameters, reference.parameters, 1e-3, 1e-4));
 }
 
 TEST(GpuTraining, SwitchingSettingsBetweenIterationsKeepsTheNumbers) {
