@@ -409,8 +409,9 @@ std::unique_ptr<ConvPlan> build_plan(Context& ctx, const ConvShape& s, ConvSchem
       throw CudaError(CudaError::Library::cudnn, "cudnnGetConvolution*WorkspaceSize",
                       static_cast<int>(CUDNN_STATUS_NOT_SUPPORTED), "CUDNN_STATUS_NOT_SUPPORTED",
                       std::string("the chosen ") + algo_name(pass, pick.algo) + " under its own math type");
+    // Only the chosen math type's entries can be fallbacks (the loop below).
     for (Pick& o : ranking)
-      if (o.math != pick.math || !requery(o)) o.workspace = std::numeric_limits<std::size_t>::max();
+      if (o.math == pick.math && !requery(o)) o.workspace = std::numeric_limits<std::size_t>::max();
   }
   plan->workspace = pick.workspace;
   plan->choices.push_back(
