@@ -36,10 +36,7 @@ DevicePool::Placed DevicePool::place(std::int64_t id, const AllocRequest& reques
       ++it;
       continue;
     }
-    if (!device_.done(*it->after)) {  // the newest such copy covers the older ones
-      placed.ready = it->after;
-      placed.ready_for = it->id;
-    }
+    if (!device_.done(*it->after)) placed.ready.push_back({std::move(it->after), it->id});
     it = fences_.erase(it);
   }
   return placed;

@@ -3,13 +3,13 @@
 // (engine/memory/replay.h), so a run places every tensor where the dry run
 // did, and a block whose bytes a copy may still be reading is freed "after
 // this event": the range goes back to the allocator (or is parked) at
-// once, and whoever is placed over it next is told which event to wait
+// once, and whoever is placed over it next is told which events to wait
 // for. The executor never tracks fences itself.
 //
 //   DevicePool pool(device, "best-fit", pool_bytes);
 //   pool.start_iteration(schedule.park_horizon);
 //   DevicePool::Placed p = pool.place(t, {bytes, t, role, will_offload}, step);
-//   if (p.ready) device.wait(Stream::compute, *p.ready);     // an offload still reading the range
+//   for (auto& c : p.ready) device.wait(Stream::compute, *c.done);  // offloads still reading the range
 //   ...
 //   pool.free(t, step, /*park=*/true, offload_done);          // its copy to the host may still run
 //   pool.end_iteration();                                     // once the device is idle
@@ -44,18 +44,23 @@ class DevicePool {
     // The id's own parked block, taken back with its bytes: nothing needs
     // to be copied back, and nothing to wait for.
     bool reclaimed = false;
-    // The event the block's first user must wait for (null: none), a copy
-    // still reading the range, and the id of the block it copies.
-    std::shared_ptr<DeviceEvent> ready;
-    std::int64_t ready_for = -1;
+    // The copies still reading the range, which the block's first user
+    // must wait for: each copy's event and the id of the block it copies.
+    // Every one of them, not only the last freed: blocks are freed in
+    // another order than their copies were issued (a tensor offloaded
+    // early can have a later last reader), so the last freed can be an
+    // older copy that finishes first.
+    struct Copy {
+      std::shared_ptr<DeviceEvent> done;
+      std::int64_t id = -1;
+    };
+    std::vector<Copy> ready;
   };
   // Throws DeviceError naming the figures when the pool has no room for it.
   Placed place(std::int64_t id, const AllocRequest& request, int step, std::string_view name);
   // Gives `id`'s block back, or parks it (`park`: its copy to the host may
   // still run, so forward work should go elsewhere while there is room).
   // With `after`, whatever takes the range over next waits for that event.
-  // Every `after` comes from one stream (the offload stream's copies), so
-  // the newest covering a range stands for the older ones.
   void free(std::int64_t id, int step, bool park, std::shared_ptr<DeviceEvent> after = nullptr);
   // The device is idle: every fence has passed. Throws std::logic_error if
   // a block is still parked (every offloaded tensor comes back in backward).

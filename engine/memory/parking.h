@@ -9,8 +9,9 @@
 // is dead (it no longer counts in the memory load), but its bytes stay
 // taken in the pool, so the next allocations go elsewhere while there is
 // room and never wait for the copy. A parked block is given back, the
-// oldest first (the offload stream copies in order, so the oldest copy is
-// the first to finish),
+// first parked first (mostly the oldest copy, the first to finish; a
+// tensor offloaded early but read late parks after later copies, and the
+// fences keep any order safe),
 //
 //   - when an allocation cannot be placed without it;
 //   - when more than `horizon` blocks would be parked at once: parked

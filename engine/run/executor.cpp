@@ -148,14 +148,17 @@ void Executor::place(const Schedule& s, int t, int step, bool will_offload, Pend
   placement_.placed[t] = true;
   placement_.residency[t] = Residency::device;
   pending.reclaimed[t] = got.reclaimed;
-  if (got.ready) {  // async: an offload still reads the range; the first kernel here waits on the device
+  // Async: offloads still read the range; the first kernel here waits for
+  // them on the device.
+  for (const DevicePool::Placed::Copy& copy : got.ready) {
     SpanEvent e;
     e.step = step;
     e.kind = SpanKind::wait;
-    e.tensor = s.tensors[static_cast<std::size_t>(got.ready_for)].info.name;  // the copy being waited for
-    span(pending, Stream::compute, std::move(e), [&] { device_.wait(Stream::compute, *got.ready); });
-    for (std::size_t i = first_event; i < pending.allocs.size(); ++i) pending.allocs[i].at = pending.last_compute;
+    e.tensor = s.tensors[static_cast<std::size_t>(copy.id)].info.name;  // the copy being waited for
+    span(pending, Stream::compute, std::move(e), [&] { device_.wait(Stream::compute, *copy.done); });
   }
+  if (!got.ready.empty())
+    for (std::size_t i = first_event; i < pending.allocs.size(); ++i) pending.allocs[i].at = pending.last_compute;
 }
 
 void Executor::release(const Schedule& s, int t, int step, bool after_copy, Pending& pending) {
