@@ -72,6 +72,7 @@ RunSettings resume_settings(const RunSettings& cli, const std::set<std::string>&
     }
   };
   must_match("model", cli.model, saved.settings.model);
+  must_match("fuse", std::string(to_string(cli.fuse)), std::string(to_string(saved.settings.fuse)));
   must_match("dataset", cli.dataset, saved.settings.dataset);
   must_match("batch-size", cli.batch_size, saved.settings.batch_size);
   // A flag can only ask for it; leaving it out resumes as the run was.
@@ -118,7 +119,8 @@ nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& 
                 static_cast<long long>(resume->epoch + 1), static_cast<long long>(resume->iteration));
   }
   const std::int64_t epochs = session.epochs(), total = session.total_iterations();
-  std::printf("training %s (%lld parameters) on %s, batch %lld, %lld iterations; run folder %s\n", net.name().c_str(),
+  std::printf("training %s%s (%lld parameters) on %s, batch %lld, %lld iterations; run folder %s\n", net.name().c_str(),
+              s.fuse == Fusion::relu ? " with its ReLUs fused" : "",
               static_cast<long long>(net.parameter_count()), session.train_set().name().c_str(),
               static_cast<long long>(s.batch_size), static_cast<long long>(total), folder.path().string().c_str());
   if (comm)

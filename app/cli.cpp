@@ -172,6 +172,7 @@ int run_window_command(RunSettings settings, const WindowRequest& w, Communicato
 void add_training_options(CLI::App& cli, RunSettings& s) {
   MemorySettings& m = s.memory;
   cli.add_option("--model", s.model, "network to train")->capture_default_str();
+  add_choice(cli, "--fuse", s.fuse, "fusion", "layers computed in one pass");
   std::vector<std::string> dataset_names;
   for (auto n : datasets::dataset_names()) dataset_names.emplace_back(n);
   cli.add_option("--dataset", s.dataset, "dataset: " + joined(dataset_names))->capture_default_str();
@@ -270,6 +271,7 @@ void add_window_options(CLI::App& cli, WindowRequest& window) {
 CLI::App* add_plan_command(CLI::App& cli, PlanRequest& plan) {
   auto* cmd = cli.add_subcommand("plan", "dry-run one iteration through every offload mode, conv scheme, order and heuristic");
   cmd->add_option("--model", plan.model, "network")->capture_default_str();
+  add_choice(*cmd, "--fuse", plan.fuse, "fusion", "layers computed in one pass");
   cmd->add_option("--dataset", plan.dataset, "cifar10, cifar100, fashion-mnist or imagenet (input size, classes)")->capture_default_str();
   cmd->add_option("--batch-size", plan.batch_size, "images per iteration")
       ->capture_default_str()
@@ -303,9 +305,10 @@ CLI::App* add_plan_command(CLI::App& cli, PlanRequest& plan) {
 
 // profile and tune: the network a profile is measured on, and the device
 // and link it is measured with.
-void add_measuring_options(CLI::App& cmd, std::string& model, std::string& dataset, DeviceKind& device,
+void add_measuring_options(CLI::App& cmd, std::string& model, Fusion& fuse, std::string& dataset, DeviceKind& device,
                            double& link_gbps, const std::string& device_help) {
   cmd.add_option("--model", model, "network")->capture_default_str();
+  add_choice(cmd, "--fuse", fuse, "fusion", "the network as a run with this --fuse builds it");
   cmd.add_option("--dataset", dataset, "its input shapes: cifar10, cifar100, fashion-mnist or imagenet")
       ->capture_default_str();
   add_choice(cmd, "--device", device, "device", device_help);
@@ -318,7 +321,7 @@ CLI::App* add_profile_command(CLI::App& cli, ProfileRequest& q) {
   auto* cmd = cli.add_subcommand(
       "profile", "measure a device's performance profile (per-layer times at five batch sizes, fitted), or derive "
                  "one from a GPU specification, for --device sim and the AccUDNN planner");
-  add_measuring_options(*cmd, q.model, q.dataset, q.device, q.link_gbps, "device to measure");
+  add_measuring_options(*cmd, q.model, q.fuse, q.dataset, q.device, q.link_gbps, "device to measure");
   cmd->add_option("--batch-size", q.batch_size, "the largest batch profiled (also 1/8, 1/4, 1/2 and 2/3 of it)")
       ->capture_default_str()
       ->transform(number<std::int64_t>(1, kMostBatch));
@@ -335,7 +338,7 @@ CLI::App* add_tune_command(CLI::App& cli, TuneRequest& q) {
   auto* cmd = cli.add_subcommand(
       "tune", "AccUDNN's efficiency-optimal batch under a budget: the largest batch without offload, k_max, "
               "Algorithm 2's candidates, k* with its swap strategy, and eq. 9's learning rate");
-  add_measuring_options(*cmd, q.model, q.dataset, q.device, q.link_gbps,
+  add_measuring_options(*cmd, q.model, q.fuse, q.dataset, q.device, q.link_gbps,
                         "device to measure on when no --profile is given");
   add_size(*cmd, "--budget", q.memory.budget_bytes, "the memory budget the batch must fit (required)")->required();
   cmd->add_option("--profile", q.profile,
@@ -461,7 +464,7 @@ int run_cli(int argc, char** argv) {
     if (!s.resume.empty()) {
       checkpoint = load_checkpoint_on_ranks(std::filesystem::path(s.resume) / "checkpoint.bin", ranks.get());
       std::set<std::string> given;
-      for (const char* name : {"model", "dataset", "batch-size", "epochs", "iterations", "data", "out"})
+      for (const char* name : {"model", "fuse", "dataset", "batch-size", "epochs", "iterations", "data", "out"})
         if (cli.count(std::string("--") + name)) given.insert(name);
       if (cli.count("--sync-bn")) given.insert("sync-bn");
       s = resume_settings(s, given, *checkpoint, s.resume);

@@ -59,7 +59,7 @@ void plan_command(const PlanRequest& q, std::ostream& out) {
     throw std::invalid_argument("--batch-size " + std::to_string(q.batch_size) + " is the global batch and does not split "
                                 "evenly over " + std::to_string(q.ranks) + " ranks");
   const std::int64_t rank_batch = q.batch_size / q.ranks;
-  const Network net = model_for_dataset(q.model, q.dataset);
+  const Network net = model_for_dataset(q.model, q.dataset, q.fuse);
   std::vector<std::string> heuristics = allocator_names();
   if (!q.heuristic.empty()) {
     make_allocator(q.heuristic, 0);  // throws for an unknown name, listing the valid ones
@@ -83,7 +83,8 @@ void plan_command(const PlanRequest& q, std::ostream& out) {
   if (q.json) {
     nlohmann::json j = nlohmann::json::array();
     for (const PlanRow& r : rows) {
-      nlohmann::json row = {{"precision", to_string(r.settings.precision)},
+      nlohmann::json row = {{"fuse", to_string(q.fuse)},
+                            {"precision", to_string(r.settings.precision)},
                             {"mode", to_string(r.settings.mode)},
                             {"algo", to_string(r.settings.scheme)},
                             {"order", to_string(r.settings.order)},
@@ -103,8 +104,9 @@ void plan_command(const PlanRequest& q, std::ostream& out) {
     return;
   }
   char line[256];
-  std::snprintf(line, sizeof line, "%s, %s input, batch %lld, %s transfers%s%s (cpu device workspaces)\n",
-                q.model.c_str(), std::string(models::to_string(input_for_dataset(q.dataset))).c_str(),
+  std::snprintf(line, sizeof line, "%s%s, %s input, batch %lld, %s transfers%s%s (cpu device workspaces)\n",
+                q.model.c_str(), q.fuse == Fusion::relu ? " (ReLUs fused)" : "",
+                std::string(models::to_string(input_for_dataset(q.dataset))).c_str(),
                 static_cast<long long>(q.batch_size),
                 to_string(q.transfer), q.compress ? ", compressed offloads (pinned: two staging slots)" : "",
                 pageable ? ", pageable host memory (pinned: the staging buffers)" : "");

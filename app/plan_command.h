@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/fusion.h"
 #include "engine/core/network.h"
 #include "engine/device/kernels.h"
 #include "engine/plan/memory_settings.h"
@@ -46,6 +47,7 @@ std::vector<PlanRow> plan_table(const Network& net, std::int64_t batch, Kernels&
 
 struct PlanRequest {
   std::string model = "resnet18";
+  Fusion fuse = Fusion::none;
   std::string dataset = "cifar10";  // cifar10 | cifar100 | fashion-mnist | imagenet (sets the input size and classes)
   std::int64_t batch_size = 128;
   std::string heuristic;  // empty: every heuristic

@@ -59,7 +59,7 @@ int profile_command(const ProfileRequest& q, std::ostream& out) {
     if (!spec) throw std::invalid_argument("unknown GPU specification '" + q.spec + "' (valid: " + gpu_spec_names() + ")");
     p = *spec;
   } else {
-    p = measure_device(q, model_for_dataset(q.model, q.dataset));
+    p = measure_device(q, model_for_dataset(q.model, q.dataset, q.fuse));
   }
   save_profile(p, q.out);
   print_profile(p, out);

@@ -9,6 +9,7 @@
 #include <ostream>
 #include <string>
 
+#include "engine/core/fusion.h"
 #include "engine/core/network.h"
 #include "engine/perf/profile.h"
 #include "engine/run/run_settings.h"
@@ -17,6 +18,7 @@ namespace tidepool::app {
 
 struct ProfileRequest {
   std::string model = "resnet20";
+  Fusion fuse = Fusion::none;  // the network measured: as a run with --fuse builds it
   std::string dataset = "cifar10";
   std::int64_t batch_size = 128;  // the largest profiled: 1/8, 1/4, 1/2, 2/3 and 1 of it
   DeviceKind device = DeviceKind::cpu;

@@ -82,8 +82,8 @@ TrainingSession::TrainingSession(const RunSettings& s, SessionOptions session)
     throw std::invalid_argument("--dataset " + s.dataset + " needs --data DIR (the folder with its files)");
   train_set_ = datasets::make_dataset(s.dataset, data_dir, datasets::Split::train);
   test_set_ = datasets::make_dataset(s.dataset, data_dir, datasets::Split::test);
-  network_ =
-      std::make_unique<Network>(models::make_model(s.model, input_for_dataset(s.dataset), train_set_->classes()));
+  network_ = std::make_unique<Network>(
+      fuse(models::make_model(s.model, input_for_dataset(s.dataset), train_set_->classes()), s.fuse, s.memory.sync_bn));
 
   // Data-parallel: the global batch split evenly over the ranks.
   if (session.comm && session.comm->size() > 1) comm_ = session.comm;

@@ -50,7 +50,7 @@ PerfModel tuning_model(const TuneRequest& q, const Network& net, std::string& no
 }
 
 int tune_command(const TuneRequest& q, std::ostream& out) {
-  const Network net = model_for_dataset(q.model, q.dataset);
+  const Network net = model_for_dataset(q.model, q.dataset, q.fuse);
   std::string note;
   const PerfModel model = tuning_model(q, net, note);
   CpuKernels kernels;  // workspace sizes are the cpu device's
@@ -133,6 +133,7 @@ TunedRun tune_run(RunSettings s) {
   const std::string folder = s.out.empty() ? RunFolder::default_path(s).string() : s.out;
   TuneRequest q;
   q.model = s.model;
+  q.fuse = s.fuse;
   q.dataset = s.dataset;
   q.memory = s.memory;
   q.profile = s.profile;
@@ -141,7 +142,7 @@ TunedRun tune_run(RunSettings s) {
   q.base_lr = s.lr;
   q.base_batch = s.batch_size;
   q.progress = s.progress;
-  const Network net = model_for_dataset(q.model, q.dataset);
+  const Network net = model_for_dataset(q.model, q.dataset, s.fuse, s.memory.sync_bn);  // the network the run trains
   std::string note;
   const PerfModel model = tuning_model(q, net, note);
   if (s.profile.empty()) {  // measured now: the run plans with it, and a resume finds it

@@ -7,6 +7,7 @@
 #include <ostream>
 #include <string>
 
+#include "engine/core/fusion.h"
 #include "engine/plan/batch_tuning.h"
 #include "engine/plan/memory_settings.h"
 #include "engine/run/run_settings.h"
@@ -17,6 +18,7 @@ namespace tidepool::app {
 
 struct TuneRequest {
   std::string model = "resnet20";
+  Fusion fuse = Fusion::none;  // the network tuned: as a run with --fuse builds it
   std::string dataset = "cifar10";
   MemorySettings memory;        // the budget (required), heuristic, algo
   std::string profile;          // a file or a GPU specification; empty: measure on `device`

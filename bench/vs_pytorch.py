@@ -31,7 +31,7 @@ PyTorch is an optional peer, not part of the set-up: on Debian,
 side only (and says so).
 
     build/app/tidepool must exist;
-    bench/vs_pytorch.py [--models resnet20,resnet56,...] [--precision fp32,bf16] [--batch 128]
+    bench/vs_pytorch.py [--models resnet20,resnet56,...] [--precision fp32,bf16] [--batch 128] [--fuse none,relu]
                         [--threads 2] [--iterations 10] [--warmup 2] [--repeats 3] [--layers N]
 """
 import argparse
@@ -187,11 +187,11 @@ def read_trace(path: Path, warmup: int):
     return rows
 
 
-def run_tidepool(args, model, precision, out: Path):
+def run_tidepool(args, model, precision, fuse, out: Path):
     total = args.warmup + args.iterations
     cmd = [args.tidepool, "--batch", "--quiet", "--model", model, "--batch-size", str(args.batch),
            "--iterations", str(total), "--trace-iterations", str(total), "--precision", precision,
-           "--seed", "1", "--out", str(out)]
+           "--fuse", fuse, "--seed", "1", "--out", str(out)]
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
     print("$ OMP_NUM_THREADS=%d " % args.threads + " ".join(cmd), file=sys.stderr, flush=True)
     done = subprocess.run(cmd, capture_output=True, text=True, env=env)
@@ -251,6 +251,8 @@ def main():
     ap.add_argument("--models", default=",".join(MODELS), help="comma-separated zoo models (CIFAR shapes)")
     ap.add_argument("--precision", default="fp32,bf16", help="comma-separated: fp32, bf16")
     ap.add_argument("--batch", type=int, default=128)
+    ap.add_argument("--fuse", default="none,relu",
+                    help="comma-separated Tidepool --fuse values, each its own column (default none,relu)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--iterations", type=int, default=10, help="timed steps per run")
     ap.add_argument("--warmup", type=int, default=2, help="untimed steps first, on both sides")
@@ -280,10 +282,15 @@ def main():
         if p not in ("fp32", "bf16"):
             sys.exit(f"--precision: '{p}' is not fp32 or bf16")
 
+    fuses = args.fuse.split(",")
+    for f in fuses:
+        if f not in ("none", "relu"):
+            sys.exit(f"--fuse: '{f}' is not none or relu")
+
     cells = [(m, p) for m in models for p in precisions]
-    tp = {c: [] for c in cells}
+    tp = {(m, p, f): [] for m, p in cells for f in fuses}
     pt = {c: [] for c in cells}
-    rows = {c: [] for c in cells}
+    rows = {k: [] for k in tp}
     version = ""
     tmp = None
     if args.keep:
@@ -294,14 +301,17 @@ def main():
         root = Path(tmp.name)
     for r in range(args.repeats):
         for m, p in cells:
-            sides = ["tidepool", "torch"] if r % 2 == 0 else ["torch", "tidepool"]
-            for side in sides:
+            # Each round starts with the next side, so that no side always
+            # runs first (or right after another) while the load drifts.
+            sides = [("tidepool", f) for f in fuses] + [("torch", None)]
+            sides = sides[r % len(sides):] + sides[:r % len(sides)]
+            for side, f in sides:
                 if side == "tidepool":
-                    got = run_tidepool(args, m, p, root / f"{m}-{p}-{r}")
-                    tp[(m, p)].append(got["ms"])
-                    print(f"  round {r}: Tidepool {m} {p}: {args.batch / (got['ms'] / 1e3):.0f} images/s",
+                    got = run_tidepool(args, m, p, f, root / f"{m}-{p}-{f}-{r}")
+                    tp[(m, p, f)].append(got["ms"])
+                    print(f"  round {r}: Tidepool --fuse {f} {m} {p}: {args.batch / (got['ms'] / 1e3):.0f} images/s",
                           file=sys.stderr, flush=True)
-                    rows[(m, p)] += got["rows"]
+                    rows[(m, p, f)] += got["rows"]
                 elif with_torch:
                     got = run_torch(args, m, p)
                     pt[(m, p)].append(got["ms"])
@@ -322,24 +332,27 @@ def main():
     print(f"{cpu}, {args.threads} threads, batch {args.batch}, CIFAR shapes; medians of {args.repeats} interleaved "
           f"rounds of {args.iterations} timed steps after {args.warmup} warm-up"
           + (f"; PyTorch {version}" if with_torch else "; PyTorch not installed"))
-    print("| model | precision | Tidepool images/s | PyTorch images/s | ratio |")
-    print("|---|---|---|---|---|")
+    header = "| model | precision | " + " | ".join(f"Tidepool --fuse {f} images/s" for f in fuses)
+    header += " | PyTorch images/s | " + " | ".join(f"ratio (--fuse {f})" for f in fuses) + " |"
+    print(header)
+    print("|---" * (3 + 2 * len(fuses)) + "|")
     for m, p in cells:
-        t = ips(tp[(m, p)])
-        if with_torch:
-            q = ips(pt[(m, p)])
-            print(f"| {m} | {p} | {t:.0f} | {q:.0f} | {t / q:.2f}x |")
-        else:
-            print(f"| {m} | {p} | {t:.0f} | - | - |")
+        ours = [ips(tp[(m, p, f)]) for f in fuses]
+        q = ips(pt[(m, p)]) if with_torch else None
+        cells_text = [f"{t:.0f}" for t in ours] + [f"{q:.0f}" if q else "-"]
+        cells_text += [f"{t / q:.2f}x" if q else "-" for t in ours]
+        print(f"| {m} | {p} | " + " | ".join(cells_text) + " |")
     for m, p in cells:
-        spread = ", ".join(f"{args.batch / (ms / 1e3):.0f}" for ms in tp[(m, p)])
-        line = f"  {m} {p}: Tidepool images/s per round {spread}"
+        for f in fuses:
+            spread = ", ".join(f"{args.batch / (ms / 1e3):.0f}" for ms in tp[(m, p, f)])
+            print(f"  {m} {p}: Tidepool --fuse {f} images/s per round {spread}", file=sys.stderr)
         if with_torch:
-            line += "; PyTorch " + ", ".join(f"{args.batch / (ms / 1e3):.0f}" for ms in pt[(m, p)])
-        print(line, file=sys.stderr)
+            print(f"  {m} {p}: PyTorch images/s per round " +
+                  ", ".join(f"{args.batch / (ms / 1e3):.0f}" for ms in pt[(m, p)]), file=sys.stderr)
     if args.layers:
         for m, p in cells:
-            print_layers(m, p, rows[(m, p)], args.layers)
+            for f in fuses:
+                print_layers(f"{m} --fuse {f}", p, rows[(m, p, f)], args.layers)
     if tmp:
         tmp.cleanup()
     return 0

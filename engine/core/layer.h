@@ -121,6 +121,12 @@ class Layer {
   // of f32 copies. The planner decides per step (engine/plan/planner.cpp).
   virtual bool has_16bit_kernels() const { return false; }
 
+  // The same layer with a ReLU fused onto its output, for --fuse relu
+  // (engine/core/fusion.h): same name, parameters and saved batch
+  // statistics, output max(output, 0). Null for a layer that has no such
+  // form (or has one fused already).
+  virtual std::unique_ptr<Layer> with_relu() const { return nullptr; }
+
   // How many doubles the pass sums over the ranks when it runs in parts
   // (PassPart; --sync-bn); 0 for a layer whose every sample is its own.
   virtual std::size_t rank_sums(const std::vector<Shape>& inputs, Pass) const { return 0; }

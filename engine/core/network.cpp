@@ -28,6 +28,11 @@ std::string Network::add(std::unique_ptr<Layer> layer, std::vector<std::string> 
   return name;
 }
 
+std::vector<Node> Network::take_nodes() && {
+  index_.clear();
+  return std::move(nodes_);
+}
+
 int Network::loss_node() const {
   if (nodes_.empty()) throw std::invalid_argument("network '" + name_ + "' has no layers");
   const int last = static_cast<int>(nodes_.size()) - 1;

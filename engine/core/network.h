@@ -50,6 +50,9 @@ class Network {
   const Shape& image_shape() const { return image_chw_; }  // C, H, W
   std::int64_t classes() const { return classes_; }
   const std::vector<Node>& nodes() const { return nodes_; }
+  // Hands the nodes over, for a rewrite that builds a new network from
+  // them (engine/core/fusion.h); this network is left empty.
+  std::vector<Node> take_nodes() &&;
 
   // Index of the node producing `tensor`, -1 for data/labels, throws if unknown.
   int producer(const std::string& tensor) const;

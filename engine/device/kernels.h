@@ -77,6 +77,11 @@ struct BatchNormShape {
   // x, y, dx and dy, as ConvShape::dtype; gamma, beta and the statistics
   // are f32. The --sync-bn kernels (*_sums) take f32 only.
   DType dtype = DType::f32;
+  // A ReLU fused into the whole passes (--fuse relu): forward writes
+  // y = max(bn(x), 0) and a mask of where y > 0, and backward
+  // takes the gradient of that y and passes none outside the mask. The
+  // --sync-bn kernels have no such form (engine/core/fusion.h leaves batch norms unfused under --sync-bn).
+  bool relu = false;
 };
 
 // The doubles the --sync-bn kernels sum over the ranks for `channels`
@@ -158,17 +163,22 @@ class Kernels {
   // Training: normalise with batch statistics, write them to saved_* for
   // backward, and update the running statistics (unbiased variance).
   // x, y, dx, dy: of the shape's dtype; the per-channel values: f32.
+  // With a fused ReLU (BatchNormShape::relu), forward_train also writes
+  // the mask into `relu_mask` (batchnorm_relu_mask_bytes of it, about a bit
+  // a value; null without a ReLU), and backward reads it in place of y, so
+  // y need not be kept (or prefetched) for batch norm's backward.
+  virtual std::size_t batchnorm_relu_mask_bytes(const BatchNormShape&) = 0;
   virtual void batchnorm_forward_train(const BatchNormShape&, const void* x, const float* gamma,
                                        const float* beta, void* y, float* saved_mean,
                                        float* saved_var, float* running_mean,
-                                       float* running_var) = 0;
+                                       float* running_var, void* relu_mask) = 0;
   virtual void batchnorm_forward_infer(const BatchNormShape&, const void* x, const float* gamma,
                                        const float* beta, const float* running_mean,
                                        const float* running_var, void* y) = 0;
   virtual void batchnorm_backward(const BatchNormShape&, const void* x, const void* dy,
                                   const float* gamma, const float* saved_mean,
                                   const float* saved_var, void* dx, float* dgamma,
-                                  float* dbeta) = 0;
+                                  float* dbeta, const void* relu_mask) = 0;
 
   // --- batch normalisation over every rank's batch (--sync-bn) ------------
   // Each training pass in two halves with the per-channel sums all-reduced
@@ -240,6 +250,8 @@ class Kernels {
   // --- elementwise -------------------------------------------------------
   // y = a + b, `count` values of `type`: f32, or bf16/f16 where takes_16bit().
   virtual void add_forward(std::int64_t count, DType type, const void* a, const void* b, void* y) = 0;
+  // y = max(a + b, 0): the residual join with its ReLU fused (--fuse relu).
+  virtual void add_relu_forward(std::int64_t count, DType type, const void* a, const void* b, void* y) = 0;
   virtual void copy(std::int64_t count, const float* x, float* y) = 0;
   // acc += x
   virtual void accumulate(std::int64_t count, const float* x, float* acc) = 0;

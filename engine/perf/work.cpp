@@ -27,7 +27,7 @@ void WorkCounter::conv_backward_weights(const ConvShape& s, ConvScheme, const vo
 }
 
 void WorkCounter::batchnorm_forward_train(const BatchNormShape& s, const void*, const float*, const float*, void*,
-                                          float*, float*, float*, float*) {
+                                          float*, float*, float*, float*, void*) {
   add(WorkClass::batchnorm_forward, elements(s.n, s.c, s.h, s.w));
 }
 
@@ -37,7 +37,7 @@ void WorkCounter::batchnorm_forward_infer(const BatchNormShape& s, const void*, 
 }
 
 void WorkCounter::batchnorm_backward(const BatchNormShape& s, const void*, const void*, const float*, const float*,
-                                     const float*, void*, float*, float*) {
+                                     const float*, void*, float*, float*, const void*) {
   add(WorkClass::batchnorm_backward, elements(s.n, s.c, s.h, s.w));
 }
 

@@ -120,12 +120,18 @@ class WorkCounter final : public Kernels {
   void conv_backward_data(const ConvShape& s, ConvScheme, const void*, const float*, void*, void*) override;
   void conv_backward_weights(const ConvShape& s, ConvScheme, const void*, const void*, float*, float*,
                              void*) override;
+  // A fused ReLU (BatchNormShape::relu, add_relu_forward) rides in the
+  // pass it is fused into: it counts as that pass's work, as it costs no
+  // sweep of its own.
+  std::size_t batchnorm_relu_mask_bytes(const BatchNormShape& s) override {
+    return queries_.batchnorm_relu_mask_bytes(s);
+  }
   void batchnorm_forward_train(const BatchNormShape& s, const void*, const float*, const float*, void*, float*,
-                               float*, float*, float*) override;
+                               float*, float*, float*, void*) override;
   void batchnorm_forward_infer(const BatchNormShape& s, const void*, const float*, const float*, const float*,
                                const float*, void*) override;
   void batchnorm_backward(const BatchNormShape& s, const void*, const void*, const float*, const float*,
-                          const float*, void*, float*, float*) override;
+                          const float*, void*, float*, float*, const void*) override;
   // --sync-bn's halves: each does about half of what the fused pass does
   // (a statistics pass; a normalising or dx pass), so each counts half its
   // elements, and the pair costs a fused pass and one launch more.
@@ -152,6 +158,9 @@ class WorkCounter final : public Kernels {
     add(WorkClass::dropout_backward, count);
   }
   void add_forward(std::int64_t count, DType, const void*, const void*, void*) override { add(WorkClass::add, count); }
+  void add_relu_forward(std::int64_t count, DType, const void*, const void*, void*) override {
+    add(WorkClass::add, count);
+  }
   void copy(std::int64_t count, const float*, float*) override { add(WorkClass::copy, count); }
   void accumulate(std::int64_t count, const float*, float*) override { add(WorkClass::accumulate, count); }
   // The f32 copies around a 16-bit step (engine/plan/f32_views.h) add to its

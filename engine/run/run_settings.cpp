@@ -53,6 +53,7 @@ std::int64_t json_int64(const nlohmann::json& j, const char* key) { return integ
 nlohmann::json to_json(const RunSettings& s) {
   const MemorySettings& m = s.memory;
   return {{"model", s.model},
+          {"fuse", to_string(s.fuse)},
           {"dataset", s.dataset},
           {"data_dir", s.data_dir},
           {"batch_size", s.batch_size},
@@ -94,6 +95,7 @@ RunSettings run_settings_from_json(const nlohmann::json& j) {
   RunSettings s;
   MemorySettings& m = s.memory;
   s.model = j.at("model").get<std::string>();
+  s.fuse = parse_choice<Fusion>(j.value("fuse", std::string("none")), "fusion");  // from before --fuse
   s.dataset = j.at("dataset").get<std::string>();
   s.data_dir = j.at("data_dir").get<std::string>();
   s.batch_size = integer<std::int64_t>(j, "batch_size");

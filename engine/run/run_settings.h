@@ -11,6 +11,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "engine/core/choices.h"
+#include "engine/core/fusion.h"
 #include "engine/plan/memory_settings.h"
 #include "engine/run/lr_schedule.h"
 
@@ -29,6 +30,7 @@ inline constexpr std::int64_t kCheckpointByTime = -1;  // RunSettings::checkpoin
 struct RunSettings {
   // What is trained, and how.
   std::string model = "resnet20";
+  Fusion fuse = Fusion::none;  // the model as built, or with layers fused (engine/core/fusion.h)
   std::string dataset = "generated";
   std::string data_dir;  // default: data/generated for the generated dataset
   std::int64_t batch_size = 128;

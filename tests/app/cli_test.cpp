@@ -63,6 +63,25 @@ TEST(Cli, UnknownPrecisionListsTheValidOnes) {
   expect_error(run_here("plan --model resnet20 --precision bf16 half"), "valid: fp32, bf16, fp16");
 }
 
+TEST(Cli, UnknownFusionListsTheValidOnes) {
+  expect_error(run_here("--batch --quiet --fuse bn --iterations 1"), "unknown fusion 'bn' (valid: none, relu)");
+  expect_error(run_here("plan --model resnet20 --fuse all"), "unknown fusion 'all' (valid: none, relu)");
+  expect_error(run_here("tune --budget 1GiB --fuse all"), "unknown fusion 'all' (valid: none, relu)");
+  expect_error(run_here("profile -o x.json --fuse all"), "unknown fusion 'all' (valid: none, relu)");
+}
+
+// A run keeps the graph it was built with: resuming it unfused refuses, and
+// leaving --fuse out resumes it fused, as it was.
+TEST(Cli, ResumingWithAnotherFusionIsRefused) {
+  testing::TempDir dir("cli_fuse_resume");
+  const std::string out = (dir.path() / "run").string();
+  ASSERT_EQ(run("--batch --model resnet20 --fuse relu --batch-size 8 --iterations 1 --out " + out).status, 0);
+  expect_error(run("--batch --quiet --fuse none --iterations 2 --resume " + out), "fuse relu, not none");
+  const Result resumed = run("--batch --iterations 2 --resume " + out);
+  EXPECT_EQ(resumed.status, 0) << resumed.output;
+  EXPECT_NE(resumed.output.find("training resnet20 with its ReLUs fused"), std::string::npos) << resumed.output;
+}
+
 TEST(Cli, UnknownHostMemoryAndCopyEngineListTheValidOnes) {
   expect_error(run("--batch --quiet --host-memory paged --iterations 1"), "unknown host memory 'paged' (valid: pinned, pageable)");
   expect_error(run("--batch --quiet --copy-engine thread --iterations 1"), "unknown copy engine 'thread' (valid: stream, threads)");

@@ -140,7 +140,7 @@ TEST(Plan, JsonHasTheDocumentedKeys) {
   plan_command({.model = "resnet20", .dataset = "cifar10", .batch_size = 4, .heuristic = "best-fit", .json = true}, out);
   const auto j = nlohmann::json::parse(out.str());
   ASSERT_EQ(j.size(), 16u);  // 4 modes x 2 algos x 2 orders
-  for (const char* key : {"mode", "algo", "order", "heuristic", "fits", "peak_load_bytes", "pool_bytes",
+  for (const char* key : {"fuse", "mode", "algo", "order", "heuristic", "fits", "peak_load_bytes", "pool_bytes",
                           "needed_pool_bytes", "minimum_pool_bytes", "footprint_bytes", "competitive_ratio",
                           "largest_free_at_peak_bytes", "offloaded_bytes", "pinned_host_bytes", "parks_offloads",
                           "park_horizon", "parking_pool_bytes", "load_limit_bytes"})

@@ -35,7 +35,8 @@ std::string freed_blocks_text(int park_horizon) {
 std::vector<StatsRow> stats_table(const SessionStatus& s, const IterationStats& st, int rank) {
   std::vector<StatsRow> rows;
   auto row = [&](std::string figure, std::string value) { rows.push_back({std::move(figure), std::move(value)}); };
-  row("run", s.settings.model + " on " + s.dataset_name + ", batch " + std::to_string(s.settings.batch_size));
+  row("run", s.settings.model + (s.settings.fuse == Fusion::relu ? " (ReLUs fused)" : "") + " on " + s.dataset_name +
+                 ", batch " + std::to_string(s.settings.batch_size));
   row("device", s.device.empty() ? "-" : s.device);
   if (s.settings.memory.ranks > 1)
     row("rank shown", std::to_string(rank) + " of " + std::to_string(s.settings.memory.ranks) + ", batch " +

@@ -12,7 +12,12 @@ BatchNormShape BatchNorm::bn_shape(const Shape& x, std::int64_t channel_block, D
   s.w = x.rank() == 4 ? x[3] : 1;
   s.eps = eps_;
   s.momentum = momentum_;
+  s.relu = relu_;
   return s;
+}
+
+std::unique_ptr<Layer> BatchNorm::with_relu() const {
+  return relu_ ? nullptr : std::make_unique<BatchNorm>(name(), eps_, momentum_, true);
 }
 
 Shape BatchNorm::infer(const std::vector<Shape>& in) const {
@@ -29,14 +34,28 @@ std::vector<ParamSpec> BatchNorm::params(const std::vector<Shape>& in) const {
           {"running_var", c, ParamInit::ones, 1, 1, false}};
 }
 
-std::vector<SavedSpec> BatchNorm::saved(const std::vector<Shape>& in, std::int64_t, Kernels&) const {
+std::vector<SavedSpec> BatchNorm::saved(const std::vector<Shape>& in, std::int64_t channel_block,
+                                        Kernels& k) const {
   const std::size_t bytes = static_cast<std::size_t>(in[0][1]) * sizeof(float);
-  return {{"saved_mean", bytes}, {"saved_var", bytes}};
+  std::vector<SavedSpec> out = {{"saved_mean", bytes}, {"saved_var", bytes}};
+  // A fused batch norm never runs in parts (rank_sums refuses it).
+  if (relu_) out.push_back({"relu_mask", k.batchnorm_relu_mask_bytes(bn_shape(in[0], channel_block))});
+  return out;
 }
 
 std::size_t BatchNorm::rank_sums(const std::vector<Shape>& in, Pass) const {
+  if (relu_)
+    fail("has a fused ReLU, which the --sync-bn kernels do not apply: build the network with fuse(..., sync_bn = "
+         "true), which leaves batch norms unfused");
   return static_cast<std::size_t>(batchnorm_sums_count(in[0][1]));
 }
+
+namespace {
+
+// A fused ReLU's mask (saved()).
+void* relu_mask(const LayerArgs& a) { return a.saved.size() > 2 ? a.saved[2] : nullptr; }
+
+}  // namespace
 
 void BatchNorm::forward(Kernels& k, const LayerArgs& a) const {
   const BatchNormShape s = bn_shape(a.input_shapes[0], a.channel_block, a.dtype);
@@ -50,7 +69,8 @@ void BatchNorm::forward(Kernels& k, const LayerArgs& a) const {
   }
   switch (a.part) {
     case PassPart::whole:
-      k.batchnorm_forward_train(s, x, a.params[0], a.params[1], y, saved_mean, saved_var, a.params[2], a.params[3]);
+      k.batchnorm_forward_train(s, x, a.params[0], a.params[1], y, saved_mean, saved_var, a.params[2], a.params[3],
+                                relu_mask(a));
       break;
     case PassPart::sums: k.batchnorm_sums(s, as_f32(x), a.rank_sums); break;
     case PassPart::rest:
@@ -69,7 +89,7 @@ void BatchNorm::backward(Kernels& k, const LayerArgs& a) const {
   switch (a.part) {
     case PassPart::whole:
       k.batchnorm_backward(s, x, a.output_grad, a.params[0], saved_mean, saved_var, a.input_grads[0],
-                           a.param_grads[0], a.param_grads[1]);
+                           a.param_grads[0], a.param_grads[1], relu_mask(a));
       break;
     // dgamma and dbeta from this rank's sums, not the summed ones: the
     // gradient all-reduce averages them over the ranks like every

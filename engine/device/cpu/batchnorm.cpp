@@ -6,6 +6,14 @@
 // it goes straight into saved_mean/saved_var. The running statistics follow
 // PyTorch, which tracks the unbiased variance (divided by N - 1): oneDNN
 // has no notion of running statistics, so they are updated here.
+//
+// A fused ReLU (BatchNormShape::relu) is oneDNN's fuse_norm_relu: forward
+// writes max(bn(x), 0) and a mask (its workspace: a bit a value on
+// channel-blocked data, a byte on NCHW) that backward reads to pass no
+// gradient where the ReLU cut, so neither pass costs a sweep of its own for
+// the ReLU. oneDNN's fused ReLU writes 0 for a NaN (its unfused one, and
+// the cuda device's fused one, keep NaN); a NaN batch norm output means
+// NaN statistics, which reach the gradients anyway.
 #include <cstddef>
 #include <stdexcept>
 #include <string>
@@ -27,11 +35,14 @@ memory::desc data_desc(const BatchNormShape& s) {
   return activation_desc(s.n, s.c, s.h, s.w, s.channel_block);
 }
 
+normalization_flags flags(const BatchNormShape& s, normalization_flags extra) {
+  return normalization_flags::use_scale | normalization_flags::use_shift | extra |
+         (s.relu ? normalization_flags::fuse_norm_relu : normalization_flags::none);
+}
+
 dnnl::batch_normalization_forward::desc forward_desc(const BatchNormShape& s, prop_kind kind,
                                                      normalization_flags extra) {
-  return dnnl::batch_normalization_forward::desc(
-      kind, data_desc(s), s.eps,
-      normalization_flags::use_scale | normalization_flags::use_shift | extra);
+  return dnnl::batch_normalization_forward::desc(kind, data_desc(s), s.eps, flags(s, extra));
 }
 
 struct BnPrimitive final : CacheEntry {
@@ -40,6 +51,7 @@ struct BnPrimitive final : CacheEntry {
   dnnl::primitive_desc hint;
   dnnl::primitive prim;
   OwnedScratchpad scratch;
+  memory::desc relu_mask;  // the fused ReLU's workspace; empty without one
   // oneDNN 2.6's backward with use_shift insists on a shift argument even
   // though the gradient does not depend on beta, and batchnorm_backward is
   // (rightly) not given beta. This zero vector stands in for it.
@@ -47,7 +59,7 @@ struct BnPrimitive final : CacheEntry {
 };
 
 CacheKey key_of(Op op, const BatchNormShape& s) {
-  return {static_cast<std::int64_t>(op), s.n, s.c, s.h, s.w, float_bits(s.eps), s.channel_block};
+  return {static_cast<std::int64_t>(op), s.n, s.c, s.h, s.w, float_bits(s.eps), s.channel_block, s.relu};
 }
 
 BnPrimitive& train_primitive(Context& ctx, const BatchNormShape& s) {
@@ -59,6 +71,7 @@ BnPrimitive& train_primitive(Context& ctx, const BatchNormShape& s) {
     auto e = std::make_unique<BnPrimitive>();
     e->prim = dnnl::batch_normalization_forward(pd);
     e->scratch.reset(pd.scratchpad_desc(), ctx.engine);
+    if (s.relu) e->relu_mask = pd.workspace_desc();
     return e;
   });
 }
@@ -82,15 +95,15 @@ BnPrimitive& backward_primitive(Context& ctx, const BatchNormShape& s) {
     const dnnl::primitive_attr attr = user_scratchpad();
     const dnnl::batch_normalization_forward::primitive_desc hint(
         forward_desc(s, prop_kind::forward_training, normalization_flags::none), attr, ctx.engine);
-    const dnnl::batch_normalization_backward::desc desc(
-        prop_kind::backward, data_desc(s), data_desc(s), s.eps,
-        normalization_flags::use_scale | normalization_flags::use_shift);
+    const dnnl::batch_normalization_backward::desc desc(prop_kind::backward, data_desc(s), data_desc(s), s.eps,
+                                                        flags(s, normalization_flags::none));
     const dnnl::batch_normalization_backward::primitive_desc pd(desc, attr, ctx.engine, hint);
     auto e = std::make_unique<BnPrimitive>();
     e->hint = hint;
     e->prim = dnnl::batch_normalization_backward(pd);
     e->unused_shift.assign(static_cast<std::size_t>(s.c), 0.0f);
     e->scratch.reset(pd.scratchpad_desc(), ctx.engine);
+    if (s.relu) e->relu_mask = pd.workspace_desc();
     return e;
   });
 }
@@ -101,24 +114,37 @@ void run_locked(Context& ctx, BnPrimitive& e, std::unordered_map<int, memory> ar
   ctx.run(e.prim, std::move(args));
 }
 
+// The fused ReLU's mask argument, when the primitive has one.
+void add_relu_mask(const BnPrimitive& e, const dnnl::engine& eng, const void* mask,
+                   std::unordered_map<int, memory>& args) {
+  if (e.relu_mask.get_size() == 0) return;
+  if (mask == nullptr) throw std::invalid_argument("batchnorm: a fused ReLU needs its mask and got none");
+  args.insert({DNNL_ARG_WORKSPACE, wrap(e.relu_mask, eng, mask)});
+}
+
 }  // namespace
+
+std::size_t CpuKernels::batchnorm_relu_mask_bytes(const BatchNormShape& s) {
+  return s.relu ? train_primitive(*ctx_, s).relu_mask.get_size() : 0;
+}
 
 void CpuKernels::batchnorm_forward_train(const BatchNormShape& s, const void* x,
                                          const float* gamma, const float* beta, void* y,
                                          float* saved_mean, float* saved_var, float* running_mean,
-                                         float* running_var) {
+                                         float* running_var, void* relu_mask) {
   require_f32(s.dtype, "batchnorm_forward_train");
   BnPrimitive& e = train_primitive(*ctx_, s);
   const dnnl::engine& eng = ctx_->engine;
   const memory::desc data = data_desc(s);
   const memory::desc channel = vec_desc(s.c);
-  run_locked(*ctx_, e,
-             {{DNNL_ARG_SRC, wrap(data, eng, x)},
-              {DNNL_ARG_DST, wrap(data, eng, y)},
-              {DNNL_ARG_SCALE, wrap(channel, eng, gamma)},
-              {DNNL_ARG_SHIFT, wrap(channel, eng, beta)},
-              {DNNL_ARG_MEAN, wrap(channel, eng, saved_mean)},
-              {DNNL_ARG_VARIANCE, wrap(channel, eng, saved_var)}});
+  std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, wrap(data, eng, x)},
+                                          {DNNL_ARG_DST, wrap(data, eng, y)},
+                                          {DNNL_ARG_SCALE, wrap(channel, eng, gamma)},
+                                          {DNNL_ARG_SHIFT, wrap(channel, eng, beta)},
+                                          {DNNL_ARG_MEAN, wrap(channel, eng, saved_mean)},
+                                          {DNNL_ARG_VARIANCE, wrap(channel, eng, saved_var)}};
+  add_relu_mask(e, eng, relu_mask, args);
+  run_locked(*ctx_, e, std::move(args));
   update_running_statistics(s, static_cast<double>(s.n) * static_cast<double>(s.h * s.w), saved_mean, saved_var,
                             running_mean, running_var);
 }
@@ -144,22 +170,23 @@ void CpuKernels::batchnorm_forward_infer(const BatchNormShape& s, const void* x,
 void CpuKernels::batchnorm_backward(const BatchNormShape& s, const void* x, const void* dy,
                                     const float* gamma, const float* saved_mean,
                                     const float* saved_var, void* dx, float* dgamma,
-                                    float* dbeta) {
+                                    float* dbeta, const void* relu_mask) {
   require_f32(s.dtype, "batchnorm_backward");
   BnPrimitive& e = backward_primitive(*ctx_, s);
   const dnnl::engine& eng = ctx_->engine;
   const memory::desc data = data_desc(s);
   const memory::desc channel = vec_desc(s.c);
-  run_locked(*ctx_, e,
-             {{DNNL_ARG_SRC, wrap(data, eng, x)},
-              {DNNL_ARG_DIFF_DST, wrap(data, eng, dy)},
-              {DNNL_ARG_SCALE, wrap(channel, eng, gamma)},
-              {DNNL_ARG_SHIFT, wrap(channel, eng, e.unused_shift.data())},
-              {DNNL_ARG_MEAN, wrap(channel, eng, saved_mean)},
-              {DNNL_ARG_VARIANCE, wrap(channel, eng, saved_var)},
-              {DNNL_ARG_DIFF_SRC, wrap(data, eng, dx)},
-              {DNNL_ARG_DIFF_SCALE, wrap(channel, eng, dgamma)},
-              {DNNL_ARG_DIFF_SHIFT, wrap(channel, eng, dbeta)}});
+  std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, wrap(data, eng, x)},
+                                          {DNNL_ARG_DIFF_DST, wrap(data, eng, dy)},
+                                          {DNNL_ARG_SCALE, wrap(channel, eng, gamma)},
+                                          {DNNL_ARG_SHIFT, wrap(channel, eng, e.unused_shift.data())},
+                                          {DNNL_ARG_MEAN, wrap(channel, eng, saved_mean)},
+                                          {DNNL_ARG_VARIANCE, wrap(channel, eng, saved_var)},
+                                          {DNNL_ARG_DIFF_SRC, wrap(data, eng, dx)},
+                                          {DNNL_ARG_DIFF_SCALE, wrap(channel, eng, dgamma)},
+                                          {DNNL_ARG_DIFF_SHIFT, wrap(channel, eng, dbeta)}};
+  add_relu_mask(e, eng, relu_mask, args);
+  run_locked(*ctx_, e, std::move(args));
 }
 
 }  // namespace tidepool

@@ -61,13 +61,14 @@ class CpuKernels : public Kernels {
 
   void batchnorm_forward_train(const BatchNormShape&, const void* x, const float* gamma,
                                const float* beta, void* y, float* saved_mean, float* saved_var,
-                               float* running_mean, float* running_var) override;
+                               float* running_mean, float* running_var, void* relu_mask) override;
   void batchnorm_forward_infer(const BatchNormShape&, const void* x, const float* gamma,
                                const float* beta, const float* running_mean,
                                const float* running_var, void* y) override;
   void batchnorm_backward(const BatchNormShape&, const void* x, const void* dy,
                           const float* gamma, const float* saved_mean, const float* saved_var,
-                          void* dx, float* dgamma, float* dbeta) override;
+                          void* dx, float* dgamma, float* dbeta, const void* relu_mask) override;
+  std::size_t batchnorm_relu_mask_bytes(const BatchNormShape&) override;
   void batchnorm_sums(const BatchNormShape&, const float* x, double* sums) override;
   void batchnorm_forward_with_sums(const BatchNormShape&, const float* x, const float* gamma, const float* beta,
                                    const double* sums, float* y, float* saved_mean, float* saved_var,
@@ -100,6 +101,7 @@ class CpuKernels : public Kernels {
                                float* mask) override;
 
   void add_forward(std::int64_t count, DType type, const void* a, const void* b, void* y) override;
+  void add_relu_forward(std::int64_t count, DType type, const void* a, const void* b, void* y) override;
   void copy(std::int64_t count, const float* x, float* y) override;
   void accumulate(std::int64_t count, const float* x, float* acc) override;
   void convert(std::int64_t count, DType from, const void* x, DType to, void* y, float scale) override;

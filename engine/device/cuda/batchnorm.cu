@@ -14,8 +14,8 @@
 //    holds (none in the zoo) let cuDNN recompute the statistics from x.
 // Running statistics follow PyTorch, as on the cpu device: cuDNN updates
 // them with factor = momentum and the unbiased batch variance.
-// 16-bit activations (s.dtype bf16 or f16) take kernels of our own
-// instead (batchnorm_sums.cu).
+// 16-bit activations (s.dtype bf16 or f16) and a fused ReLU (s.relu) take
+// kernels of our own instead (batchnorm_sums.cu).
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -74,10 +74,10 @@ constexpr float kOne = 1.0f, kZero = 0.0f;
 void CudaKernels::batchnorm_forward_train(const BatchNormShape& s, const void* x,
                                           const float* gamma, const float* beta, void* y,
                                           float* saved_mean, float* saved_var, float* running_mean,
-                                          float* running_var) {
-  if (is_16bit(s.dtype))
-    return batchnorm_16bit_forward_train(*ctx_, s, x, gamma, beta, y, saved_mean, saved_var, running_mean,
-                                         running_var);
+                                          float* running_var, void* relu_mask) {
+  if (is_16bit(s.dtype) || s.relu)
+    return batchnorm_own_forward_train(*ctx_, s, x, gamma, beta, y, saved_mean, saved_var, running_mean,
+                                       running_var, relu_mask);
   const BnDescs& d = descs(*ctx_, s);
   // cuDNN's unbiased running variance divides by n*h*w - 1; with a single
   // value per channel that is 0/0, where the cpu device uses the batch's 0.
@@ -100,8 +100,8 @@ void CudaKernels::batchnorm_forward_infer(const BatchNormShape& s, const void* x
                                           const float* gamma, const float* beta,
                                           const float* running_mean, const float* running_var,
                                           void* y) {
-  if (is_16bit(s.dtype))
-    return batchnorm_16bit_forward_infer(*ctx_, s, x, gamma, beta, running_mean, running_var, y);
+  if (is_16bit(s.dtype) || s.relu)
+    return batchnorm_own_forward_infer(*ctx_, s, x, gamma, beta, running_mean, running_var, y);
   const BnDescs& d = descs(*ctx_, s);
   TP_CALL(cudnnBatchNormalizationForwardInference, ctx_->cudnn.get(), CUDNN_BATCHNORM_SPATIAL,
           &kOne, &kZero, d.data.get(), x, d.data.get(), y, d.channel.get(), gamma, beta,
@@ -111,9 +111,9 @@ void CudaKernels::batchnorm_forward_infer(const BatchNormShape& s, const void* x
 void CudaKernels::batchnorm_backward(const BatchNormShape& s, const void* x, const void* dy,
                                      const float* gamma, const float* saved_mean,
                                      const float* saved_var, void* dx, float* dgamma,
-                                     float* dbeta) {
-  if (is_16bit(s.dtype))
-    return batchnorm_16bit_backward(*ctx_, s, x, dy, gamma, saved_mean, saved_var, dx, dgamma, dbeta);
+                                     float* dbeta, const void* relu_mask) {
+  if (is_16bit(s.dtype) || s.relu)
+    return batchnorm_own_backward(*ctx_, s, x, dy, gamma, saved_mean, saved_var, dx, dgamma, dbeta, relu_mask);
   const BnDescs& d = descs(*ctx_, s);
   const float* mean = nullptr;
   const float* invstd = nullptr;

@@ -16,11 +16,14 @@
 // device's where a GPU is present (none has run them yet).
 //
 // The same kernels run batch norm's whole passes on 16-bit activations
-// (--precision bf16|fp16; batchnorm_16bit_*): the sums of this batch alone,
-// in the table's per-channel scratch, then the normalisation or dx, each
-// value widened to f32 as it is read and rounded once as it is written.
-// cuDNN's batch-norm calls are not documented to take bf16 data, so 16-bit
-// batch norm does not depend on them.
+// (--precision bf16|fp16) and those with a fused ReLU (--fuse relu), in
+// every type (batchnorm_own_*): the sums of this batch alone, in the table's
+// per-channel scratch, then the normalisation or dx, each value widened to
+// f32 as it is read and rounded once as it is written. cuDNN's batch-norm
+// calls are not documented to take bf16 data, and fuse an activation only
+// in NHWC layouts, so neither depends on them. The fused ReLU's mask is a
+// bit a value, written a warp's 32 values at a time (__ballot_sync), and
+// backward reads it in place of y.
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -54,13 +57,25 @@ struct Square {
     return static_cast<double>(f) * f;
   }
 };
+// The gradient that reaches batch norm's output: dy, or with a fused ReLU
+// (mask not null) none where the mask's bit says the ReLU cut.
+__device__ float grad_at(const void* dy, const std::uint32_t* mask, std::int64_t i, DType t) {
+  return mask != nullptr && ((mask[i >> 5] >> (i & 31)) & 1u) == 0 ? 0.0f : load(dy, i, t);
+}
+struct Grad {
+  const void* dy;
+  const std::uint32_t* mask;
+  DType t;
+  __device__ double operator()(std::int64_t i) const { return static_cast<double>(grad_at(dy, mask, i, t)); }
+};
 struct Centred {  // dy · (x - mean)
   const void* dy;
+  const std::uint32_t* mask;
   const void* x;
   DType t;
   double mean;
   __device__ double operator()(std::int64_t i) const {
-    return static_cast<double>(load(dy, i, t)) * (load(x, i, t) - mean);
+    return static_cast<double>(grad_at(dy, mask, i, t)) * (load(x, i, t) - mean);
   }
 };
 
@@ -123,14 +138,15 @@ __global__ void statistics_kernel(const double* __restrict__ sums, std::int64_t 
   }
 }
 
-__global__ void backward_sums_kernel(const void* __restrict__ x, const void* __restrict__ dy, DType t,
+__global__ void backward_sums_kernel(const void* __restrict__ x, const void* __restrict__ dy,
+                                     const std::uint32_t* __restrict__ mask, DType t,
                                      const float* __restrict__ saved_mean, const float* __restrict__ saved_var,
                                      double eps, double* __restrict__ sums, float* __restrict__ dgamma,
                                      float* __restrict__ dbeta, std::int64_t n, std::int64_t channels,
                                      std::int64_t hw) {
   const std::int64_t ch = blockIdx.x;
   const double mean = saved_mean[ch];
-  channel_sums(n, channels, hw, Value{dy, t}, Centred{dy, x, t, mean}, sums + ch, sums + channels + ch);
+  channel_sums(n, channels, hw, Grad{dy, mask, t}, Centred{dy, mask, x, t, mean}, sums + ch, sums + channels + ch);
   if (threadIdx.x == 0) {
     // Σdy·(x - mean) times 1/σ once, as on the cpu device.
     sums[channels + ch] *= 1.0 / sqrt(static_cast<double>(saved_var[ch]) + eps);
@@ -141,7 +157,8 @@ __global__ void backward_sums_kernel(const void* __restrict__ x, const void* __r
 }
 
 // dx = A (dy - mean(dy)) + B (x - mean), A = gamma/σ, B = -A/σ · mean(dy·x̂).
-__global__ void dx_kernel(const void* __restrict__ x, const void* __restrict__ dy, DType t,
+__global__ void dx_kernel(const void* __restrict__ x, const void* __restrict__ dy,
+                          const std::uint32_t* __restrict__ mask, DType t,
                           const float* __restrict__ gamma, const float* __restrict__ saved_mean,
                           const float* __restrict__ saved_var, const double* __restrict__ sums, double eps,
                           void* __restrict__ dx, std::int64_t count, std::int64_t channels, std::int64_t hw) {
@@ -154,22 +171,38 @@ __global__ void dx_kernel(const void* __restrict__ x, const void* __restrict__ d
     const float a = static_cast<float>(ga);
     const float b = static_cast<float>(-ga * invstd * (sums[channels + ch] / n));
     const float mdy = static_cast<float>(sums[ch] / n);
-    store(dx, e, t, a * (load(dy, e, t) - mdy) + b * (load(x, e, t) - saved_mean[ch]));
+    store(dx, e, t, a * (grad_at(dy, mask, e, t) - mdy) + b * (load(x, e, t) - saved_mean[ch]));
   }
 }
 
 // y = (x - mean) · γ/σ + β with the given statistics (the batch's in
-// training, the running ones in evaluation): the 16-bit passes' (f32 ones
-// take cuDNN's inference call).
+// training, the running ones in evaluation), max(y, 0) with NaN kept with
+// a fused ReLU: our own passes' (the others take cuDNN's inference call).
+// `mask` (a fused ReLU's, in training): bit e says the stored y_e > 0. A
+// warp's lanes take 32 consecutive values (kThreads and the stride are
+// multiples of 32, so the loop's condition is the same for the whole warp
+// and every lane reaches the ballot), and lane 0 writes the warp's word.
 __global__ void normalise_kernel(const void* __restrict__ x, DType t, const float* __restrict__ gamma,
                                  const float* __restrict__ beta, const float* __restrict__ mean,
-                                 const float* __restrict__ var, double eps, void* __restrict__ y, std::int64_t count,
-                                 std::int64_t channels, std::int64_t hw) {
-  for (std::int64_t e = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; e < count;
+                                 const float* __restrict__ var, double eps, bool relu, void* __restrict__ y,
+                                 std::uint32_t* __restrict__ mask, std::int64_t count, std::int64_t channels,
+                                 std::int64_t hw) {
+  const unsigned lane = threadIdx.x & 31u;
+  for (std::int64_t e = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; e - lane < count;
        e += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    const std::int64_t ch = (e / hw) % channels;
-    const float scale = static_cast<float>(static_cast<double>(gamma[ch]) / sqrt(static_cast<double>(var[ch]) + eps));
-    store(y, e, t, (load(x, e, t) - mean[ch]) * scale + beta[ch]);
+    bool passed = false;
+    if (e < count) {
+      const std::int64_t ch = (e / hw) % channels;
+      const float scale =
+          static_cast<float>(static_cast<double>(gamma[ch]) / sqrt(static_cast<double>(var[ch]) + eps));
+      const float v = (load(x, e, t) - mean[ch]) * scale + beta[ch];
+      store(y, e, t, relu && 0.0f > v ? 0.0f : v);
+      if (mask != nullptr) passed = load(y, e, t) > 0.0f;  // as stored: a 16-bit y may round a tiny v to 0
+    }
+    if (mask != nullptr) {
+      const unsigned bits = __ballot_sync(0xffffffffu, passed);
+      if (lane == 0) mask[e >> 5] = bits;
+    }
   }
 }
 
@@ -182,31 +215,35 @@ unsigned channel_blocks(const BatchNormShape& s, const char* op) {
 }
 
 void launch_normalise(cudaStream_t stream, const BatchNormShape& s, const void* x, const float* gamma,
-                      const float* beta, const float* mean, const float* var, void* y) {
+                      const float* beta, const float* mean, const float* var, void* y, void* mask) {
   const std::int64_t count = s.n * s.c * s.h * s.w;
   normalise_kernel<<<grid_for(count), kThreads, 0, stream>>>(x, s.dtype, gamma, beta, mean, var,
-                                                             static_cast<double>(s.eps), y, count, s.c, s.h * s.w);
+                                                             static_cast<double>(s.eps), s.relu, y,
+                                                             static_cast<std::uint32_t*>(mask), count, s.c,
+                                                             s.h * s.w);
   check_launch("normalise_kernel");
 }
 
-// The sums of a 16-bit whole pass: the table's per-channel scratch, as
+// The sums of one of our own whole passes: the table's per-channel scratch, as
 // doubles (2c + 1 of them).
 double* pass_sums(Context& ctx, const BatchNormShape& s, const char* op) {
   if (batchnorm_sums_count(s.c) * 2 > Context::kChannelScratchFloats)
-    throw DeviceError(std::string(op) + ": " + std::to_string(s.c) + " channels are more than a 16-bit batch norm " +
-                      "on this device sums (" + std::to_string(Context::kChannelScratchFloats / 4 - 1) + ")");
+    throw DeviceError(std::string(op) + ": " + std::to_string(s.c) + " channels are more than a 16-bit or " +
+                      "fused-ReLU batch norm on this device sums (" + std::to_string(Context::kChannelScratchFloats / 4 - 1) + ")");
   return reinterpret_cast<double*>(ctx.channel_scratch);
 }
 
 }  // namespace
 
-// ---------------------------------------------------------------- 16-bit passes
+// ---------------------------------------------------------------- our own whole passes
 
 namespace cuda {
 
-void batchnorm_16bit_forward_train(Context& ctx, const BatchNormShape& s, const void* x, const float* gamma,
-                                   const float* beta, void* y, float* saved_mean, float* saved_var,
-                                   float* running_mean, float* running_var) {
+void batchnorm_own_forward_train(Context& ctx, const BatchNormShape& s, const void* x, const float* gamma,
+                                 const float* beta, void* y, float* saved_mean, float* saved_var,
+                                 float* running_mean, float* running_var, void* relu_mask) {
+  if (s.relu && relu_mask == nullptr)
+    throw DeviceError("batchnorm_forward_train: a fused ReLU needs its mask and got none");
   const unsigned blocks = channel_blocks(s, "batchnorm_forward_train");
   double* sums = pass_sums(ctx, s, "batchnorm_forward_train");
   forward_sums_kernel<<<blocks, kSumThreads, 0, ctx.stream>>>(x, s.dtype, sums, s.n, s.c, s.h * s.w);
@@ -215,32 +252,41 @@ void batchnorm_16bit_forward_train(Context& ctx, const BatchNormShape& s, const 
   statistics_kernel<<<grid_for(s.c), kThreads, 0, ctx.stream>>>(
       sums, s.c, s.momentum, saved_mean, saved_var, running ? running_mean : nullptr, running ? running_var : nullptr);
   check_launch("statistics_kernel");
-  launch_normalise(ctx.stream, s, x, gamma, beta, saved_mean, saved_var, y);
+  launch_normalise(ctx.stream, s, x, gamma, beta, saved_mean, saved_var, y, s.relu ? relu_mask : nullptr);
 }
 
-void batchnorm_16bit_forward_infer(Context& ctx, const BatchNormShape& s, const void* x, const float* gamma,
+void batchnorm_own_forward_infer(Context& ctx, const BatchNormShape& s, const void* x, const float* gamma,
                                    const float* beta, const float* running_mean, const float* running_var, void* y) {
   validate(s);
-  launch_normalise(ctx.stream, s, x, gamma, beta, running_mean, running_var, y);
+  launch_normalise(ctx.stream, s, x, gamma, beta, running_mean, running_var, y, nullptr);
 }
 
-void batchnorm_16bit_backward(Context& ctx, const BatchNormShape& s, const void* x, const void* dy,
-                              const float* gamma, const float* saved_mean, const float* saved_var, void* dx,
-                              float* dgamma, float* dbeta) {
+void batchnorm_own_backward(Context& ctx, const BatchNormShape& s, const void* x, const void* dy,
+                            const float* gamma, const float* saved_mean, const float* saved_var, void* dx,
+                            float* dgamma, float* dbeta, const void* relu_mask) {
+  if (s.relu && relu_mask == nullptr) throw DeviceError("batchnorm_backward: a fused ReLU needs its mask and got none");
+  const auto* mask = s.relu ? static_cast<const std::uint32_t*>(relu_mask) : nullptr;
   const unsigned blocks = channel_blocks(s, "batchnorm_backward");
   double* sums = pass_sums(ctx, s, "batchnorm_backward");
   backward_sums_kernel<<<blocks, kSumThreads, 0, ctx.stream>>>(
-      x, dy, s.dtype, saved_mean, saved_var, static_cast<double>(s.eps), sums, dgamma, dbeta, s.n, s.c, s.h * s.w);
+      x, dy, mask, s.dtype, saved_mean, saved_var, static_cast<double>(s.eps), sums, dgamma, dbeta, s.n, s.c,
+      s.h * s.w);
   check_launch("backward_sums_kernel");
   const std::int64_t count = s.n * s.c * s.h * s.w;
-  dx_kernel<<<grid_for(count), kThreads, 0, ctx.stream>>>(x, dy, s.dtype, gamma, saved_mean, saved_var, sums,
-                                                          static_cast<double>(s.eps), dx, count, s.c, s.h * s.w);
+  dx_kernel<<<grid_for(count), kThreads, 0, ctx.stream>>>(x, dy, mask, s.dtype, gamma, saved_mean, saved_var,
+                                                          sums, static_cast<double>(s.eps), dx, count, s.c, s.h * s.w);
   check_launch("dx_kernel");
 }
 
 }  // namespace cuda
 
 // ---------------------------------------------------------------- launchers
+
+std::size_t CudaKernels::batchnorm_relu_mask_bytes(const BatchNormShape& s) {
+  if (!s.relu) return 0;
+  const std::int64_t count = s.n * s.c * s.h * s.w;
+  return static_cast<std::size_t>((count + 31) / 32) * sizeof(std::uint32_t);
+}
 
 void CudaKernels::batchnorm_sums(const BatchNormShape& s, const float* x, double* sums) {
   require_f32(s.dtype, "batchnorm_sums");
@@ -267,7 +313,7 @@ void CudaKernels::batchnorm_backward_sums(const BatchNormShape& s, const float* 
   require_f32(s.dtype, "batchnorm_backward_sums");
   const unsigned blocks = channel_blocks(s, "batchnorm_backward_sums");
   backward_sums_kernel<<<blocks, kSumThreads, 0, ctx_->stream>>>(
-      x, dy, DType::f32, saved_mean, saved_var, static_cast<double>(s.eps), sums, dgamma, dbeta, s.n, s.c,
+      x, dy, nullptr, DType::f32, saved_mean, saved_var, static_cast<double>(s.eps), sums, dgamma, dbeta, s.n, s.c,
       s.h * s.w);
   check_launch("backward_sums_kernel");
 }
@@ -278,7 +324,7 @@ void CudaKernels::batchnorm_backward_with_sums(const BatchNormShape& s, const fl
   require_f32(s.dtype, "batchnorm_backward_with_sums");
   validate(s);
   const std::int64_t count = s.n * s.c * s.h * s.w;
-  dx_kernel<<<grid_for(count), kThreads, 0, ctx_->stream>>>(x, dy, DType::f32, gamma, saved_mean, saved_var, sums,
+  dx_kernel<<<grid_for(count), kThreads, 0, ctx_->stream>>>(x, dy, nullptr, DType::f32, gamma, saved_mean, saved_var, sums,
                                                             static_cast<double>(s.eps), dx, count, s.c, s.h * s.w);
   check_launch("dx_kernel");
 }

@@ -265,16 +265,18 @@ void launch_add_channel_bias(cudaStream_t stream, void* y, DType type, const flo
 void launch_relu_forward_16bit(cudaStream_t stream, std::int64_t count, DType type, const void* x, void* y);
 void launch_relu_backward_16bit(cudaStream_t stream, std::int64_t count, DType type, const void* y,
                                 const void* dy, void* dx);
-// Batch norm's whole passes on 16-bit x, y, dx, dy (s.dtype), with the
-// kernel table's semantics (kernels.h): the --sync-bn kernels on this
-// batch's sums, kept in the table's per-channel scratch (batchnorm_sums.cu).
-void batchnorm_16bit_forward_train(Context& ctx, const BatchNormShape& s, const void* x, const float* gamma,
-                                   const float* beta, void* y, float* saved_mean, float* saved_var,
-                                   float* running_mean, float* running_var);
-void batchnorm_16bit_forward_infer(Context& ctx, const BatchNormShape& s, const void* x, const float* gamma,
-                                   const float* beta, const float* running_mean, const float* running_var, void* y);
-void batchnorm_16bit_backward(Context& ctx, const BatchNormShape& s, const void* x, const void* dy,
-                              const float* gamma, const float* saved_mean, const float* saved_var, void* dx,
-                              float* dgamma, float* dbeta);
+// Batch norm's whole passes on 16-bit x, y, dx, dy (s.dtype), or with a
+// fused ReLU (s.relu) in any type, with the kernel table's semantics
+// (kernels.h): the --sync-bn kernels on this batch's sums, kept in the
+// table's per-channel scratch (batchnorm_sums.cu). A fused ReLU's mask is
+// a bit a value (CudaKernels::batchnorm_relu_mask_bytes).
+void batchnorm_own_forward_train(Context& ctx, const BatchNormShape& s, const void* x, const float* gamma,
+                                 const float* beta, void* y, float* saved_mean, float* saved_var,
+                                 float* running_mean, float* running_var, void* relu_mask);
+void batchnorm_own_forward_infer(Context& ctx, const BatchNormShape& s, const void* x, const float* gamma,
+                                 const float* beta, const float* running_mean, const float* running_var, void* y);
+void batchnorm_own_backward(Context& ctx, const BatchNormShape& s, const void* x, const void* dy,
+                            const float* gamma, const float* saved_mean, const float* saved_var, void* dx,
+                            float* dgamma, float* dbeta, const void* relu_mask);
 
 }  // namespace tidepool::cuda

@@ -1,4 +1,4 @@
-// Elementwise kernels: residual add, copy (flatten and other views that
+// Elementwise kernels: residual add (with a fused ReLU too), copy (flatten and other views that
 // need their own buffer) and gradient accumulation for fan-out tensors.
 //
 // Each result is one IEEE single-precision add, as on the cpu device, so
@@ -50,6 +50,16 @@ __global__ void add_16bit_kernel(std::int64_t count, DType t, const void* a, con
   }
 }
 
+// The residual add with its ReLU fused (--fuse relu), any float type:
+// summed in f32, max(v, 0) with NaN kept as on the cpu device, rounded once.
+__global__ void add_relu_kernel(std::int64_t count, DType t, const void* a, const void* b, void* y) {
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const float v = __fadd_rn(load(a, i, t), load(b, i, t));
+    store(y, i, t, 0.0f > v ? 0.0f : v);
+  }
+}
+
 __global__ void accumulate_16bit_kernel(std::int64_t count, DType t, const void* x, void* acc) {
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < count;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
@@ -92,6 +102,13 @@ void CudaKernels::add_forward(std::int64_t count, DType type, const void* a, con
   add_kernel<<<grid_for(count), kThreads, 0, ctx_->stream>>>(count, static_cast<const float*>(a),
                                                              static_cast<const float*>(b), static_cast<float*>(y));
   check_launch("add_kernel");
+}
+
+void CudaKernels::add_relu_forward(std::int64_t count, DType type, const void* a, const void* b, void* y) {
+  if (count <= 0) return;
+  if (!is_16bit(type)) require_f32(type, "add_relu_forward");
+  add_relu_kernel<<<grid_for(count), kThreads, 0, ctx_->stream>>>(count, type, a, b, y);
+  check_launch("add_relu_kernel");
 }
 
 void CudaKernels::copy(std::int64_t count, const float* x, float* y) {

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "engine/core/fusion.h"
 #include "engine/comm/local_group.h"
 #include "engine/device/cpu/cpu_device.h"
 #include "engine/plan/memory_plan.h"
@@ -282,6 +283,28 @@ TEST(DataParallel, WithSyncBnBf16RanksTakeTheStepOfOneRank) {
   const auto two = train_ranks(net, 2, {.precision = Precision::bf16, .sync_bn = true}, 2);
   EXPECT_EQ(two[0].checksum, two[1].checksum);
   EXPECT_LT(worst_difference(two[0].parameters, one[0].parameters), 1e-3);
+}
+
+// --fuse relu under --sync-bn: the batch norms keep their ReLUs (the
+// kernels that sum over the ranks have no fused form), and a fused one is
+// refused when it is planned in parts rather than run on its own rank's
+// statistics.
+TEST(DataParallel, WithSyncBnBatchNormsKeepTheirRelusAndAFusedOneIsRefused) {
+  const Network kept = fuse(batchnorm_net(), Fusion::relu, /*sync_bn=*/true);
+  EXPECT_EQ(kept.nodes().size(), batchnorm_net().nodes().size());
+  const auto one = train_ranks(kept, 1, {.sync_bn = true}, 2);
+  const auto two = train_ranks(kept, 2, {.sync_bn = true}, 2);
+  EXPECT_LT(worst_difference(two[0].parameters, one[0].parameters), 1e-5);
+  const Network fused = fuse(batchnorm_net(), Fusion::relu);
+  ASSERT_EQ(fused.nodes()[1].layer->kind(), "batchnorm_relu");
+  CpuDevice device;
+  try {
+    plan_memory(fused, 8, {.ranks = 2, .sync_bn = true}, device.kernels());
+    ADD_FAILURE() << "a fused batch norm planned in parts";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("bn1"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--sync-bn"), std::string::npos) << e.what();
+  }
 }
 
 // One rank has no other statistics to sync with: --sync-bn plans and

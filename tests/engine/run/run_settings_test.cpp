@@ -54,6 +54,18 @@ TEST(RunSettings, FilesFromBeforeSyncBnReadEachRanksOwnStatistics) {
   EXPECT_FALSE(run_settings_from_json(j).memory.sync_bn);
 }
 
+TEST(RunSettings, TheFusionSurvivesJsonAndFilesFromBeforeItReadNone) {
+  RunSettings fused;
+  fused.fuse = Fusion::relu;
+  nlohmann::json j = to_json(fused);
+  EXPECT_EQ(j.at("fuse"), "relu");
+  EXPECT_EQ(run_settings_from_json(j).fuse, Fusion::relu);
+  j.erase("fuse");
+  EXPECT_EQ(run_settings_from_json(j).fuse, Fusion::none);
+  j["fuse"] = "conv";
+  EXPECT_THROW(run_settings_from_json(j), std::invalid_argument);
+}
+
 TEST(RunSettings, FilesFromBeforeTheMixReadEqualWeights) {
   nlohmann::json j = to_json(RunSettings{});
   j.erase("swap_weights");

@@ -54,6 +54,16 @@ TEST(StatsTable, ASimulatedRunHasNoNumbersAndSimulatedTimes) {
   EXPECT_EQ(value(before, "test accuracy"), kNoNumbers);
 }
 
+// --fuse relu changes the network a run trains: the run row says so.
+TEST(StatsTable, TheRunRowSaysWhenReLUsAreFused) {
+  SessionStatus s;
+  s.settings.model = "resnet56";
+  s.dataset_name = "generated";
+  EXPECT_EQ(value(stats_table(s, finished_iteration()), "run"), "resnet56 on generated, batch 128");
+  s.settings.fuse = Fusion::relu;
+  EXPECT_EQ(value(stats_table(s, finished_iteration()), "run"), "resnet56 (ReLUs fused) on generated, batch 128");
+}
+
 TEST(StatsTable, Fp16ShowsItsLossScaleAndSkippedSteps) {
   SessionStatus s;
   EXPECT_EQ(value(stats_table(s, finished_iteration()), "fp16 loss scale"), "<no row fp16 loss scale>");

@@ -82,7 +82,7 @@ TEST(BatchNormSums, TwoHalvesWithAddedSumsNormaliseAsTheWholeBatch) {
 
     std::vector<float> y(x.size()), mean(c), var(c), rm = rm0, rv = rv0;
     k.batchnorm_forward_train(s, x.data(), gamma.data(), beta.data(), y.data(), mean.data(), var.data(), rm.data(),
-                              rv.data());
+                              rv.data(), nullptr);
 
     const Halves h = halves_of(s);
     const std::size_t count = static_cast<std::size_t>(batchnorm_sums_count(s.c));
@@ -124,10 +124,10 @@ TEST(BatchNormSums, TwoHalvesWithAddedSumsBackPropagateAsTheWholeBatch) {
     const std::vector<float> gamma = random_floats(c, 33, 0.5f, 1.5f), beta = random_floats(c, 34);
     std::vector<float> y(x.size()), mean(c), var(c);
     k.batchnorm_forward_train(s, x.data(), gamma.data(), beta.data(), y.data(), mean.data(), var.data(), nullptr,
-                              nullptr);
+                              nullptr, nullptr);
     std::vector<float> dx(x.size()), dgamma(c), dbeta(c);
     k.batchnorm_backward(s, x.data(), dy.data(), gamma.data(), mean.data(), var.data(), dx.data(), dgamma.data(),
-                         dbeta.data());
+                         dbeta.data(), nullptr);
 
     // Each half with the whole batch's statistics, as the forward sums give them.
     const Halves h = halves_of(s);

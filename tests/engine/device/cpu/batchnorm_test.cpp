@@ -56,7 +56,7 @@ TEST(BatchNormKernel, MatchesReferenceForwardTraining) {
                        var = nan_filled(d.gamma.size());
     std::vector<float> rm = d.running_mean, rv = d.running_var;
     k.batchnorm_forward_train(s, d.x.data(), d.gamma.data(), d.beta.data(), y.data(), mean.data(),
-                              var.data(), rm.data(), rv.data());
+                              var.data(), rm.data(), rv.data(), nullptr);
 
     std::vector<double> y_ref(d.x.size()), mean_ref(d.gamma.size()), var_ref(d.gamma.size());
     std::vector<double> rm_ref = to_double(d.running_mean), rv_ref = to_double(d.running_var);
@@ -96,11 +96,11 @@ TEST(BatchNormKernel, MatchesReferenceBackward) {
     const Data d(s);
     std::vector<float> y(d.x.size()), mean(d.gamma.size()), var(d.gamma.size());
     k.batchnorm_forward_train(s, d.x.data(), d.gamma.data(), d.beta.data(), y.data(), mean.data(),
-                              var.data(), nullptr, nullptr);
+                              var.data(), nullptr, nullptr, nullptr);
     std::vector<float> dx = nan_filled(d.x.size()), dgamma = nan_filled(d.gamma.size()),
                        dbeta = nan_filled(d.gamma.size());
     k.batchnorm_backward(s, d.x.data(), d.dy.data(), d.gamma.data(), mean.data(), var.data(),
-                         dx.data(), dgamma.data(), dbeta.data());
+                         dx.data(), dgamma.data(), dbeta.data(), nullptr);
 
     std::vector<double> dx_ref(d.x.size()), dg_ref(d.gamma.size()), db_ref(d.gamma.size());
     const auto xd = to_double(d.x), dyd = to_double(d.dy), gd = to_double(d.gamma),
@@ -126,7 +126,7 @@ TEST(BatchNormKernel, RunningStatistics) {
   float mean = 0.0f, var = 0.0f, running_mean = 0.0f, running_var = 1.0f;
 
   k.batchnorm_forward_train(s, x.data(), &gamma, &beta, y.data(), &mean, &var, &running_mean,
-                            &running_var);
+                            &running_var, nullptr);
   EXPECT_NEAR(mean, 3.0f, 1e-6f);
   EXPECT_NEAR(var, 3.5f, 1e-5f) << "saved_var is the biased batch variance";
   EXPECT_NEAR(running_mean, 0.3f, 1e-6f);
@@ -135,7 +135,7 @@ TEST(BatchNormKernel, RunningStatistics) {
   EXPECT_NEAR(running_var, var1, 1e-5) << "running_var tracks the unbiased variance";
 
   k.batchnorm_forward_train(s, x.data(), &gamma, &beta, y.data(), &mean, &var, &running_mean,
-                            &running_var);
+                            &running_var, nullptr);
   EXPECT_NEAR(running_mean, 0.9 * 0.3 + 0.1 * 3.0, 1e-6);
   EXPECT_NEAR(running_var, 0.9 * var1 + 0.1 * unbiased, 1e-5);
 
@@ -160,7 +160,7 @@ TEST(BatchNormKernel, RunningStatisticsConvergeToPopulation) {
   std::vector<float> y(d.x.size()), mean(8), var(8), rm(8, 0.0f), rv(8, 1.0f);
   for (int step = 0; step < 40; ++step) {
     k.batchnorm_forward_train(s, d.x.data(), d.gamma.data(), d.beta.data(), y.data(), mean.data(),
-                              var.data(), rm.data(), rv.data());
+                              var.data(), rm.data(), rv.data(), nullptr);
   }
   const double count = static_cast<double>(s.n * s.h * s.w);
   for (std::int64_t c = 0; c < s.c; ++c) {

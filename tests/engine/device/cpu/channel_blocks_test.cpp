@@ -145,20 +145,20 @@ TEST(ChannelBlocks, BatchNormMatchesNchw) {
   std::vector<float> y0(x.size()), y1(x.size()), m0(c), m1(c), v0(c), v1(c);
   std::vector<float> rm0(c, 0.0f), rm1(c, 0.0f), rv0(c, 1.0f), rv1(c, 1.0f);
   k.batchnorm_forward_train(plain, x.data(), gamma.data(), beta.data(), y0.data(), m0.data(), v0.data(), rm0.data(),
-                            rv0.data());
+                            rv0.data(), nullptr);
   const auto xb = stored(k, x, plain.n, plain.c, hw, block);
   k.batchnorm_forward_train(blocked, xb.data(), gamma.data(), beta.data(), y1.data(), m1.data(), v1.data(), rm1.data(),
-                            rv1.data());
+                            rv1.data(), nullptr);
   EXPECT_TRUE(all_close(as_nchw(k, y1, plain.n, plain.c, hw, block), to_double(y0), 1e-5, 1e-5));
   EXPECT_TRUE(all_close(m1, to_double(m0), 1e-5, 1e-6));
   EXPECT_TRUE(all_close(v1, to_double(v0), 1e-5, 1e-6));
 
   std::vector<float> dx0(x.size()), dx1(x.size()), dg0(c), dg1(c), db0(c), db1(c);
   k.batchnorm_backward(plain, x.data(), dy.data(), gamma.data(), m0.data(), v0.data(), dx0.data(), dg0.data(),
-                       db0.data());
+                       db0.data(), nullptr);
   const auto dyb = stored(k, dy, plain.n, plain.c, hw, block);
   k.batchnorm_backward(blocked, xb.data(), dyb.data(), gamma.data(), m1.data(), v1.data(), dx1.data(), dg1.data(),
-                       db1.data());
+                       db1.data(), nullptr);
   EXPECT_TRUE(all_close(as_nchw(k, dx1, plain.n, plain.c, hw, block), to_double(dx0), 1e-4, 1e-5));
   EXPECT_TRUE(all_close(dg1, to_double(dg0), 1e-4, 1e-5));
   EXPECT_TRUE(all_close(db1, to_double(db0), 1e-4, 1e-5));

@@ -192,9 +192,9 @@ TEST(GradCheck, BatchNorm) {
   CpuKernels k;
   std::vector<float> yk(count), saved_mean(4), saved_var(4), dx(count), dgamma(4), dbeta(4);
   k.batchnorm_forward_train(s, x.data(), gamma.data(), beta.data(), yk.data(), saved_mean.data(),
-                            saved_var.data(), nullptr, nullptr);
+                            saved_var.data(), nullptr, nullptr, nullptr);
   k.batchnorm_backward(s, x.data(), r.data(), gamma.data(), saved_mean.data(), saved_var.data(),
-                       dx.data(), dgamma.data(), dbeta.data());
+                       dx.data(), dgamma.data(), dbeta.data(), nullptr);
   EXPECT_TRUE(all_close(dx, num_dx, kKernelRtol, kKernelAtol)) << "dx";
   EXPECT_TRUE(all_close(dgamma, num_dgamma, kKernelRtol, kKernelAtol)) << "dgamma";
   EXPECT_TRUE(all_close(dbeta, num_dbeta, kKernelRtol, kKernelAtol)) << "dbeta";

@@ -10,6 +10,7 @@
 // absolute.
 #include <gtest/gtest.h>
 
+#include <iterator>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -42,12 +43,12 @@ TEST_F(GpuBatchNorm, TrainingForwardMatchesTheCpuDevice) {
 
     std::vector<float> y(count), mean(c), var(c), cpu_rm = rm, cpu_rv = rv;
     cpu.batchnorm_forward_train(s, x.data(), gamma.data(), beta.data(), y.data(), mean.data(),
-                                var.data(), cpu_rm.data(), cpu_rv.data());
+                                var.data(), cpu_rm.data(), cpu_rv.data(), nullptr);
 
     float *gx = upload(x), *gg = upload(gamma), *gb = upload(beta), *grm = upload(rm),
           *grv = upload(rv);
     float *gy = nan_buffer(count), *gmean = nan_buffer(c), *gvar = nan_buffer(c);
-    run([&](Kernels& k) { k.batchnorm_forward_train(s, gx, gg, gb, gy, gmean, gvar, grm, grv); });
+    run([&](Kernels& k) { k.batchnorm_forward_train(s, gx, gg, gb, gy, gmean, gvar, grm, grv, nullptr); });
     EXPECT_TRUE(close_to_cpu(download(gy, count), y, 1e-4, 1e-5));
     EXPECT_TRUE(close_to_cpu(download(gmean, c), mean, 1e-4, 1e-5));
     EXPECT_TRUE(close_to_cpu(download(gvar, c), var, 1e-4, 1e-5))
@@ -86,17 +87,59 @@ TEST_F(GpuBatchNorm, BackwardMatchesTheCpuDevice) {
     // Each device's own forward provides its saved statistics, as in training.
     std::vector<float> y(count), mean(c), var(c), dx(count), dgamma(c), dbeta(c);
     cpu.batchnorm_forward_train(s, x.data(), gamma.data(), beta.data(), y.data(), mean.data(),
-                                var.data(), nullptr, nullptr);
+                                var.data(), nullptr, nullptr, nullptr);
     cpu.batchnorm_backward(s, x.data(), dy.data(), gamma.data(), mean.data(), var.data(), dx.data(),
-                           dgamma.data(), dbeta.data());
+                           dgamma.data(), dbeta.data(), nullptr);
 
     float *gx = upload(x), *gdy = upload(dy), *gg = upload(gamma), *gb = upload(beta);
     float *gy = nan_buffer(count), *gmean = nan_buffer(c), *gvar = nan_buffer(c);
     float *gdx = nan_buffer(count), *gdg = nan_buffer(c), *gdb = nan_buffer(c);
     run([&](Kernels& k) {
-      k.batchnorm_forward_train(s, gx, gg, gb, gy, gmean, gvar, nullptr, nullptr);
-      k.batchnorm_backward(s, gx, gdy, gg, gmean, gvar, gdx, gdg, gdb);
+      k.batchnorm_forward_train(s, gx, gg, gb, gy, gmean, gvar, nullptr, nullptr, nullptr);
+      k.batchnorm_backward(s, gx, gdy, gg, gmean, gvar, gdx, gdg, gdb, nullptr);
     });
+    EXPECT_TRUE(close_to_cpu(download(gdx, count), dx, 1e-3, 1e-4));
+    EXPECT_TRUE(close_to_cpu(download(gdg, c), dgamma, 1e-4, 1e-4));
+    EXPECT_TRUE(close_to_cpu(download(gdb, c), dbeta, 1e-4, 1e-4));
+  }
+}
+
+// --fuse relu: our own passes with the ReLU fused and a bit mask a value
+// against the cpu device's oneDNN fused pass, with the tolerances above;
+// forward's y is 0 wherever the cpu device's is, up to values that round
+// across 0.
+TEST_F(GpuBatchNorm, FusedReluMatchesTheCpuDevice) {
+  std::vector<BatchNormShape> shapes(std::begin(kShapes), std::end(kShapes));
+  shapes.push_back({3, 5, 7, 3});  // 315 values: the last warp is partial
+  for (BatchNormShape s : shapes) {
+    s.relu = true;
+    SCOPED_TRACE(describe(s));
+    const auto count = static_cast<std::size_t>(s.n * s.c * s.h * s.w);
+    const auto c = static_cast<std::size_t>(s.c);
+    const std::vector<float> x = random_floats(count, 41, -2.0f, 5.0f), dy = random_floats(count, 42);
+    const std::vector<float> gamma = random_floats(c, 43, 0.5f, 1.5f), beta = random_floats(c, 44);
+    std::vector<float> y(count), mean(c), var(c), dx(count), dgamma(c), dbeta(c);
+    std::vector<unsigned char> mask(cpu.batchnorm_relu_mask_bytes(s));
+    cpu.batchnorm_forward_train(s, x.data(), gamma.data(), beta.data(), y.data(), mean.data(), var.data(), nullptr,
+                                nullptr, mask.data());
+    cpu.batchnorm_backward(s, x.data(), dy.data(), gamma.data(), mean.data(), var.data(), dx.data(), dgamma.data(),
+                           dbeta.data(), mask.data());
+
+    std::size_t mask_bytes = 0;
+    run([&](Kernels& k) { mask_bytes = k.batchnorm_relu_mask_bytes(s); });
+    EXPECT_EQ(mask_bytes, (count + 31) / 32 * 4) << "a bit a value, in 32-bit words";
+    float *gx = upload(x), *gdy = upload(dy), *gg = upload(gamma), *gb = upload(beta);
+    float *gy = nan_buffer(count), *gmean = nan_buffer(c), *gvar = nan_buffer(c), *gmask = nan_buffer(mask_bytes / 4);
+    float *gdx = nan_buffer(count), *gdg = nan_buffer(c), *gdb = nan_buffer(c);
+    run([&](Kernels& k) {
+      k.batchnorm_forward_train(s, gx, gg, gb, gy, gmean, gvar, nullptr, nullptr, gmask);
+      k.batchnorm_backward(s, gx, gdy, gg, gmean, gvar, gdx, gdg, gdb, gmask);
+    });
+    const std::vector<float> got = download(gy, count);
+    EXPECT_TRUE(close_to_cpu(got, y, 1e-4, 1e-5));
+    std::size_t zeros = 0;
+    for (float v : got) zeros += v == 0.0f;
+    EXPECT_GT(zeros, count / 10) << "the ReLU cut";
     EXPECT_TRUE(close_to_cpu(download(gdx, count), dx, 1e-3, 1e-4));
     EXPECT_TRUE(close_to_cpu(download(gdg, c), dgamma, 1e-4, 1e-4));
     EXPECT_TRUE(close_to_cpu(download(gdb, c), dbeta, 1e-4, 1e-4));
@@ -121,8 +164,8 @@ TEST_F(GpuBatchNorm, TheSavedVarianceOfAConstantChannelIsNeverNegative) {
     float *gy = nan_buffer(count), *gmean = nan_buffer(c), *gvar = nan_buffer(c);
     float *gdx = nan_buffer(count), *gdg = nan_buffer(c), *gdb = nan_buffer(c);
     run([&](Kernels& k) {
-      k.batchnorm_forward_train(s, gx, gg, gb, gy, gmean, gvar, nullptr, nullptr);
-      k.batchnorm_backward(s, gx, gdy, gg, gmean, gvar, gdx, gdg, gdb);
+      k.batchnorm_forward_train(s, gx, gg, gb, gy, gmean, gvar, nullptr, nullptr, nullptr);
+      k.batchnorm_backward(s, gx, gdy, gg, gmean, gvar, gdx, gdg, gdb, nullptr);
     });
     for (float v : download(gvar, c)) {
       EXPECT_GE(v, 0.0f);
@@ -196,7 +239,7 @@ TEST_F(GpuBatchNorm, ASingleValuePerChannelIsRefusedInTraining) {
   const BatchNormShape s{1, 4, 1, 1};
   float* x = nan_buffer(4);
   EXPECT_THROW(
-      run([&](Kernels& k) { k.batchnorm_forward_train(s, x, x, x, x, x, x, nullptr, nullptr); }),
+      run([&](Kernels& k) { k.batchnorm_forward_train(s, x, x, x, x, x, x, nullptr, nullptr, nullptr); }),
       std::invalid_argument);
 }
 

@@ -65,6 +65,22 @@ TEST_F(GpuElementwise, AddCopyAndAccumulateAreExact) {
   EXPECT_TRUE(bit_equal(download(ga, n), sum));
 }
 
+// --fuse relu's residual join: one f32 add and max(v, 0) on both devices,
+// so the bits agree (NaN kept on both).
+TEST_F(GpuElementwise, AddWithReluIsTheCpuDevicesBitForBit) {
+  const auto n = static_cast<std::size_t>(kCount);
+  std::vector<float> a = random_floats(n, 65), b = random_floats(n, 66);
+  a[3] = std::nanf("");
+  std::vector<float> y(n);
+  cpu.add_relu_forward(kCount, DType::f32, a.data(), b.data(), y.data());
+  float *ga = upload(a), *gb = upload(b), *gy = nan_buffer(n);
+  run([&](Kernels& k) { k.add_relu_forward(kCount, DType::f32, ga, gb, gy); });
+  std::vector<float> got = download(gy, n);
+  EXPECT_TRUE(std::isnan(got[3]));
+  y[3] = got[3] = 0.0f;
+  EXPECT_TRUE(bit_equal(got, y));
+}
+
 TEST_F(GpuElementwise, DropoutDrawsTheCpuDevicesMaskBitForBit) {
   const auto n = static_cast<std::size_t>(kCount);
   const std::vector<float> x = random_floats(n, 65), dy = random_floats(n, 66);

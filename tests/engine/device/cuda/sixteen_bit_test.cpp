@@ -130,9 +130,9 @@ TEST_P(GpuSixteenBit, BatchNormMatchesTheCpuDeviceOnTheSameValues) {
   std::vector<float> rm = random_floats(c, 14), rv = random_floats(c, 15, 0.5f, 2.0f), cpu_rm = rm, cpu_rv = rv;
   std::vector<float> y(count), mean(c), var(c), dx(count), dgamma(c), dbeta(c), y_infer(count);
   cpu.batchnorm_forward_train(s, x.data(), gamma.data(), beta.data(), y.data(), mean.data(), var.data(),
-                              cpu_rm.data(), cpu_rv.data());
+                              cpu_rm.data(), cpu_rv.data(), nullptr);
   cpu.batchnorm_backward(s, x.data(), dy.data(), gamma.data(), mean.data(), var.data(), dx.data(), dgamma.data(),
-                         dbeta.data());
+                         dbeta.data(), nullptr);
   cpu.batchnorm_forward_infer(s, x.data(), gamma.data(), beta.data(), rm.data(), rv.data(), y_infer.data());
 
   BatchNormShape g = s;
@@ -143,8 +143,8 @@ TEST_P(GpuSixteenBit, BatchNormMatchesTheCpuDeviceOnTheSameValues) {
   float *gdg = nan_buffer(c), *gdb = nan_buffer(c);
   std::uint16_t *gy = nan16(count), *gdx = nan16(count), *gyi = nan16(count);
   run([&](Kernels& k) {
-    k.batchnorm_forward_train(g, gx, gg, gb, gy, gmean, gvar, grm, grv);
-    k.batchnorm_backward(g, gx, gdy, gg, gmean, gvar, gdx, gdg, gdb);
+    k.batchnorm_forward_train(g, gx, gg, gb, gy, gmean, gvar, grm, grv, nullptr);
+    k.batchnorm_backward(g, gx, gdy, gg, gmean, gvar, gdx, gdg, gdb, nullptr);
     k.batchnorm_forward_infer(g, gx, gg, gb, grm0, grv0, gyi);
   });
   EXPECT_TRUE(close_to_cpu(download(gmean, c), mean, 1e-4, 1e-5)) << "statistics in double over 16-bit values";

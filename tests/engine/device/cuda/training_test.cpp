@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/fusion.h"
 #include "engine/memory/allocator.h"
 #include "engine/device/cpu/cpu_device.h"
 #include "engine/observe/sinks/ring_sink.h"
@@ -93,6 +94,29 @@ TEST(GpuTraining, TheSameSeedGivesTheSameBitsAndTheCpuDevicesNumbers) {
     EXPECT_NEAR(first.losses[i], reference.losses[i], 1e-3 * std::fabs(reference.losses[i]) + 1e-4)
         << "iteration " << i;
   EXPECT_TRUE(testing::close_to_cpu(first.parameters, reference.parameters, 1e-3, 1e-4));
+}
+
+// --fuse relu on the cuda device: the fused batch norms run our own
+// kernels with their bit masks (in f32 and, under bf16, on 16-bit
+// activations), the fused add ours; offloading keeps the bits, and the f32
+// numbers follow the cpu device's fused network.
+TEST(GpuTraining, AFusedNetworkKeepsItsBitsInEveryModeAndTheCpuDevicesNumbers) {
+  TIDEPOOL_REQUIRE_GPU();
+  const Network net = fuse(testing::basic_block_net(), Fusion::relu);
+  ASSERT_EQ(net.nodes()[1].layer->kind(), "batchnorm_relu");
+  for (Precision p : {Precision::fp32, Precision::bf16}) {
+    const TrainerOptions options{.batch = 16, .memory = {.precision = p}, .seed = 5};
+    const TrainingOutcome base = train_on_gpu(net, options, 3);
+    for (OffloadMode mode : {OffloadMode::all, OffloadMode::conv}) {
+      TrainerOptions o = options;
+      o.memory.mode = mode;
+      EXPECT_EQ(train_on_gpu(net, o, 3).checksum, base.checksum) << to_string(p) << " " << to_string(mode);
+    }
+    if (p != Precision::fp32) continue;
+    CpuDevice cpu;
+    const TrainingOutcome reference = train_on(cpu, net, options, 3);
+    EXPECT_TRUE(testing::close_to_cpu(base.parameters, reference.parameters, 1e-3, 1e-4));
+  }
 }
 
 TEST(GpuTraining, SwitchingSettingsBetweenIterationsKeepsTheNumbers) {
