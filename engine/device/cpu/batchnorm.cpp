@@ -1,5 +1,6 @@
 // Batch normalisation on oneDNN, per channel over (n, h, w), on NCHW or
-// channel-blocked data (BatchNormShape::channel_block).
+// channel-blocked data (BatchNormShape::channel_block), in f32 or, where
+// the table takes it, bf16 (the statistics, gamma and beta in f32).
 //
 // oneDNN computes the batch mean and the biased batch variance (divided by
 // N = n*h*w) and normalises with them; that pair is what backward needs, so
@@ -32,7 +33,7 @@ using namespace onednn;
 using dnnl::normalization_flags;
 
 memory::desc data_desc(const BatchNormShape& s) {
-  return activation_desc(s.n, s.c, s.h, s.w, s.channel_block);
+  return activation_desc(s.n, s.c, s.h, s.w, s.channel_block, s.dtype);
 }
 
 normalization_flags flags(const BatchNormShape& s, normalization_flags extra) {
@@ -59,7 +60,8 @@ struct BnPrimitive final : CacheEntry {
 };
 
 CacheKey key_of(Op op, const BatchNormShape& s) {
-  return {static_cast<std::int64_t>(op), s.n, s.c, s.h, s.w, float_bits(s.eps), s.channel_block, s.relu};
+  return {static_cast<std::int64_t>(op), s.n, s.c, s.h, s.w, float_bits(s.eps), s.channel_block, s.relu,
+          static_cast<std::int64_t>(s.dtype)};
 }
 
 BnPrimitive& train_primitive(Context& ctx, const BatchNormShape& s) {
@@ -132,7 +134,7 @@ void CpuKernels::batchnorm_forward_train(const BatchNormShape& s, const void* x,
                                          const float* gamma, const float* beta, void* y,
                                          float* saved_mean, float* saved_var, float* running_mean,
                                          float* running_var, void* relu_mask) {
-  require_f32(s.dtype, "batchnorm_forward_train");
+  require_activation_type(s.dtype, "batchnorm_forward_train");
   BnPrimitive& e = train_primitive(*ctx_, s);
   const dnnl::engine& eng = ctx_->engine;
   const memory::desc data = data_desc(s);
@@ -153,7 +155,7 @@ void CpuKernels::batchnorm_forward_infer(const BatchNormShape& s, const void* x,
                                          const float* gamma, const float* beta,
                                          const float* running_mean, const float* running_var,
                                          void* y) {
-  require_f32(s.dtype, "batchnorm_forward_infer");
+  require_activation_type(s.dtype, "batchnorm_forward_infer");
   BnPrimitive& e = infer_primitive(*ctx_, s);
   const dnnl::engine& eng = ctx_->engine;
   const memory::desc data = data_desc(s);
@@ -171,7 +173,7 @@ void CpuKernels::batchnorm_backward(const BatchNormShape& s, const void* x, cons
                                     const float* gamma, const float* saved_mean,
                                     const float* saved_var, void* dx, float* dgamma,
                                     float* dbeta, const void* relu_mask) {
-  require_f32(s.dtype, "batchnorm_backward");
+  require_activation_type(s.dtype, "batchnorm_backward");
   BnPrimitive& e = backward_primitive(*ctx_, s);
   const dnnl::engine& eng = ctx_->engine;
   const memory::desc data = data_desc(s);

@@ -37,6 +37,19 @@ std::int64_t conv_channel_block(Context& ctx) {
   return 0;  // NCHW or something else: keep every tensor NCHW
 }
 
+bool native_bf16(Context& ctx) {
+  // The same typical layer in bf16: oneDNN 2.6 runs it with a jit kernel
+  // only on AVX-512 BF16 (vdpbf16ps); elsewhere it offers its reference
+  // kernel, a hundred times slower than f32, or nothing.
+  const memory::desc act = memory::desc({1, 32, 8, 8}, memory::data_type::bf16, Tag::any);
+  const memory::desc wei = memory::desc({32, 32, 3, 3}, memory::data_type::bf16, Tag::any);
+  const dnnl::convolution_forward::primitive_desc pd(
+      dnnl::convolution_forward::desc(prop_kind::forward_training, algorithm::convolution_direct, act, wei, act,
+                                      {1, 1}, {1, 1}, {1, 1}),
+      user_scratchpad(), ctx.engine, /*allow_empty=*/true);
+  return pd && std::string(pd.impl_info_str()).rfind("ref:", 0) != 0;
+}
+
 }  // namespace onednn
 
 namespace {

@@ -1,5 +1,10 @@
 // Convolution (grouped and depthwise included) on oneDNN.
 //
+// In bf16 (CpuKernels::takes_16bit) the activations and their gradients
+// are bf16 and the weights are reordered into a bf16 copy in the
+// workspace like any operand in another layout; the weight gradient and
+// the bias stay f32, as oneDNN's bf16 training kernels accumulate in f32.
+//
 // The arena holds OIHW weights (GOIHW, the same bytes, when groups > 1) and
 // activations in the schedule's layout: channel-blocked (nChw8c on AVX2,
 // the layout oneDNN's fast kernels want) where ConvShape::channel_block
@@ -48,12 +53,14 @@ using namespace onednn;
 struct Geometry {
   Dims src, weights, dst, strides, dilates, pad_l, pad_r;
   Tag src_tag, weights_tag, dst_tag;  // as the arena holds them
+  memory::data_type act = kF32;       // the activations' type (ConvShape::dtype)
 };
 
 Geometry geometry(const ConvShape& s) {
   Geometry g;
   g.src = {s.n, s.c, s.h, s.w};
   g.dst = {s.n, s.k, s.out_h(), s.out_w()};
+  g.act = data_type(s.dtype);
   g.src_tag = activation_tag(s.c, s.channel_block);
   g.dst_tag = activation_tag(s.k, s.channel_block);
   if (s.groups == 1) {
@@ -110,9 +117,9 @@ PassRoles roles(ConvPass pass) {
 
 // The arena layouts of a pass's operands ("plain" below), in role order.
 std::array<memory::desc, 3> plain_descs(const Geometry& g, ConvPass pass) {
-  const memory::desc src = f32_desc(g.src, g.src_tag);
+  const memory::desc src(g.src, g.act, g.src_tag);
   const memory::desc wei = f32_desc(g.weights, g.weights_tag);
-  const memory::desc dst = f32_desc(g.dst, g.dst_tag);
+  const memory::desc dst(g.dst, g.act, g.dst_tag);
   switch (pass) {
     case ConvPass::forward:
       return {src, wei, dst};
@@ -157,9 +164,12 @@ struct PdChain {
 // its first implementation; pd is empty when oneDNN has none and allow_empty.
 PdChain make_pd(Context& ctx, const ConvShape& s, const Geometry& g, ConvPass pass, bool any,
                 algorithm alg, bool allow_empty) {
-  const memory::desc src = f32_desc(g.src, any ? Tag::any : g.src_tag);
-  const memory::desc wei = f32_desc(g.weights, any ? Tag::any : g.weights_tag);
-  const memory::desc dst = f32_desc(g.dst, any ? Tag::any : g.dst_tag);
+  const memory::desc src(g.src, g.act, any ? Tag::any : g.src_tag);
+  // The weights in the activations' type where the kernel reads them
+  // (forward, backward data); their gradient in f32.
+  const memory::desc wei(g.weights, g.act, any ? Tag::any : g.weights_tag);
+  const memory::desc dwei = f32_desc(g.weights, any ? Tag::any : g.weights_tag);
+  const memory::desc dst(g.dst, g.act, any ? Tag::any : g.dst_tag);
   const memory::desc bias = s.bias ? vec_desc(s.k) : memory::desc();
 
   auto descs = std::make_shared<OpDescs>(
@@ -168,7 +178,7 @@ PdChain make_pd(Context& ctx, const ConvShape& s, const Geometry& g, ConvPass pa
   if (pass == ConvPass::backward_data) {
     descs->bwd_data.emplace(alg, src, wei, dst, g.strides, g.dilates, g.pad_l, g.pad_r);
   } else if (pass == ConvPass::backward_weights) {
-    descs->bwd_weights.emplace(alg, src, wei, bias, dst, g.strides, g.dilates, g.pad_l, g.pad_r);
+    descs->bwd_weights.emplace(alg, src, dwei, bias, dst, g.strides, g.dilates, g.pad_l, g.pad_r);
   }
 
   PdChain chain;
@@ -382,7 +392,7 @@ void require_bias(const ConvShape& s, const void* p, const char* what) {
 }  // namespace
 
 std::size_t CpuKernels::conv_workspace_bytes(const ConvShape& s, ConvScheme scheme, ConvPass pass) {
-  require_f32(s.dtype, "conv_workspace_bytes");
+  require_activation_type(s.dtype, "conv_workspace_bytes");
   return plan_for(*ctx_, s, scheme, pass).layout.total;
 }
 
@@ -392,7 +402,7 @@ std::string CpuKernels::conv_algorithm_name(const ConvShape& s, ConvScheme schem
 
 void CpuKernels::conv_forward(const ConvShape& s, ConvScheme scheme, const void* x, const float* w,
                               const float* b, void* y, void* workspace) {
-  require_f32(s.dtype, "conv_forward");
+  require_activation_type(s.dtype, "conv_forward");
   require_bias(s, b, "b");
   const ConvPlan& plan = plan_for(*ctx_, s, scheme, ConvPass::forward);
   execute(*ctx_, plan, ConvPass::forward, x, w, y, s.bias ? b : nullptr, workspace);
@@ -400,14 +410,14 @@ void CpuKernels::conv_forward(const ConvShape& s, ConvScheme scheme, const void*
 
 void CpuKernels::conv_backward_data(const ConvShape& s, ConvScheme scheme, const void* dy,
                                     const float* w, void* dx, void* workspace) {
-  require_f32(s.dtype, "conv_backward_data");
+  require_activation_type(s.dtype, "conv_backward_data");
   const ConvPlan& plan = plan_for(*ctx_, s, scheme, ConvPass::backward_data);
   execute(*ctx_, plan, ConvPass::backward_data, dy, w, dx, nullptr, workspace);
 }
 
 void CpuKernels::conv_backward_weights(const ConvShape& s, ConvScheme scheme, const void* x,
                                        const void* dy, float* dw, float* db, void* workspace) {
-  require_f32(s.dtype, "conv_backward_weights");
+  require_activation_type(s.dtype, "conv_backward_weights");
   require_bias(s, db, "db");
   const ConvPlan& plan = plan_for(*ctx_, s, scheme, ConvPass::backward_weights);
   execute(*ctx_, plan, ConvPass::backward_weights, x, dy, dw, s.bias ? db : nullptr, workspace);

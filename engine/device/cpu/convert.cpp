@@ -16,27 +16,15 @@
 #include <stdexcept>
 #include <string>
 
+#include "engine/device/cpu/bf16.h"
 #include "engine/device/cpu/cpu_kernels.h"
 #include "engine/device/cpu/parallel_loops.h"
 
 namespace tidepool {
 namespace {
 
-float from_bf16(std::uint16_t h) {
-  const std::uint32_t u = static_cast<std::uint32_t>(h) << 16;
-  float f;
-  std::memcpy(&f, &u, sizeof f);
-  return f;
-}
-
-std::uint16_t to_bf16(float f) {
-  std::uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((u >> 16) | 0x40u);  // quiet NaN
-  // Round to nearest even: add just under half a unit of the kept part,
-  // plus one when the kept part is odd.
-  return static_cast<std::uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
+using cpu::from_bf16;
+using cpu::to_bf16;
 
 float from_f16(std::uint16_t h) {
   _Float16 v;
@@ -87,24 +75,31 @@ bool has_avx2() {
 
 // bf16 eight at a time with AVX2, the same integer arithmetic as to_bf16
 // and from_bf16 (so the same bits): the build's baseline is SSE2, and these
-// two loops widen and round every 16-bit activation of a bf16 step.
+// loops widen and round every 16-bit activation of a bf16 step.
+__attribute__((target("avx2"))) inline __m128i round_bf16x8(__m256 f) {
+  const __m256i abs_mask = _mm256_set1_epi32(0x7fffffff), inf = _mm256_set1_epi32(0x7f800000);
+  const __m256i half = _mm256_set1_epi32(0x7fff), one = _mm256_set1_epi32(1), quiet = _mm256_set1_epi32(0x40);
+  const __m256i u = _mm256_castps_si256(f);
+  const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, abs_mask), inf);
+  const __m256i odd = _mm256_and_si256(_mm256_srli_epi32(u, 16), one);
+  const __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(u, half), odd), 16);
+  const __m256i quieted = _mm256_or_si256(_mm256_srli_epi32(u, 16), quiet);
+  const __m256i v = _mm256_blendv_epi8(rounded, quieted, nan);
+  // Each lane holds 0..0xffff: pack the two 128-bit halves' words in order.
+  return _mm256_castsi256_si128(_mm256_permute4x64_epi64(_mm256_packus_epi32(v, v), 0x08));
+}
+
+__attribute__((target("avx2"))) inline __m256 widen_bf16x8(const std::uint16_t* x) {
+  const __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x)));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
+}
+
 __attribute__((target("avx2"))) void f32_to_bf16_avx2(std::int64_t n, const float* x, std::uint16_t* y,
                                                       float scale) {
   const __m256 s = _mm256_set1_ps(scale);
-  const __m256i abs_mask = _mm256_set1_epi32(0x7fffffff), inf = _mm256_set1_epi32(0x7f800000);
-  const __m256i half = _mm256_set1_epi32(0x7fff), one = _mm256_set1_epi32(1), quiet = _mm256_set1_epi32(0x40);
   std::int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const __m256i u = _mm256_castps_si256(_mm256_mul_ps(_mm256_loadu_ps(x + i), s));
-    const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, abs_mask), inf);
-    const __m256i odd = _mm256_and_si256(_mm256_srli_epi32(u, 16), one);
-    const __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(u, half), odd), 16);
-    const __m256i quieted = _mm256_or_si256(_mm256_srli_epi32(u, 16), quiet);
-    const __m256i v = _mm256_blendv_epi8(rounded, quieted, nan);
-    // Each lane holds 0..0xffff: pack the two 128-bit halves' words in order.
-    const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(v, v), 0x08);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i), _mm256_castsi256_si128(packed));
-  }
+  for (; i + 8 <= n; i += 8)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i), round_bf16x8(_mm256_mul_ps(_mm256_loadu_ps(x + i), s)));
   for (; i < n; ++i) y[i] = to_bf16(x[i] * scale);
 }
 
@@ -112,11 +107,18 @@ __attribute__((target("avx2"))) void bf16_to_f32_avx2(std::int64_t n, const std:
                                                       float scale) {
   const __m256 s = _mm256_set1_ps(scale);
   std::int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i)));
-    _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_castsi256_ps(_mm256_slli_epi32(w, 16)), s));
-  }
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_mul_ps(widen_bf16x8(x + i), s));
   for (; i < n; ++i) y[i] = from_bf16(x[i]) * scale;
+}
+
+// acc += x on bf16 values, summed in f32 and rounded once.
+__attribute__((target("avx2"))) void accumulate_bf16_avx2(std::int64_t n, const std::uint16_t* x,
+                                                          std::uint16_t* acc) {
+  std::int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(acc + i),
+                     round_bf16x8(_mm256_add_ps(widen_bf16x8(acc + i), widen_bf16x8(x + i))));
+  for (; i < n; ++i) acc[i] = to_bf16(from_bf16(acc[i]) + from_bf16(x[i]));
 }
 
 // Splits [0, count) over the OpenMP pool in runs of whole vectors (the
@@ -166,6 +168,23 @@ void CpuKernels::convert(std::int64_t count, DType from, const void* x, DType to
   auto* y16 = static_cast<std::uint16_t*>(y);
   const auto* xf = static_cast<const float*>(x);
   auto* yf = static_cast<float*>(y);
+  // A copy within a type (a residual's gradient handed to its second
+  // input): the bytes as they are, a run per thread.
+  if (from == to && scale == 1.0f) {
+    const std::size_t size = from == DType::f32 ? sizeof(float) : sizeof(std::uint16_t);
+    const auto* src = static_cast<const std::byte*>(x);
+    auto* dst = static_cast<std::byte*>(y);
+    if (src == dst) return;
+    const std::size_t bytes = static_cast<std::size_t>(count) * size;
+    if (src < dst + bytes && dst < src + bytes) {  // overlapping: one move
+      std::memmove(dst, src, bytes);
+      return;
+    }
+    split(count, [&](std::int64_t at, std::int64_t n) {
+      std::memcpy(dst + at * size, src + at * size, static_cast<std::size_t>(n) * size);
+    });
+    return;
+  }
   // The common pairs in tight loops the compiler vectorises; the rest
   // element by element.
   if (from == DType::f32 && to == DType::bf16 && has_avx2()) {
@@ -193,6 +212,12 @@ void CpuKernels::convert(std::int64_t count, DType from, const void* x, DType to
 void CpuKernels::accumulate_16bit(std::int64_t count, DType type, const void* x, void* acc) {
   if (type != DType::bf16 && type != DType::f16)
     throw std::invalid_argument("accumulate_16bit: " + std::string(to_string(type)) + " is not a 16-bit type");
+  if (type == DType::bf16 && has_avx2()) {
+    const auto* x16 = static_cast<const std::uint16_t*>(x);
+    auto* acc16 = static_cast<std::uint16_t*>(acc);
+    split(count, [&](std::int64_t at, std::int64_t n) { accumulate_bf16_avx2(n, x16 + at, acc16 + at); });
+    return;
+  }
 #pragma omp parallel for schedule(static) if (count >= kParallelElements)
   for (std::int64_t i = 0; i < count; ++i) store(acc, i, type, load(acc, i, type) + load(x, i, type));
 }

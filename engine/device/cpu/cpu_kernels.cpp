@@ -68,7 +68,14 @@ std::unique_ptr<onednn::Context> make_context() {
 
 }  // namespace
 
-CpuKernels::CpuKernels() : ctx_(make_context()), channel_block_(onednn::conv_channel_block(*ctx_)) {}
+CpuKernels::CpuKernels()
+    : ctx_(make_context()),
+      channel_block_(onednn::conv_channel_block(*ctx_)),
+      native_bf16_(onednn::native_bf16(*ctx_)) {}
+
+void CpuKernels::require_activation_type(DType type, const char* op) const {
+  if (type != DType::f32 && !takes_16bit(type)) require_f32(type, op);
+}
 
 // Out of line so that the header never needs onednn::Context's definition.
 CpuKernels::~CpuKernels() = default;

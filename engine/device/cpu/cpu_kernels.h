@@ -37,6 +37,18 @@ class CpuKernels : public Kernels {
   CpuKernels(const CpuKernels&) = delete;
   CpuKernels& operator=(const CpuKernels&) = delete;
 
+  // bf16 where oneDNN has bf16 training kernels of its own on this
+  // processor (AVX-512 BF16: onednn::native_bf16): convolution, batch
+  // norm, ReLU and pooling then run oneDNN's bf16 primitives (f32
+  // accumulation, f32 weights and statistics; the weights reordered into a
+  // bf16 copy in the convolution's workspace), the residual add a loop
+  // that sums in f32 and rounds once. Elsewhere oneDNN 2.6 has only its
+  // reference bf16 kernels, and no f16 training kernels on any x86, so
+  // the table takes f32 only and 16-bit steps get f32 copies
+  // (engine/plan/f32_views.h). Capped by ONEDNN_MAX_CPU_ISA like the rest
+  // of oneDNN.
+  bool takes_16bit(DType type) const override { return type == DType::bf16 && native_bf16_; }
+
   // The channel block oneDNN's convolutions choose on this processor (8 on
   // AVX2, 16 with AVX-512): schedules keep activations in it
   // (kernels.h channel_blocked), so no layer reorders them.
@@ -49,9 +61,6 @@ class CpuKernels : public Kernels {
   std::string conv_algorithm_name(const ConvShape&, ConvScheme, ConvPass);
 
   std::size_t conv_workspace_bytes(const ConvShape&, ConvScheme, ConvPass) override;
-  // oneDNN 2.6 has no bf16 or f16 convolution, batch norm or ReLU on a
-  // processor without AVX-512, so this table takes f32 only (takes_16bit()
-  // is false) and refuses other dtypes: 16-bit steps get f32 copies.
   void conv_forward(const ConvShape&, ConvScheme, const void* x, const float* w, const float* b,
                     void* y, void* workspace) override;
   void conv_backward_data(const ConvShape&, ConvScheme, const void* dy, const float* w, void* dx,
@@ -119,8 +128,13 @@ class CpuKernels : public Kernels {
                   const float* dw, float* velocity, const float* skip) override;
 
  private:
+  // require_f32's message for a type this table does not take (f32 and,
+  // where takes_16bit, bf16 pass).
+  void require_activation_type(DType type, const char* op) const;
+
   std::unique_ptr<onednn::Context> ctx_;
   std::int64_t channel_block_ = 0;
+  bool native_bf16_ = false;
 };
 
 }  // namespace tidepool

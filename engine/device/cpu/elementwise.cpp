@@ -1,5 +1,6 @@
-// Elementwise kernels: residual add (with a fused ReLU too), copy (flatten and other views that
-// need their own buffer) and gradient accumulation for fan-out tensors.
+// Elementwise kernels: residual add (with a fused ReLU too; in f32 or, where
+// the table takes it, bf16), copy (flatten and other views that need their
+// own buffer) and gradient accumulation for fan-out tensors.
 //
 // Plain loops: these are bandwidth-bound, GCC vectorises them, and a oneDNN
 // primitive per length would only add cache entries. Outputs may alias
@@ -10,13 +11,34 @@
 
 #include <omp.h>
 
+#include "engine/device/cpu/bf16.h"
 #include "engine/device/cpu/cpu_kernels.h"
 #include "engine/device/cpu/parallel_loops.h"
 
 namespace tidepool {
 
+namespace {
+
+// y = a + b, or max(a + b, 0) with `relu`, on bf16 values: summed in f32,
+// rounded once (NaN kept).
+template <bool kRelu>
+void add_bf16(std::int64_t count, const void* a_, const void* b_, void* y_) {
+  const auto* a = static_cast<const std::uint16_t*>(a_);
+  const auto* b = static_cast<const std::uint16_t*>(b_);
+  auto* y = static_cast<std::uint16_t*>(y_);
+#pragma omp parallel for simd schedule(static) if (count >= kParallelElements)
+  for (std::int64_t i = 0; i < count; ++i) {
+    float v = cpu::from_bf16(a[i]) + cpu::from_bf16(b[i]);
+    if constexpr (kRelu) v = 0.0f > v ? 0.0f : v;
+    y[i] = cpu::to_bf16(v);
+  }
+}
+
+}  // namespace
+
 void CpuKernels::add_forward(std::int64_t count, DType type, const void* a_, const void* b_, void* y_) {
-  require_f32(type, "add_forward");
+  require_activation_type(type, "add_forward");
+  if (type == DType::bf16) return add_bf16<false>(count, a_, b_, y_);
   const auto* a = static_cast<const float*>(a_);
   const auto* b = static_cast<const float*>(b_);
   auto* y = static_cast<float*>(y_);
@@ -25,7 +47,8 @@ void CpuKernels::add_forward(std::int64_t count, DType type, const void* a_, con
 }
 
 void CpuKernels::add_relu_forward(std::int64_t count, DType type, const void* a_, const void* b_, void* y_) {
-  require_f32(type, "add_relu_forward");
+  require_activation_type(type, "add_relu_forward");
+  if (type == DType::bf16) return add_bf16<true>(count, a_, b_, y_);
   const auto* a = static_cast<const float*>(a_);
   const auto* b = static_cast<const float*>(b_);
   auto* y = static_cast<float*>(y_);

@@ -34,6 +34,18 @@ inline constexpr std::size_t kAlign = 64;
 inline std::size_t align_up(std::size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
 
 inline memory::desc f32_desc(const Dims& dims, Tag tag) { return memory::desc(dims, kF32, tag); }
+
+// oneDNN's type for an activation dtype: f32, or bf16 where the table
+// takes it (CpuKernels::takes_16bit). f16 has no oneDNN 2.6 training
+// kernels on x86, so no table takes it and asking for it is a bug.
+inline memory::data_type data_type(DType t) {
+  switch (t) {
+    case DType::f32: return kF32;
+    case DType::bf16: return memory::data_type::bf16;
+    default: break;
+  }
+  throw std::logic_error("cpu kernels: no oneDNN activations of type " + std::string(to_string(t)));
+}
 inline memory::desc vec_desc(std::int64_t count) { return f32_desc({count}, Tag::x); }
 
 // The descriptor of a 4-D activation [n, c, h, w] as the arena holds it:
@@ -46,8 +58,8 @@ inline Tag activation_tag(std::int64_t c, std::int64_t block) {
   throw std::invalid_argument("cpu kernels: channel block " + std::to_string(block) + " is not 8 or 16");
 }
 inline memory::desc activation_desc(std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w,
-                                    std::int64_t block) {
-  return f32_desc({n, c, h, w}, activation_tag(c, block));
+                                    std::int64_t block, DType type = DType::f32) {
+  return memory::desc({n, c, h, w}, data_type(type), activation_tag(c, block));
 }
 
 // oneDNN takes non-const handles even for inputs it only reads.
@@ -157,5 +169,9 @@ struct Context {
 // The channel block oneDNN's convolutions pick on this processor (8 on
 // AVX2, 16 on AVX-512; 0 when they pick NCHW): engine/device/cpu/channel_blocks.cpp.
 std::int64_t conv_channel_block(Context& ctx);
+// Whether oneDNN has bf16 training kernels of its own on this processor
+// (AVX-512 BF16 and later, within the ISA oneDNN is allowed): its bf16
+// convolution is not its reference one. Same file.
+bool native_bf16(Context& ctx);
 
 }  // namespace tidepool::onednn

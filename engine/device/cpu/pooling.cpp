@@ -1,5 +1,6 @@
 // Max and average pooling on oneDNN, on NCHW or channel-blocked data
-// (PoolShape::channel_block; x and y have the same channels, so the same layout).
+// (PoolShape::channel_block; x and y have the same channels, so the same
+// layout), in f32 or, where the table takes it, bf16.
 //
 // Max pooling's `saved` buffer is oneDNN's training workspace: the position
 // of the maximum inside each window (one byte per output element while the
@@ -32,8 +33,8 @@ std::unique_ptr<PoolPrimitives> build(Context& ctx, const PoolShape& s) {
   validate(s);
   const algorithm alg =
       s.kind == PoolKind::max ? algorithm::pooling_max : algorithm::pooling_avg_include_padding;
-  const memory::desc src = activation_desc(s.n, s.c, s.h, s.w, s.channel_block);
-  const memory::desc dst = activation_desc(s.n, s.c, s.out_h(), s.out_w(), s.channel_block);
+  const memory::desc src = activation_desc(s.n, s.c, s.h, s.w, s.channel_block, s.dtype);
+  const memory::desc dst = activation_desc(s.n, s.c, s.out_h(), s.out_w(), s.channel_block, s.dtype);
   const Dims strides = {s.stride_h, s.stride_w};
   const Dims kernel = {s.kh, s.kw};
   const Dims pad_l = {s.pad_h, s.pad_w};
@@ -84,7 +85,8 @@ PoolPrimitives& primitives(Context& ctx, const PoolShape& s) {
                         s.stride_w,
                         s.pad_h,
                         s.pad_w,
-                        s.channel_block};
+                        s.channel_block,
+                        static_cast<std::int64_t>(s.dtype)};
   return ctx.entry<PoolPrimitives>(key, [&] { return build(ctx, s); });
 }
 
@@ -102,7 +104,7 @@ std::size_t CpuKernels::pool_saved_bytes(const PoolShape& s) {
 }
 
 void CpuKernels::pool_forward(const PoolShape& s, const void* x, void* y, void* saved) {
-  require_f32(s.dtype, "pool_forward");
+  require_activation_type(s.dtype, "pool_forward");
   PoolPrimitives& p = primitives(*ctx_, s);
   const dnnl::engine& eng = ctx_->engine;
   std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, wrap(p.src, eng, x)},
@@ -123,7 +125,7 @@ void CpuKernels::pool_forward(const PoolShape& s, const void* x, void* y, void* 
 
 void CpuKernels::pool_backward(const PoolShape& s, const void* x, const void* dy,
                                const void* saved, void* dx) {
-  require_f32(s.dtype, "pool_backward");
+  require_activation_type(s.dtype, "pool_backward");
   PoolPrimitives& p = primitives(*ctx_, s);
   const dnnl::engine& eng = ctx_->engine;
   std::unordered_map<int, memory> args = {{DNNL_ARG_DIFF_DST, wrap(p.dst, eng, dy)},

@@ -1,4 +1,5 @@
-// ReLU on oneDNN's eltwise primitive, over a flat run of `count` floats.
+// ReLU on oneDNN's eltwise primitive, over a flat run of `count` values
+// (f32, or bf16 where the table takes it).
 //
 // The algorithm is eltwise_relu_use_dst_for_bwd: backward reads the forward
 // output y instead of the input x. y > 0 exactly where x > 0, so the
@@ -24,11 +25,13 @@ struct ReluPrimitives final : CacheEntry {
   OwnedScratchpad forward_scratch, backward_scratch;
 };
 
-ReluPrimitives& primitives(Context& ctx, std::int64_t count) {
-  const CacheKey key = {static_cast<std::int64_t>(Op::relu), count};
+memory::desc data_desc(std::int64_t count, DType type) { return memory::desc({count}, data_type(type), Tag::x); }
+
+ReluPrimitives& primitives(Context& ctx, std::int64_t count, DType type) {
+  const CacheKey key = {static_cast<std::int64_t>(Op::relu), count, static_cast<std::int64_t>(type)};
   return ctx.entry<ReluPrimitives>(key, [&] {
     if (count <= 0) throw std::invalid_argument("relu: count " + std::to_string(count));
-    const memory::desc data = vec_desc(count);
+    const memory::desc data = data_desc(count, type);
     const dnnl::primitive_attr attr = user_scratchpad();
     const algorithm alg = algorithm::eltwise_relu_use_dst_for_bwd;
     const dnnl::eltwise_forward::primitive_desc fwd(
@@ -56,20 +59,20 @@ void run_with(Context& ctx, const dnnl::primitive& prim, OwnedScratchpad& scratc
 }  // namespace
 
 void CpuKernels::relu_forward(std::int64_t count, DType type, const void* x, void* y) {
-  require_f32(type, "relu_forward");
+  require_activation_type(type, "relu_forward");
   if (count == 0) return;
-  ReluPrimitives& p = primitives(*ctx_, count);
-  const memory::desc data = vec_desc(count);
+  ReluPrimitives& p = primitives(*ctx_, count, type);
+  const memory::desc data = data_desc(count, type);
   run_with(
       *ctx_, p.forward, p.forward_scratch,
       {{DNNL_ARG_SRC, wrap(data, ctx_->engine, x)}, {DNNL_ARG_DST, wrap(data, ctx_->engine, y)}});
 }
 
 void CpuKernels::relu_backward(std::int64_t count, DType type, const void* y, const void* dy, void* dx) {
-  require_f32(type, "relu_backward");
+  require_activation_type(type, "relu_backward");
   if (count == 0) return;
-  ReluPrimitives& p = primitives(*ctx_, count);
-  const memory::desc data = vec_desc(count);
+  ReluPrimitives& p = primitives(*ctx_, count, type);
+  const memory::desc data = data_desc(count, type);
   run_with(*ctx_, p.backward, p.backward_scratch,
            {{DNNL_ARG_DST, wrap(data, ctx_->engine, y)},
             {DNNL_ARG_DIFF_DST, wrap(data, ctx_->engine, dy)},

@@ -162,5 +162,43 @@ TEST(Convert, LongBf16RunsMatchTheElementwiseDefinition) {
   }
 }
 
+// The vectorised, thread-split bf16 accumulation gives the bits of the
+// element-by-element definition (widen both, add in f32, round once) on
+// long runs of random values; a copy within a type (a residual's gradient
+// handed to its second input) gives the bytes as they are.
+TEST(Convert, LongBf16AccumulationsMatchTheElementwiseDefinitionAndCopiesKeepTheBytes) {
+  CpuKernels k;
+  const std::size_t n = (std::size_t{1} << 18) + 5;
+  std::vector<std::uint16_t> acc(n), x(n);
+  std::uint64_t state = 777;
+  for (std::size_t i = 0; i < n; ++i) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    acc[i] = static_cast<std::uint16_t>(state >> 48);
+    x[i] = static_cast<std::uint16_t>(state >> 32);
+  }
+  std::vector<std::uint16_t> got = acc;
+  k.accumulate_16bit(static_cast<std::int64_t>(n), DType::bf16, x.data(), got.data());
+  auto widen = [](std::uint16_t h) {
+    const std::uint32_t u = static_cast<std::uint32_t>(h) << 16;
+    float f;
+    std::memcpy(&f, &u, sizeof f);
+    return f;
+  };
+  for (std::size_t i = 0; i < n; ++i) {
+    const float sum = widen(acc[i]) + widen(x[i]);
+    std::uint32_t u;
+    std::memcpy(&u, &sum, sizeof u);
+    const std::uint16_t want = (u & 0x7fffffffu) > 0x7f800000u
+                                   ? static_cast<std::uint16_t>((u >> 16) | 0x40u)
+                                   : static_cast<std::uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+    ASSERT_EQ(got[i], want) << "element " << i;
+  }
+  for (DType t : {DType::bf16, DType::f16}) {
+    std::vector<std::uint16_t> copy(n, 0);
+    k.convert(static_cast<std::int64_t>(n), t, x.data(), t, copy.data(), 1.0f);
+    EXPECT_EQ(copy, x) << to_string(t);
+  }
+}
+
 }  // namespace
 }  // namespace tidepool
