@@ -1,9 +1,11 @@
 // Where a step's 16-bit tensors are widened to f32 (--precision bf16|fp16).
 //
 // Activations and their gradients are stored in 16 bits, but many kernels
-// compute in f32: all of the cpu device's (oneDNN 2.6 has no bf16 or f16
-// primitives on a processor without AVX-512, which is this project's CI
-// machine), and the cuda device's dropout, classifier and loss. So such a
+// compute in f32: all of the cpu device's in f16 and, without AVX-512 BF16,
+// in bf16 (oneDNN 2.6 has no f16 training kernels on x86, and without the
+// BF16 instructions only reference or emulated bf16 ones), its dropout,
+// flatten, classifier and loss always, and the cuda device's dropout,
+// classifier and loss. So such a
 // step works on f32 copies (a step whose kernels take 16 bits has none:
 // NodeTensors::computes_16bit): the 16-bit tensors it reads are widened into
 // them before it runs, and what it writes is rounded back to 16 bits after.

@@ -37,16 +37,16 @@ class CpuKernels : public Kernels {
   CpuKernels(const CpuKernels&) = delete;
   CpuKernels& operator=(const CpuKernels&) = delete;
 
-  // bf16 where oneDNN has bf16 training kernels of its own on this
-  // processor (AVX-512 BF16: onednn::native_bf16): convolution, batch
+  // bf16 where the processor has AVX-512 BF16 (or AMX) and oneDNN a jit
+  // bf16 convolution for it (onednn::native_bf16): convolution, batch
   // norm, ReLU and pooling then run oneDNN's bf16 primitives (f32
   // accumulation, f32 weights and statistics; the weights reordered into a
   // bf16 copy in the convolution's workspace), the residual add a loop
-  // that sums in f32 and rounds once. Elsewhere oneDNN 2.6 has only its
-  // reference bf16 kernels, and no f16 training kernels on any x86, so
-  // the table takes f32 only and 16-bit steps get f32 copies
-  // (engine/plan/f32_views.h). Capped by ONEDNN_MAX_CPU_ISA like the rest
-  // of oneDNN.
+  // that sums in f32 and rounds once. Elsewhere (AVX2; AVX-512 without
+  // BF16, where oneDNN would emulate it) and for f16, which oneDNN 2.6
+  // cannot train on x86, the table takes f32 only and 16-bit steps get f32
+  // copies (engine/plan/f32_views.h). Capped by ONEDNN_MAX_CPU_ISA like
+  // the rest of oneDNN.
   bool takes_16bit(DType type) const override { return type == DType::bf16 && native_bf16_; }
 
   // The channel block oneDNN's convolutions choose on this processor (8 on

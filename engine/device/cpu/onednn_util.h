@@ -169,9 +169,9 @@ struct Context {
 // The channel block oneDNN's convolutions pick on this processor (8 on
 // AVX2, 16 on AVX-512; 0 when they pick NCHW): engine/device/cpu/channel_blocks.cpp.
 std::int64_t conv_channel_block(Context& ctx);
-// Whether oneDNN has bf16 training kernels of its own on this processor
-// (AVX-512 BF16 and later, within the ISA oneDNN is allowed): its bf16
-// convolution is not its reference one. Same file.
+// Whether oneDNN runs bf16 training on this processor's BF16 instructions
+// (AVX-512 BF16 or AMX, within the ISA oneDNN is allowed) with a jit
+// bf16 convolution, not its reference one. Same file.
 bool native_bf16(Context& ctx);
 
 }  // namespace tidepool::onednn

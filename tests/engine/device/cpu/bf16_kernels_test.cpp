@@ -4,7 +4,7 @@
 // the same bf16 values, in NCHW and in the channel-blocked layout training
 // keeps activations in. Where the processor (or ONEDNN_MAX_CPU_ISA, which
 // the test binaries cap at AVX2: tests/testing/onednn_isa.cpp) gives no
-// native bf16, every test skips; ctest's `cpu_bf16_native` runs them with
+// native bf16, every test skips; ctest's `cpu_native_bf16` runs them with
 // the cap lifted.
 //
 // Tolerances, as for the cuda device's 16-bit kernels: the operands are
@@ -30,13 +30,18 @@ using testing::conv_shape;
 using testing::random_floats;
 
 constexpr double kRtol = 1.0 / 128, kAtol = 2e-2, kGradAtol = 4e-2;
+
+ConvShape grouped(ConvShape s, std::int64_t groups) {  // groups == c == k: depthwise
+  s.groups = groups;
+  return s;
+}
 constexpr std::uint16_t kNan16 = 0x7fc0;
 
 class CpuBf16 : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!k.takes_16bit(DType::bf16))
-      GTEST_SKIP() << "oneDNN has no bf16 kernels of its own here (no AVX-512 BF16, or ONEDNN_MAX_CPU_ISA caps it)";
+      GTEST_SKIP() << "no bf16 kernels of the cpu device's own here (no AVX-512 BF16, or ONEDNN_MAX_CPU_ISA caps it)";
   }
 
   // `values` rounded to bf16, and those bf16 values widened back to f32.
@@ -62,9 +67,11 @@ class CpuBf16 : public ::testing::Test {
 TEST_F(CpuBf16, ConvolutionMatchesF32OnTheSameValues) {
   for (std::int64_t block : {std::int64_t{0}, k.channel_block()})
     for (ConvScheme scheme : testing::kBothSchemes)
-      for (ConvShape s : {conv_shape(4, 16, 12, 12, 32, 3, 3, 1, 1), conv_shape(4, 32, 8, 8, 32, 1, 1, 2, 0)}) {
+      for (ConvShape s : {conv_shape(4, 16, 12, 12, 32, 3, 3, 1, 1), conv_shape(4, 32, 8, 8, 32, 1, 1, 2, 0),
+                          grouped(conv_shape(4, 32, 8, 8, 32, 3, 3, 1, 1), 32),
+                          grouped(conv_shape(4, 32, 8, 8, 64, 3, 3, 2, 1), 2)}) {
         SCOPED_TRACE("block " + std::to_string(block) + " scheme " + testing::scheme_name(scheme) + " c " +
-                     std::to_string(s.c));
+                     std::to_string(s.c) + " k " + std::to_string(s.k) + " groups " + std::to_string(s.groups));
         s.bias = true;
         s.channel_block = block;
         const auto nx = static_cast<std::size_t>(s.n * s.c * s.h * s.w);
