@@ -40,6 +40,16 @@ inline std::vector<float> distinct_floats(std::size_t n, std::uint32_t seed, flo
   return v;
 }
 
+// n consecutive 16-bit patterns from `first`, shuffled: pairwise distinct
+// 16-bit values, so no pooling window has tied maxima (which two
+// implementations may break differently). 7919 is prime, so i * 7919 % n
+// visits every offset once unless n is a multiple of it.
+inline std::vector<std::uint16_t> distinct_16bit(std::size_t n, std::uint16_t first) {
+  std::vector<std::uint16_t> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<std::uint16_t>(first + (i * 7919) % n);
+  return v;
+}
+
 // Values whose magnitude is at least `margin`, for kinks at zero (relu):
 // a finite difference across the kink measures neither side's slope.
 inline std::vector<float> away_from_zero(std::size_t n, std::uint32_t seed, float margin = 0.05f) {

@@ -166,9 +166,7 @@ TEST_F(CpuBf16, PoolingMatchesF32OnTheSameValues) {
       s.pad_h = 1, s.pad_w = 1, s.channel_block = block;
       const auto nx = static_cast<std::size_t>(s.n * s.c * s.h * s.w);
       const auto ny = static_cast<std::size_t>(s.n * s.c * s.out_h() * s.out_w());
-      // Distinct values, so no window has tied maxima.
-      std::vector<std::uint16_t> x16(nx);
-      for (std::size_t i = 0; i < nx; ++i) x16[i] = static_cast<std::uint16_t>(0x3000 + (i * 7919) % nx);
+      const std::vector<std::uint16_t> x16 = testing::distinct_16bit(nx, 0x3000);
       const std::vector<float> x = widen(x16);
       std::vector<float> dy;
       const std::vector<std::uint16_t> dy16 = rounded(random_floats(ny, 42), dy);

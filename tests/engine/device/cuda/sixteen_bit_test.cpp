@@ -168,11 +168,7 @@ TEST_P(GpuSixteenBit, PoolingMatchesTheCpuDeviceOnTheSameValues) {
     s.pad_h = 1, s.pad_w = 1;
     const auto nx = static_cast<std::size_t>(s.n * s.c * s.h * s.w);
     const auto ny = static_cast<std::size_t>(s.n * s.c * s.out_h() * s.out_w());
-    // Distinct inputs, so no window has tied maxima (which the devices
-    // may break differently): consecutive 16-bit patterns, shuffled.
-    std::vector<std::uint16_t> x16(nx);
-    const std::uint16_t first = GetParam() == DType::bf16 ? 0x3000 : 0x1000;
-    for (std::size_t i = 0; i < nx; ++i) x16[i] = static_cast<std::uint16_t>(first + (i * 7919) % nx);
+    const std::vector<std::uint16_t> x16 = testing::distinct_16bit(nx, GetParam() == DType::bf16 ? 0x3000 : 0x1000);
     const std::vector<float> x = widen(x16);
     std::vector<float> dy;
     const std::vector<std::uint16_t> dy16 = rounded(random_floats(ny, 42), dy);
