@@ -16,6 +16,8 @@
 #include <sstream>
 #include <vector>
 
+#include "engine/device/kernels.h"
+
 namespace tidepool::testing {
 
 inline std::vector<float> random_floats(std::size_t n, std::uint32_t seed, float lo = -1.0f,
@@ -48,6 +50,21 @@ inline std::vector<std::uint16_t> distinct_16bit(std::size_t n, std::uint16_t fi
   std::vector<std::uint16_t> v(n);
   for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<std::uint16_t>(first + (i * 7919) % n);
   return v;
+}
+
+// A pooling's f32 passes on `k`, the reference the 16-bit pooling tests
+// compare against: y and dx of x and dy, and the bytes its saved buffer took.
+struct PoolPasses {
+  std::vector<float> y, dx;
+  std::size_t saved_bytes = 0;
+};
+inline PoolPasses f32_pool_passes(Kernels& k, const PoolShape& s, const std::vector<float>& x,
+                                  const std::vector<float>& dy) {
+  PoolPasses out{std::vector<float>(dy.size()), std::vector<float>(x.size()), k.pool_saved_bytes(s)};
+  std::vector<std::byte> saved(out.saved_bytes);
+  k.pool_forward(s, x.data(), out.y.data(), saved.empty() ? nullptr : saved.data());
+  k.pool_backward(s, x.data(), dy.data(), saved.empty() ? nullptr : saved.data(), out.dx.data());
+  return out;
 }
 
 // Values whose magnitude is at least `margin`, for kinks at zero (relu):

@@ -20,17 +20,26 @@
 namespace tidepool {
 namespace onednn {
 
+namespace {
+
+// oneDNN's first implementation for a typical layer (32 -> 32 channels,
+// 3x3, on 8x8 images) in `type` with every layout `any`: what its
+// heuristics pick for such layers on this processor. Empty when it has
+// none. 32 channels divide by every block it uses.
+dnnl::convolution_forward::primitive_desc typical_conv(Context& ctx, memory::data_type type, algorithm alg) {
+  const memory::desc act({1, 32, 8, 8}, type, Tag::any);
+  const memory::desc wei({32, 32, 3, 3}, type, Tag::any);
+  return dnnl::convolution_forward::primitive_desc(
+      dnnl::convolution_forward::desc(prop_kind::forward_training, alg, act, wei, act, {1, 1}, {1, 1}, {1, 1}),
+      user_scratchpad(), ctx.engine, /*allow_empty=*/true);
+}
+
+}  // namespace
+
 std::int64_t conv_channel_block(Context& ctx) {
-  // Ask oneDNN which layout its fastest convolution picks for a typical
-  // layer (32 -> 32 channels, 3x3); channel counts of 32 divide by every
-  // block it uses.
-  const memory::desc src = f32_desc({1, 32, 8, 8}, Tag::any);
-  const memory::desc wei = f32_desc({32, 32, 3, 3}, Tag::any);
-  const memory::desc dst = f32_desc({1, 32, 8, 8}, Tag::any);
-  const dnnl::convolution_forward::primitive_desc pd(
-      dnnl::convolution_forward::desc(prop_kind::forward_training, algorithm::convolution_auto, src, wei, dst,
-                                      {1, 1}, {0, 0}, {1, 1}, {1, 1}),
-      user_scratchpad(), ctx.engine);
+  // The layout the fastest convolution picks for its input.
+  const auto pd = typical_conv(ctx, kF32, algorithm::convolution_auto);
+  if (!pd) return 0;
   const memory::desc chosen = pd.src_desc();
   for (std::int64_t block : {8, 16})
     if (chosen == f32_desc({1, 32, 8, 8}, activation_tag(32, block))) return block;
@@ -44,12 +53,7 @@ bool native_bf16(Context& ctx) {
   const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
   if (isa != dnnl::cpu_isa::avx512_core_bf16 && isa != dnnl::cpu_isa::avx512_core_amx) return false;
   // And a jit kernel for the typical layer in bf16, not the reference one.
-  const memory::desc act = memory::desc({1, 32, 8, 8}, memory::data_type::bf16, Tag::any);
-  const memory::desc wei = memory::desc({32, 32, 3, 3}, memory::data_type::bf16, Tag::any);
-  const dnnl::convolution_forward::primitive_desc pd(
-      dnnl::convolution_forward::desc(prop_kind::forward_training, algorithm::convolution_direct, act, wei, act,
-                                      {1, 1}, {1, 1}, {1, 1}),
-      user_scratchpad(), ctx.engine, /*allow_empty=*/true);
+  const auto pd = typical_conv(ctx, memory::data_type::bf16, algorithm::convolution_direct);
   return pd && std::string(pd.impl_info_str()).rfind("ref:", 0) != 0;
 }
 

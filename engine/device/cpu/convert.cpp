@@ -169,20 +169,9 @@ void CpuKernels::convert(std::int64_t count, DType from, const void* x, DType to
   const auto* xf = static_cast<const float*>(x);
   auto* yf = static_cast<float*>(y);
   // A copy within a type (a residual's gradient handed to its second
-  // input): the bytes as they are, a run per thread.
+  // input): the bytes as they are.
   if (from == to && scale == 1.0f) {
-    const std::size_t size = from == DType::f32 ? sizeof(float) : sizeof(std::uint16_t);
-    const auto* src = static_cast<const std::byte*>(x);
-    auto* dst = static_cast<std::byte*>(y);
-    if (src == dst) return;
-    const std::size_t bytes = static_cast<std::size_t>(count) * size;
-    if (src < dst + bytes && dst < src + bytes) {  // overlapping: one move
-      std::memmove(dst, src, bytes);
-      return;
-    }
-    split(count, [&](std::int64_t at, std::int64_t n) {
-      std::memcpy(dst + at * size, src + at * size, static_cast<std::size_t>(n) * size);
-    });
+    copy_elements(count, from == DType::f32 ? sizeof(float) : sizeof(std::uint16_t), x, y);
     return;
   }
   // The common pairs in tight loops the compiler vectorises; the rest

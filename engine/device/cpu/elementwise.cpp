@@ -6,6 +6,7 @@
 // primitive per length would only add cache entries. Outputs may alias
 // inputs (y == a for an in-place add, acc == x never happens but is still
 // well defined), so there is no __restrict.
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
@@ -62,13 +63,16 @@ void CpuKernels::add_relu_forward(std::int64_t count, DType type, const void* a_
   }
 }
 
-void CpuKernels::copy(std::int64_t count, const float* x, float* y) {
+void copy_elements(std::int64_t count, std::size_t size, const void* x_, void* y_) {
+  const auto* x = static_cast<const std::byte*>(x_);
+  auto* y = static_cast<std::byte*>(y_);
   // memcpy on identical pointers is undefined behaviour even though it
   // would do nothing, and an in-place flatten asks for exactly that.
   if (count <= 0 || x == y) return;
-  const bool apart = x + count <= y || y + count <= x;
+  const std::size_t bytes = static_cast<std::size_t>(count) * size;
+  const bool apart = x + bytes <= y || y + bytes <= x;
   if (!apart || count < kParallelElements) {
-    std::memmove(y, x, static_cast<std::size_t>(count) * sizeof(float));
+    std::memmove(y, x, bytes);
     return;
   }
   // Disjoint (a residual's gradient fanned out to both branches): one
@@ -77,9 +81,11 @@ void CpuKernels::copy(std::int64_t count, const float* x, float* y) {
   {
     const std::int64_t threads = omp_get_num_threads(), t = omp_get_thread_num();
     const std::int64_t begin = count * t / threads, end = count * (t + 1) / threads;
-    std::memcpy(y + begin, x + begin, static_cast<std::size_t>(end - begin) * sizeof(float));
+    std::memcpy(y + begin * size, x + begin * size, static_cast<std::size_t>(end - begin) * size);
   }
 }
+
+void CpuKernels::copy(std::int64_t count, const float* x, float* y) { copy_elements(count, sizeof(float), x, y); }
 
 void CpuKernels::accumulate(std::int64_t count, const float* x, float* acc) {
 #pragma omp parallel for simd schedule(static) if (count >= kParallelElements)

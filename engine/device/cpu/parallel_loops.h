@@ -8,10 +8,17 @@
 // OpenMP pool flushes denormals like the worker itself (denormals.h).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace tidepool {
 
 inline constexpr std::int64_t kParallelElements = std::int64_t{1} << 15;
+
+// y = x, `count` elements of `size` bytes: one memcpy per thread where the
+// ranges are apart and long, a memmove where they overlap, nothing where
+// they are the same (elementwise.cpp: CpuKernels::copy, and convert within
+// one type).
+void copy_elements(std::int64_t count, std::size_t size, const void* x, void* y);
 
 }  // namespace tidepool

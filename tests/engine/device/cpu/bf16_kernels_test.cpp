@@ -161,25 +161,22 @@ TEST_F(CpuBf16, PoolingMatchesF32OnTheSameValues) {
   for (std::int64_t block : {std::int64_t{0}, k.channel_block()})
     for (PoolKind kind : {PoolKind::max, PoolKind::avg}) {
       SCOPED_TRACE("block " + std::to_string(block) + (kind == PoolKind::max ? " max" : " avg"));
-      PoolShape s;
-      s.kind = kind, s.n = 4, s.c = 16, s.h = 12, s.w = 12, s.kh = 3, s.kw = 3, s.stride_h = 2, s.stride_w = 2,
-      s.pad_h = 1, s.pad_w = 1, s.channel_block = block;
+      PoolShape s = testing::pool_shape(kind, 4, 16, 12, 12, 3, 2, 1);
+      s.channel_block = block;
       const auto nx = static_cast<std::size_t>(s.n * s.c * s.h * s.w);
       const auto ny = static_cast<std::size_t>(s.n * s.c * s.out_h() * s.out_w());
       const std::vector<std::uint16_t> x16 = testing::distinct_16bit(nx, 0x3000);
       const std::vector<float> x = widen(x16);
       std::vector<float> dy;
       const std::vector<std::uint16_t> dy16 = rounded(random_floats(ny, 42), dy);
-      std::vector<float> y(ny), dx(nx);
-      std::vector<std::byte> saved(k.pool_saved_bytes(s));
-      k.pool_forward(s, x.data(), y.data(), saved.empty() ? nullptr : saved.data());
-      k.pool_backward(s, x.data(), dy.data(), saved.empty() ? nullptr : saved.data(), dx.data());
+      const testing::PoolPasses f32 = testing::f32_pool_passes(k, s, x, dy);
+      const std::vector<float>&y = f32.y, &dx = f32.dx;
 
       PoolShape h = s;
       h.dtype = DType::bf16;
-      EXPECT_EQ(k.pool_saved_bytes(h), saved.size());
+      EXPECT_EQ(k.pool_saved_bytes(h), f32.saved_bytes);
       std::vector<std::uint16_t> y16(ny, kNan16), dx16(nx, kNan16);
-      std::vector<std::byte> hsaved(saved.size());
+      std::vector<std::byte> hsaved(f32.saved_bytes);
       k.pool_forward(h, x16.data(), y16.data(), hsaved.empty() ? nullptr : hsaved.data());
       k.pool_backward(h, x16.data(), dy16.data(), hsaved.empty() ? nullptr : hsaved.data(), dx16.data());
       if (kind == PoolKind::max)

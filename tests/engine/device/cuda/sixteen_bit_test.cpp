@@ -163,19 +163,15 @@ TEST_P(GpuSixteenBit, BatchNormMatchesTheCpuDeviceOnTheSameValues) {
 TEST_P(GpuSixteenBit, PoolingMatchesTheCpuDeviceOnTheSameValues) {
   const Tolerance tol = tolerance(GetParam());
   for (PoolKind kind : {PoolKind::max, PoolKind::avg}) {
-    PoolShape s;
-    s.kind = kind, s.n = 4, s.c = 16, s.h = 16, s.w = 16, s.kh = 3, s.kw = 3, s.stride_h = 2, s.stride_w = 2,
-    s.pad_h = 1, s.pad_w = 1;
+    const PoolShape s = testing::pool_shape(kind, 4, 16, 16, 16, 3, 2, 1);
     const auto nx = static_cast<std::size_t>(s.n * s.c * s.h * s.w);
     const auto ny = static_cast<std::size_t>(s.n * s.c * s.out_h() * s.out_w());
     const std::vector<std::uint16_t> x16 = testing::distinct_16bit(nx, GetParam() == DType::bf16 ? 0x3000 : 0x1000);
     const std::vector<float> x = widen(x16);
     std::vector<float> dy;
     const std::vector<std::uint16_t> dy16 = rounded(random_floats(ny, 42), dy);
-    std::vector<float> y(ny), dx(nx);
-    std::vector<std::byte> cpu_saved(cpu.pool_saved_bytes(s));
-    cpu.pool_forward(s, x.data(), y.data(), cpu_saved.empty() ? nullptr : cpu_saved.data());
-    cpu.pool_backward(s, x.data(), dy.data(), cpu_saved.empty() ? nullptr : cpu_saved.data(), dx.data());
+    const testing::PoolPasses f32 = testing::f32_pool_passes(cpu, s, x, dy);
+    const std::vector<float>&y = f32.y, &dx = f32.dx;
 
     PoolShape g = s;
     g.dtype = GetParam();
