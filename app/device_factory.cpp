@@ -4,6 +4,8 @@
 
 #include "engine/comm/mpi_communicator.h"
 #include "engine/device/cpu/cpu_device.h"
+#include "engine/device/cpu/cpu_queries.h"
+#include "engine/device/gpu_queries.h"
 #include "engine/device/sim/sim_device.h"
 #include "engine/perf/spec_profiles.h"
 #ifdef TIDEPOOL_HAVE_CUDA
@@ -29,7 +31,7 @@ std::unique_ptr<Device> make_device(DeviceKind kind, double link_gbps, bool for_
     if (link_gbps != 0)
       throw std::invalid_argument("--link-gbps throttles the cpu device's link; the sim device's link is its "
                                   "profile's (leave --link-gbps at 0)");
-    return std::make_unique<SimDevice>(PerfModel(resolve_profile(profile)));
+    return make_sim_device(PerfModel(resolve_profile(profile)));
   }
 
   if (kind == DeviceKind::cpu)
@@ -52,6 +54,15 @@ std::unique_ptr<Device> make_device(DeviceKind kind, double link_gbps, bool for_
 #endif
   }
   throw std::logic_error("make_device: a device kind without a factory");
+}
+
+std::unique_ptr<KernelQueries> queries_for(const Profile& profile) {
+  if (profile.kernels == ProfiledKernels::cpu) return make_cpu_queries();
+  return std::make_unique<GpuQueries>(profile.gpu);
+}
+
+std::unique_ptr<Device> make_sim_device(const PerfModel& model) {
+  return std::make_unique<SimDevice>(model, SimNetwork{}, queries_for(model.profile()));
 }
 
 bool device_computes_values(DeviceKind kind) { return kind != DeviceKind::sim; }

@@ -5,6 +5,8 @@
 #include <string>
 
 #include "engine/device/device.h"
+#include "engine/device/kernel_queries.h"
+#include "engine/perf/perf_model.h"
 #include "engine/run/run_settings.h"
 
 namespace tidepool::app {
@@ -25,6 +27,16 @@ namespace tidepool::app {
 // at their own speed and leave a profile to the planner (app/session.cpp).
 std::unique_ptr<Device> make_device(DeviceKind kind, double link_gbps, bool for_window = false,
                                     const std::string& profile = "");
+
+// The answers a plan for `profile`'s device asks (engine/device/
+// kernel_queries.h): a GPU profile's own (GpuQueries, whatever the host),
+// or, for a profile measured on the cpu device, this machine's cpu
+// device's. Without a profile, plans ask make_cpu_queries() (this
+// machine's cpu device).
+std::unique_ptr<KernelQueries> queries_for(const Profile& profile);
+
+// A sim device on `model`, answering as queries_for(model.profile()).
+std::unique_ptr<Device> make_sim_device(const PerfModel& model);
 
 // What a device of `kind` will say in DeviceCaps::computes_values, before
 // there is one (a window starting a run, a recorded run): sim computes none.

@@ -8,14 +8,15 @@
 #include "app/memory_report.h"
 #include "app/model_shapes.h"
 #include "engine/core/bytes_text.h"
-#include "engine/device/cpu/cpu_kernels.h"
+#include "app/device_factory.h"
+#include "engine/device/cpu/cpu_queries.h"
 #include "engine/memory/allocator.h"
 #include "engine/perf/spec_profiles.h"
 #include "engine/plan/memory_plan.h"
 
 namespace tidepool::app {
 
-std::vector<PlanRow> plan_table(const Network& net, std::int64_t batch, Kernels& kernels,
+std::vector<PlanRow> plan_table(const Network& net, std::int64_t batch, const KernelQueries& queries,
                                 const std::vector<std::string>& heuristics, TransferMode transfer, bool compress,
                                 std::size_t autoswap_budget, const PerfModel* model, Precision precision,
                                 HostMemory host_memory, int ranks, std::size_t bucket_bytes) {
@@ -41,7 +42,7 @@ std::vector<PlanRow> plan_table(const Network& net, std::int64_t batch, Kernels&
                                         .ranks = ranks,
                                         .bucket_bytes = bucket_bytes};
           try {
-            const MemoryPlan p = plan_memory(net, batch, settings, kernels, {}, model);
+            const MemoryPlan p = plan_memory(net, batch, settings, queries, {}, model);
             rows.push_back({settings, p.summary(), {}, p.predicted});
           } catch (const MemoryRefusal& e) {
             PlanRow refused{settings, {}, e.what()};
@@ -65,13 +66,18 @@ void plan_command(const PlanRequest& q, std::ostream& out) {
     make_allocator(q.heuristic, 0);  // throws for an unknown name, listing the valid ones
     heuristics = {q.heuristic};
   }
-  CpuKernels kernels;  // workspace sizes are the cpu device's
   std::optional<PerfModel> model;
   if (!q.profile.empty()) model.emplace(resolve_profile(q.profile));
+  // The plan is the profiled device's (a GPU's, from its profile, on any
+  // host) or, without a profile, this machine's cpu device's.
+  const std::unique_ptr<KernelQueries> queries = model ? queries_for(model->profile()) : make_cpu_queries();
+  const std::string planned_for = !model                                        ? "this machine's cpu device"
+                                  : model->profile().kernels == ProfiledKernels::cuda ? model->profile().name
+                                                                                  : "the cpu device of the profile";
   if (q.precisions.empty()) throw std::invalid_argument("--precision needs at least one of fp32, bf16, fp16");
   std::vector<PlanRow> rows;
   for (Precision p : q.precisions)
-    for (PlanRow& r : plan_table(net, rank_batch, kernels, heuristics, q.transfer, q.compress, q.budget_bytes,
+    for (PlanRow& r : plan_table(net, rank_batch, *queries, heuristics, q.transfer, q.compress, q.budget_bytes,
                                  model ? &*model : nullptr, p, q.host_memory, q.ranks, q.bucket_bytes))
       rows.push_back(std::move(r));
   const bool pageable = q.host_memory == HostMemory::pageable;
@@ -92,25 +98,25 @@ void plan_command(const PlanRequest& q, std::ostream& out) {
       row["fits"] = r.fits();
       if (r.fits())
         row.update(memory_json(r.memory));
+      else
+        row.update({{"minimum_pool_bytes", r.memory.minimum_pool_bytes}, {"refusal", r.refusal}});
       if (r.predicted) {
         row["predicted_iteration_us"] = r.predicted->iteration_us;
         row["predicted_stall_us"] = r.predicted->stall_us;
       }
-      else
-        row.update({{"minimum_pool_bytes", r.memory.minimum_pool_bytes}, {"refusal", r.refusal}});
       j.push_back(std::move(row));
     }
     out << j.dump(2) << '\n';
     return;
   }
   char line[256];
-  std::snprintf(line, sizeof line, "%s%s, %s input, batch %lld, %s transfers%s%s (cpu device workspaces)\n",
+  std::snprintf(line, sizeof line, "%s%s, %s input, batch %lld, %s transfers%s%s\n",
                 q.model.c_str(), q.fuse == Fusion::relu ? " (ReLUs fused)" : "",
                 std::string(models::to_string(input_for_dataset(q.dataset))).c_str(),
                 static_cast<long long>(q.batch_size),
                 to_string(q.transfer), q.compress ? ", compressed offloads (pinned: two staging slots)" : "",
                 pageable ? ", pageable host memory (pinned: the staging buffers)" : "");
-  out << line;
+  out << line << "planned for " << planned_for << " (its workspaces, layout and 16-bit kernels)\n";
   if (q.ranks > 1)
     out << "each of " << q.ranks << " ranks: batch " << rank_batch << " of the global " << q.batch_size
         << ", its parameter gradients all-reduced in buckets of " << format_bytes(q.bucket_bytes)

@@ -12,7 +12,7 @@
 
 #include "engine/core/fusion.h"
 #include "engine/core/network.h"
-#include "engine/device/kernels.h"
+#include "engine/device/kernel_queries.h"
 #include "engine/plan/memory_settings.h"
 #include "engine/perf/perf_model.h"
 #include "engine/plan/accudnn_schedule.h"
@@ -38,7 +38,7 @@ struct PlanRow {
 // little as fits a pool of that many bytes (as a run with --budget does);
 // 0: none. `model`: also AccUDNN's rows (in that budget, or unbounded),
 // and every row's predicted iteration time and stall.
-std::vector<PlanRow> plan_table(const Network& net, std::int64_t batch, Kernels& kernels,
+std::vector<PlanRow> plan_table(const Network& net, std::int64_t batch, const KernelQueries& kernels,
                                 const std::vector<std::string>& heuristics,
                                 TransferMode transfer = TransferMode::async, bool compress = false,
                                 std::size_t autoswap_budget = 0, const PerfModel* model = nullptr,

@@ -1,5 +1,6 @@
 #include "app/profile_command.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <stdexcept>
@@ -8,8 +9,52 @@
 #include "app/model_shapes.h"
 #include "engine/perf/profiler.h"
 #include "engine/perf/spec_profiles.h"
+#include "engine/plan/planner.h"
 
 namespace tidepool::app {
+
+namespace {
+
+// The device's answers, with every convolution workspace asked kept.
+class WorkspaceRecorder final : public KernelQueries {
+ public:
+  explicit WorkspaceRecorder(const KernelQueries& device) : device_(device) {}
+  bool takes_16bit(DType type) const override { return device_.takes_16bit(type); }
+  std::string refuses_16bit(DType type) const override { return device_.refuses_16bit(type); }
+  std::int64_t channel_block() const override { return device_.channel_block(); }
+  std::size_t conv_workspace_bytes(const ConvShape& s, ConvScheme scheme, ConvPass pass) const override {
+    const std::size_t bytes = device_.conv_workspace_bytes(s, scheme, pass);
+    const MeasuredWorkspace m{s, scheme, pass, bytes - conv_weights_copy_bytes(s)};
+    if (std::find(recorded.begin(), recorded.end(), m) == recorded.end()) recorded.push_back(m);
+    return bytes;
+  }
+  std::size_t batchnorm_relu_mask_bytes(const BatchNormShape& s) const override {
+    return device_.batchnorm_relu_mask_bytes(s);
+  }
+  std::size_t pool_saved_bytes(const PoolShape& s) const override { return device_.pool_saved_bytes(s); }
+
+  mutable std::vector<MeasuredWorkspace> recorded;
+
+ private:
+  const KernelQueries& device_;
+};
+
+}  // namespace
+
+std::vector<MeasuredWorkspace> record_workspaces(const Network& net, const std::vector<std::int64_t>& batches,
+                                                 const KernelQueries& device) {
+  WorkspaceRecorder recorder(device);
+  std::vector<Precision> precisions = {Precision::fp32};
+  if (device.takes_16bit(DType::f16)) precisions.push_back(Precision::fp16);
+  if (device.takes_16bit(DType::bf16)) precisions.push_back(Precision::bf16);
+  for (std::int64_t batch : batches)
+    for (ConvScheme scheme : {ConvScheme::m, ConvScheme::p})
+      for (Precision precision : precisions)
+        for (Phase phase : {Phase::train, Phase::eval})
+          plan_schedule(net, batch, PlanSettings{phase, MemorySettings{.scheme = scheme, .precision = precision}, {}},
+                        recorder);
+  return recorder.recorded;
+}
 
 void print_profile(const Profile& p, std::ostream& out) {
   out << p.name << " (" << p.source << ")\n";
@@ -42,6 +87,15 @@ Profile measure_device(const ProfileRequest& q, const Network& net) {
   auto make = [&] { return make_device(q.device, q.link_gbps); };
   std::string name = make()->caps().name + " (measured on " + q.model + ", " + q.dataset + ")";
   Profile p = measure_profile(make, net, options, std::move(name));
+  if (q.device == DeviceKind::cuda) {
+    // The GPU's own answers go with its times, so that plans from this
+    // profile (plan --profile, the sim device) place what cuDNN chose here.
+    const std::unique_ptr<Device> device = make();
+    const Kernels& k = device->kernels();
+    p.kernels = ProfiledKernels::cuda;
+    p.gpu = {device->caps().name, k.takes_16bit(DType::f16), k.takes_16bit(DType::bf16),
+             record_workspaces(net, options.batches, k)};
+  }
   std::string batches;
   for (auto b : options.batches) batches += (batches.empty() ? "" : ",") + std::to_string(b);
   p.notes = "tidepool profile --model " + q.model + " --dataset " + q.dataset + " --batch-size " +

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "engine/core/fusion.h"
 #include "engine/core/network.h"
@@ -36,6 +37,14 @@ int profile_command(const ProfileRequest& q, std::ostream& out);
 // q.batch_size, with the conv algorithms and link of the runs the profile
 // will drive; its notes say how. `tidepool profile`, and tune without one.
 Profile measure_device(const ProfileRequest& q, const Network& net);
+
+// Every convolution workspace a plan of `net` asks `device` at these
+// batches (train and eval, both algorithm schemes, f32 and each 16-bit
+// type the device computes natively), without the 16-bit weight copy:
+// what `profile --device cuda` keeps in the profile, so that a plan from
+// the profile places cuDNN's own figures (GpuQueries) on any host.
+std::vector<MeasuredWorkspace> record_workspaces(const Network& net, const std::vector<std::int64_t>& batches,
+                                                 const KernelQueries& device);
 
 // The fits of a profile as a table, one class per line.
 void print_profile(const Profile& p, std::ostream& out);

@@ -145,7 +145,7 @@ void TrainingSession::start(EventSink* sink) {
       throw std::invalid_argument("--swap-score bo tunes its weights on simulated iterations: give --profile (a "
                                   "file from `tidepool profile`, or a GPU specification), or run on --device sim");
     swap_weight_search_ = tune_swap_weights(*network_, rank_batch_, topts.memory,
-                                            [&] { return std::make_unique<SimDevice>(*model); });
+                                            [&] { return make_sim_device(*model); });
     topts.memory.swap_weights = settings_.memory.swap_weights = swap_weight_search_->best;
   }
   trainer_ = std::make_unique<Trainer>(*device_, *network_, topts, sink);

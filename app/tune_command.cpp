@@ -11,10 +11,21 @@
 #include "app/profile_command.h"
 #include "app/run_folder.h"
 #include "engine/core/bytes_text.h"
-#include "engine/device/cpu/cpu_kernels.h"
+#include "app/device_factory.h"
+#include "engine/device/cpu/cpu_queries.h"
 #include "engine/perf/spec_profiles.h"
 
 namespace tidepool::app {
+
+namespace {
+
+// The answers of the device a tuned run trains on: the cpu device's own;
+// on sim or cuda, its profile's (a GPU's answers never come from the host).
+std::unique_ptr<KernelQueries> run_queries(DeviceKind device, const Profile& profile) {
+  return device == DeviceKind::cpu ? make_cpu_queries() : queries_for(profile);
+}
+
+}  // namespace
 
 PerfModel tuning_model(const TuneRequest& q, const Network& net, std::string& note) {
   if (!q.profile.empty()) {
@@ -23,7 +34,11 @@ PerfModel tuning_model(const TuneRequest& q, const Network& net, std::string& no
   }
   if (q.device == DeviceKind::sim)
     throw std::invalid_argument("the sim device runs on a profile: give --profile to tune on it");
-  CpuKernels kernels;
+  // Measured now, on the device itself: the largest batch is planned with
+  // that device's answers (the cuda device's are its kernels').
+  std::unique_ptr<Device> probe = q.device == DeviceKind::cpu ? nullptr : make_device(q.device, q.link_gbps);
+  const std::unique_ptr<KernelQueries> cpu = probe ? nullptr : make_cpu_queries();
+  const KernelQueries& kernels = probe ? static_cast<const KernelQueries&>(probe->kernels()) : *cpu;
   MemorySettings all = q.memory;
   all.mode = OffloadMode::all;
   const std::int64_t k_max = largest_batch(
@@ -53,10 +68,11 @@ int tune_command(const TuneRequest& q, std::ostream& out) {
   const Network net = model_for_dataset(q.model, q.dataset, q.fuse);
   std::string note;
   const PerfModel model = tuning_model(q, net, note);
-  CpuKernels kernels;  // workspace sizes are the cpu device's
+  // Tuned for the profiled device (measured now, or given).
+  const std::unique_ptr<KernelQueries> kernels = queries_for(model.profile());
   BatchTuningOptions options{q.base_lr, q.base_batch, q.convexity};
   if (q.progress) options.progress = [](const std::string& line) { std::cerr << "tidepool: " << line << '\n'; };
-  const BatchTuning t = tune_batch(net, q.memory, kernels, model, options);
+  const BatchTuning t = tune_batch(net, q.memory, *kernels, model, options);
   auto rate = [](std::int64_t k, const Prediction& p) { return p.iteration_us > 0 ? k * 1e6 / p.iteration_us : 0.0; };
 
   if (q.json) {
@@ -150,10 +166,10 @@ TunedRun tune_run(RunSettings s) {
     s.profile = (std::filesystem::path(folder) / "profile.json").string();
     save_profile(model.profile(), s.profile);
   }
-  CpuKernels kernels;
+  const std::unique_ptr<KernelQueries> kernels = run_queries(s.device, model.profile());
   BatchTuningOptions options{q.base_lr, q.base_batch, q.convexity};
   if (q.progress) options.progress = [](const std::string& line) { std::cerr << "tidepool: " << line << '\n'; };
-  const BatchTuning t = tune_batch(net, s.memory, kernels, model, options);
+  const BatchTuning t = tune_batch(net, s.memory, *kernels, model, options);
   if (!t.best)
     throw std::invalid_argument("--tune: no batch of " + s.model + " trains without stalls in a budget of " +
                                 format_bytes(s.memory.budget_bytes) + " on " + model.profile().name);

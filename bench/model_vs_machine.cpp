@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "engine/device/cpu/cpu_device.h"
+#include "engine/device/cpu/cpu_queries.h"
 #include "engine/device/sim/sim_device.h"
 #include "engine/perf/profiler.h"
 #include "engine/run/trainer.h"
@@ -99,7 +100,7 @@ int main(int argc, char** argv) {
     const Profile profile = measure_profile([] { return std::make_unique<CpuDevice>(); }, net, options, "cpu: " + name);
     CpuDevice cpu;
     const Timed real = time_on(cpu, net, batch, memory, iterations);
-    SimDevice sim{PerfModel(profile)};
+    SimDevice sim{PerfModel(profile), {}, make_cpu_queries()};  // the cpu device's answers, as its profile
     const Timed predicted = time_on(sim, net, batch, memory, 1);
     std::vector<double> errors;
     double weighted = 0, total = 0;

@@ -106,16 +106,16 @@ class Layer {
   // `channel_block`: the activation layout the calls will pass
   // (LayerArgs::channel_block), which the sizes may depend on.
   virtual std::vector<SavedSpec> saved(const std::vector<Shape>& inputs, std::int64_t channel_block,
-                                       Kernels&) const {
+                                       const KernelQueries&) const {
     return {};
   }
   // `dtype`: the activations' type the calls will pass (LayerArgs::dtype).
   virtual std::size_t workspace_bytes(const std::vector<Shape>& inputs, Pass, ConvScheme,
-                                      std::int64_t channel_block, DType dtype, Kernels&) const {
+                                      std::int64_t channel_block, DType dtype, const KernelQueries&) const {
     return 0;
   }
 
-  // Its kernels are among those that have 16-bit forms (Kernels::takes_16bit
+  // Its kernels are among those that have 16-bit forms (KernelQueries::takes_16bit
   // lists them), so on a table that takes the precision's type a 16-bit
   // step of it can pass its tensors as they are (LayerArgs::dtype) instead
   // of f32 copies. The planner decides per step (engine/plan/planner.cpp).

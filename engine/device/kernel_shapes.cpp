@@ -49,6 +49,13 @@ void validate(const LinearShape& s) {
   }
 }
 
+bool operator==(const ConvShape& a, const ConvShape& b) {
+  return a.n == b.n && a.c == b.c && a.h == b.h && a.w == b.w && a.k == b.k && a.r == b.r && a.s == b.s &&
+         a.stride_h == b.stride_h && a.stride_w == b.stride_w && a.pad_h == b.pad_h && a.pad_w == b.pad_w &&
+         a.dil_h == b.dil_h && a.dil_w == b.dil_w && a.groups == b.groups && a.bias == b.bias &&
+         a.channel_block == b.channel_block && a.dtype == b.dtype;
+}
+
 std::size_t conv_weights_copy_bytes(const ConvShape& s) {
   if (!is_16bit(s.dtype)) return 0;
   constexpr std::size_t kAlign = 256;

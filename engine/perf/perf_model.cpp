@@ -82,7 +82,13 @@ double PerfModel::compute_us(const Work& w) const {
   if (lender < 0)
     throw std::invalid_argument("the profile '" + profile_.name + "' has no fit for " + to_string(w.work_class) +
                                 " nor for a related class: measure it on a network with such layers");
-  return fitted_us(*profile_.fit(static_cast<WorkClass>(lender)), w.flops, w.kernels);
+  const ClassFit& fit = *profile_.fit(static_cast<WorkClass>(lender));
+  if (!is_16bit(w.dtype)) return fitted_us(fit, w.flops, w.kernels);
+  const bool dense = w.work_class == WorkClass::conv_forward || w.work_class == WorkClass::conv_backward ||
+                     w.work_class == WorkClass::linear_forward || w.work_class == WorkClass::linear_backward;
+  const double speedup = dense ? profile_.dense_16bit_speedup : kHalfBytesSpeedup;
+  const double launches = w.kernels * fit.launch_us;
+  return launches + (fitted_us(fit, w.flops, w.kernels) - launches) / speedup;
 }
 
 double PerfModel::copy_us(std::size_t bytes, bool to_host, bool pageable) const {

@@ -30,6 +30,9 @@ class PerfModel {
   explicit PerfModel(Profile profile);
 
   // Microseconds for a step's work; 0 for a step that launched nothing.
+  // A 16-bit step (Work::dtype) computes faster than its class's f32 fit:
+  // dense work by the profile's dense_16bit_speedup, memory-bound work by
+  // kHalfBytesSpeedup (profile.h).
   // A class the profile has no fit for borrows the nearest related class's
   // (its other pass first, then depthwise/linear → conv, memory-bound
   // classes → relu: perf_model.cpp has the table), as borrowed() lists;

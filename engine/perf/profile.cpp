@@ -42,6 +42,96 @@ LinkFit link_from(const json& j, const std::string& where) {
   return l;
 }
 
+constexpr const char* kSchemeWords[] = {"m", "p"};
+constexpr const char* kPassWords[] = {"forward", "backward_data", "backward_weights"};
+
+template <std::size_t N>
+int word_index(const json& j, const char* key, const char* const (&words)[N], const std::string& where) {
+  const std::string w = j.contains(key) && j.at(key).is_string() ? j.at(key).get<std::string>() : "";
+  for (std::size_t i = 0; i < N; ++i)
+    if (w == words[i]) return static_cast<int>(i);
+  std::string list;
+  for (const char* word : words) list += (list.empty() ? "" : ", ") + std::string(word);
+  throw std::invalid_argument(where + ": '" + key + "' is \"" + w + "\" (one of " + list + ")");
+}
+
+std::int64_t whole(const json& j, const char* key, const std::string& where, double low) {
+  const double v = number(j, key, where, low, 1e15);
+  if (v != std::floor(v)) throw std::invalid_argument(where + ": '" + key + "' is not a whole number");
+  return static_cast<std::int64_t>(v);
+}
+
+json workspace_json(const MeasuredWorkspace& m) {
+  const ConvShape& s = m.shape;
+  return {{"shape",
+           {{"n", s.n}, {"c", s.c}, {"h", s.h}, {"w", s.w}, {"k", s.k}, {"r", s.r}, {"s", s.s},
+            {"stride", {s.stride_h, s.stride_w}}, {"pad", {s.pad_h, s.pad_w}}, {"dilation", {s.dil_h, s.dil_w}},
+            {"groups", s.groups}, {"bias", s.bias}, {"dtype", std::string(to_string(s.dtype))}}},
+          {"scheme", kSchemeWords[static_cast<int>(m.scheme)]},
+          {"pass", kPassWords[static_cast<int>(m.pass)]},
+          {"bytes", m.bytes}};
+}
+
+MeasuredWorkspace workspace_from(const json& j) {
+  const std::string where = "profile: kernels.workspaces[]";
+  if (!j.is_object() || !j.contains("shape") || !j.at("shape").is_object())
+    throw std::invalid_argument(where + ": 'shape' is missing");
+  const json& sh = j.at("shape");
+  auto pair = [&](const char* key, std::int64_t& a, std::int64_t& b, double low) {
+    if (!sh.contains(key) || !sh.at(key).is_array() || sh.at(key).size() != 2)
+      throw std::invalid_argument(where + ": 'shape." + key + "' is not a pair of numbers");
+    const json two = {{"a", sh.at(key)[0]}, {"b", sh.at(key)[1]}};
+    a = whole(two, "a", where + " shape." + key, low);
+    b = whole(two, "b", where + " shape." + key, low);
+  };
+  MeasuredWorkspace m;
+  ConvShape& s = m.shape;
+  s.n = whole(sh, "n", where, 1);
+  s.c = whole(sh, "c", where, 1);
+  s.h = whole(sh, "h", where, 1);
+  s.w = whole(sh, "w", where, 1);
+  s.k = whole(sh, "k", where, 1);
+  s.r = whole(sh, "r", where, 1);
+  s.s = whole(sh, "s", where, 1);
+  pair("stride", s.stride_h, s.stride_w, 1);
+  pair("pad", s.pad_h, s.pad_w, 0);
+  pair("dilation", s.dil_h, s.dil_w, 1);
+  s.groups = whole(sh, "groups", where, 1);
+  s.bias = sh.value("bias", false);
+  const std::string dtype = sh.value("dtype", "f32");
+  if (dtype == "f32") s.dtype = DType::f32;
+  else if (dtype == "f16") s.dtype = DType::f16;
+  else if (dtype == "bf16") s.dtype = DType::bf16;
+  else throw std::invalid_argument(where + ": 'shape.dtype' is \"" + dtype + "\" (one of f32, f16, bf16)");
+  m.scheme = static_cast<ConvScheme>(word_index(j, "scheme", kSchemeWords, where));
+  m.pass = static_cast<ConvPass>(word_index(j, "pass", kPassWords, where));
+  m.bytes = static_cast<std::size_t>(whole(j, "bytes", where, 0));
+  validate(s);
+  return m;
+}
+
+json kernels_json(const Profile& p) {
+  if (p.kernels == ProfiledKernels::cpu) return {{"device", "cpu"}};
+  json workspaces = json::array();
+  for (const MeasuredWorkspace& m : p.gpu.workspaces) workspaces.push_back(workspace_json(m));
+  return {{"device", "cuda"}, {"gpu", p.gpu.gpu}, {"f16", p.gpu.f16}, {"bf16", p.gpu.bf16},
+          {"workspaces", workspaces}};
+}
+
+void kernels_from(const json& j, Profile& p) {
+  if (!j.contains("kernels")) return;  // profiles from before: measured on the cpu device
+  const json& k = j.at("kernels");
+  const std::string device = k.is_object() ? k.value("device", "") : "";
+  if (device == "cpu") return;
+  if (device != "cuda")
+    throw std::invalid_argument("profile: 'kernels.device' is \"" + device + "\"; it must be \"cpu\" or \"cuda\"");
+  p.kernels = ProfiledKernels::cuda;
+  p.gpu.gpu = k.value("gpu", p.name);
+  p.gpu.f16 = k.value("f16", true);
+  p.gpu.bf16 = k.value("bf16", false);
+  for (const json& w : k.value("workspaces", json::array())) p.gpu.workspaces.push_back(workspace_from(w));
+}
+
 }  // namespace
 
 json to_json(const Profile& p) {
@@ -67,6 +157,7 @@ json to_json(const Profile& p) {
   return {{"format", kFormat},       {"version", kVersion},
           {"name", p.name},          {"source", p.source},
           {"notes", p.notes},        {"memory_bytes", p.memory_bytes},
+          {"kernels", kernels_json(p)}, {"dense_16bit_speedup", p.dense_16bit_speedup},
           {"compute", compute},      {"link", {{"to_host", link_json(p.to_host)}, {"to_device", link_json(p.to_device)}}},
           {"compute_samples", samples}, {"copy_samples", copies}};
 }
@@ -88,6 +179,8 @@ Profile profile_from_json(const json& j) {
     throw std::invalid_argument("profile: 'source' is \"" + p.source + "\"; it must be \"measured\" or \"specification\"");
   p.notes = j.value("notes", "");
   p.memory_bytes = static_cast<std::size_t>(number(j, "memory_bytes", "profile", 0, 1e18));
+  kernels_from(j, p);
+  if (j.contains("dense_16bit_speedup")) p.dense_16bit_speedup = number(j, "dense_16bit_speedup", "profile", 0.01, 1e3);
   if (!j.contains("compute") || !j.at("compute").is_object()) throw std::invalid_argument("profile: 'compute' is missing");
   for (const auto& [name, f] : j.at("compute").items()) {
     const WorkClass c = parse_choice<WorkClass>(name, "class of work in the profile's 'compute'");

@@ -21,6 +21,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "engine/device/gpu_queries.h"
 #include "engine/perf/work.h"
 
 namespace tidepool {
@@ -63,11 +64,28 @@ struct CopySample {
   bool operator==(const CopySample&) const = default;
 };
 
+// Whose kernels a profile describes, and so who answers a plan's questions
+// for it (engine/device/kernel_queries.h): the cpu device's (oneDNN on the
+// machine that plans), or the cuda device's on the profiled GPU
+// (GpuQueries over Profile::gpu), which never asks the host.
+enum class ProfiledKernels : std::uint8_t { cpu, cuda };
+
+// A 16-bit step's memory-bound work (Work::dtype bf16 or f16: batch norm,
+// ReLU, pooling, the residual add) moves half the bytes of its f32 form,
+// so it takes half the time of its class's f32 fit; its launches cost the same.
+inline constexpr double kHalfBytesSpeedup = 2.0;
+
 struct Profile {
   std::string name;    // "cpu: 2 cores (measured on resnet20)", "NVIDIA Tesla M40 24 GB"
   std::string source;  // "measured" or "specification"
   std::string notes;   // how it was made: the command, or the published figures and assumptions
   std::size_t memory_bytes = 0;  // device memory; 0: as much as the host has (the cpu device)
+  ProfiledKernels kernels = ProfiledKernels::cpu;
+  GpuKernelFacts gpu;  // kernels == cuda: what the cuda device's kernels answer there
+  // A 16-bit step's dense work (convolutions) runs at this multiple of its
+  // class's f32 fit: the tensor cores' gain (1: none, as on the M40, or on
+  // the cpu device, whose f32 copies are counted as their own work).
+  double dense_16bit_speedup = 1;
   std::array<std::optional<ClassFit>, kWorkClassCount> compute;
   LinkFit to_host, to_device;
   // What a measured profile was fitted to, kept so that it can be re-fitted

@@ -27,7 +27,7 @@ bool is_compute(SpanKind k) {
 }  // namespace
 
 void add_samples(Profile& profile, const Network& network, const Schedule& schedule,
-                 std::span<const SpanEvent> spans, Kernels& queries) {
+                 std::span<const SpanEvent> spans, const KernelQueries& queries) {
   std::map<int, std::vector<double>> by_step;
   for (const SpanEvent& e : spans) {
     if (is_compute(e.kind) && e.stream == Stream::compute) by_step[e.step].push_back(e.end_us - e.start_us);

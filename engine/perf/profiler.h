@@ -40,7 +40,7 @@ class SpanRecorder final : public EventSink {
 // every copy of an offload or prefetch. `queries`: the device's kernels,
 // for the workspace sizes the static analysis asks.
 void add_samples(Profile& profile, const Network& network, const Schedule& schedule,
-                 std::span<const SpanEvent> spans, Kernels& queries);
+                 std::span<const SpanEvent> spans, const KernelQueries& queries);
 
 // The paper's batch sizes for profiling: 1/8, 1/4, 1/2, 2/3 and 1 of the
 // largest (duplicates and zeros dropped).

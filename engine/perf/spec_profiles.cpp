@@ -10,9 +10,14 @@ namespace {
 
 // Assumptions that turn a data sheet into throughput curves. They are
 // stated in every derived profile's notes.
-//  - Dense convolutions and GEMMs reach 70 % of the FP32 peak at
-//    saturation (cuDNN's implicit-GEMM and Winograd kernels without tensor
-//    cores typically reach 60-80 %).
+//  - Dense convolutions and GEMMs reach a share of the FP32 peak at
+//    saturation (GpuSpec::fp32_efficiency), and 16-bit ones a share of the
+//    f16 tensor-core peak (tensor_efficiency; without tensor cores cuDNN's
+//    pseudo-half configuration computes at the f32 rate). Both are
+//    calibrated so that the sim trains ResNet-50 at the published
+//    single-GPU rates (GpuSpec::reference): the one figure per GPU and
+//    precision that no data sheet gives is how much of the peak cuDNN
+//    reaches on a real network.
 //  - Saturation: a kernel needs about 1 ms of work at peak to fill the GPU
 //    (AccUDNN Fig. 6: on the M40 AlexNet's conv and FC throughput keeps
 //    growing up to minibatches of a few hundred); below it the throughput
@@ -21,7 +26,6 @@ namespace {
 //    bytes per counted FLOP listed in kBytesPerFlop (a FLOP is one element
 //    written for them: engine/perf/work.h), and saturate at 20 µs of work.
 //  - Every kernel launch costs 5 µs (launch plus cuDNN's own set-up).
-constexpr double kComputeEfficiency = 0.7;
 constexpr double kComputeSaturationUs = 1000;
 constexpr double kBandwidthEfficiency = 0.8;
 constexpr double kMemorySaturationUs = 20;
@@ -62,7 +66,12 @@ Profile derive(const GpuSpec& g) {
   p.name = g.name;
   p.source = "specification";
   p.memory_bytes = static_cast<std::size_t>(g.memory_gib * double(1ull << 30));
-  const double dense = g.fp32_tflops * 1e3 * kComputeEfficiency;  // GFLOP/s
+  p.kernels = ProfiledKernels::cuda;
+  p.gpu = {g.name, true, g.bf16, {}};
+  const double dense = g.fp32_tflops * 1e3 * g.fp32_efficiency;  // GFLOP/s
+  p.dense_16bit_speedup = g.f16_tensor_tflops > 0 ? g.f16_tensor_tflops * g.tensor_efficiency /
+                                                        (g.fp32_tflops * g.fp32_efficiency)
+                                                  : 1.0;
   for (WorkClass c : {WorkClass::conv_forward, WorkClass::conv_backward, WorkClass::linear_forward,
                       WorkClass::linear_backward})
     p.fit(c) = curve(dense, kComputeSaturationUs);
@@ -72,13 +81,22 @@ Profile derive(const GpuSpec& g) {
   for (const MemoryBound& m : kBytesPerFlop) p.fit(m.work_class) = curve(bandwidth / m.bytes_per_flop, kMemorySaturationUs);
   p.to_host = p.to_device = {g.link_latency_us, g.link_gbps, 0};
   std::ostringstream notes;
-  notes << "Derived from the published specification, not measured: " << g.fp32_tflops << " TFLOP/s FP32, "
-        << g.memory_gbps << " GB/s memory bandwidth, " << g.memory_gib << " GiB, host link " << g.link << " at "
-        << g.link_gbps << " GB/s and " << g.link_latency_us << " us per copy. Assumed: dense conv/linear at "
-        << kComputeEfficiency * 100 << " % of peak, saturating at " << kComputeSaturationUs
+  notes << "Derived from the published specification, not measured: " << g.fp32_tflops << " TFLOP/s FP32, ";
+  if (g.f16_tensor_tflops > 0)
+    notes << g.f16_tensor_tflops << " TFLOP/s f16 on tensor cores" << (g.bf16 ? " (bf16 too)" : " (no bf16)") << ", ";
+  else
+    notes << "no tensor cores (f16 through cuDNN's pseudo-half configuration at the f32 rate; no bf16), ";
+  notes << g.memory_gbps << " GB/s memory bandwidth, " << g.memory_gib << " GiB, host link " << g.link << " at "
+        << g.link_gbps << " GB/s and " << g.link_latency_us << " us per copy. Calibrated on published ResNet-50 "
+        << "training throughput (" << g.reference.source << "): dense f32 conv/linear at " << g.fp32_efficiency * 100
+        << " % of the FP32 peak";
+  if (g.f16_tensor_tflops > 0) notes << ", 16-bit at " << g.tensor_efficiency * 100 << " % of the tensor peak";
+  notes << ". Assumed: dense work saturating at " << kComputeSaturationUs
         << " us of work; memory-bound layers at " << kBandwidthEfficiency * 100 << " % of the bandwidth, saturating at "
         << kMemorySaturationUs << " us; below saturation throughput ~ (flops/saturation)^" << kSlope << "; "
-        << kLaunchUs << " us per kernel launch (engine/perf/spec_profiles.cpp).";
+        << kLaunchUs << " us per kernel launch; 16-bit memory-bound layers at twice their f32 speed (half the bytes); "
+        << "convolution workspaces from the model of cuDNN's choices in engine/device/gpu_queries.cpp "
+        << "(engine/perf/spec_profiles.cpp).";
   p.notes = notes.str();
   return p;
 }
@@ -86,14 +104,33 @@ Profile derive(const GpuSpec& g) {
 }  // namespace
 
 const std::vector<GpuSpec>& gpu_specs() {
-  // Data sheets: Tesla M40 24 GB (GM200: 7 TFLOP/s, 288 GB/s); V100 PCIe
-  // 32 GB (14 TFLOP/s, 900 GB/s); H100 SXM5 80 GB (67 TFLOP/s FP32, 3.35
-  // TB/s). Host links at what pinned copies achieve: PCIe 3.0 x16 about 12
-  // GB/s of its 15.75; PCIe 5.0 x16 about 50 of its 63.
+  // Data sheets: Tesla M40 24 GB (GM200: 7 TFLOP/s, 288 GB/s, no tensor
+  // cores); V100 SXM2 32 GB (15.7 TFLOP/s FP32, 125 f16 tensor, 900 GB/s);
+  // A100 SXM4 80 GB (19.5 FP32, 312 f16/bf16 tensor dense, 2039 GB/s);
+  // H100 SXM5 80 GB (67 FP32, 989 f16/bf16 tensor dense, 3350 GB/s).
+  // Host links at what pinned copies achieve: PCIe 3.0 x16 about 12 GB/s
+  // of its 15.75; PCIe 4.0 x16 about 25 of its 31.5; PCIe 5.0 x16 about
+  // 50 of its 63. References: docs/gpu-profiles.md quotes each row.
   static const std::vector<GpuSpec> specs = {
-      {"m40", "NVIDIA Tesla M40 24 GB", 7.0, 288, 24, 12, 10, "PCIe 3.0 x16"},
-      {"v100", "NVIDIA Tesla V100 PCIe 32 GB", 14.0, 900, 32, 12, 10, "PCIe 3.0 x16"},
-      {"h100", "NVIDIA H100 SXM5 80 GB", 67.0, 3350, 80, 50, 5, "PCIe 5.0 x16"},
+      {"m40", "NVIDIA Tesla M40 24 GB", 7.0, 0, false, 288, 24, 12, 10, "PCIe 3.0 x16", 0.7, 0,
+       {100, 0,
+        "no M40 figure is published; the same GM200 chip as the Maxwell GTX Titan X: 159.62 ms per forward and "
+        "backward of 16 images (Torch, cuDNN 5.1; jcjohnson/cnn-benchmarks), 100 images/s; no tensor cores, no "
+        "published mixed-precision figure"}},
+      {"v100", "NVIDIA Tesla V100 SXM2 32 GB", 15.7, 125, false, 900, 32, 12, 10, "PCIe 3.0 x16", 0.7, 0.5,
+       {356, 1156,
+        "NVIDIA DeepLearningExamples, PyTorch ResNet-50 v1.5, DGX-1 32GB, 1 GPU: 356 images/s FP32, 1156 AMP "
+        "(PyTorch 21.03)"}},
+      {"a100", "NVIDIA A100 SXM4 80 GB", 19.5, 312, true, 2039, 80, 25, 5, "PCIe 4.0 x16", 0.7, 0.5,
+       {0, 2470,
+        "NVIDIA DeepLearningExamples, PyTorch ResNet-50 v1.5, DGX A100 80GB, 1 GPU: 2470 images/s AMP (PyTorch "
+        "21.03); its 938 images/s are TF32, which the cuda device does not use for f32 (it computes f32 exactly), "
+        "so no f32 figure is like for like"}},
+      {"h100", "NVIDIA H100 SXM5 80 GB", 67.0, 989, true, 3350, 80, 50, 5, "PCIe 5.0 x16", 0.7, 0.5,
+       {0, 2616,
+        "Lambda deeplearning-benchmark, PyTorch ResNet-50, H100 80GB SXM5, 1 GPU: 2616 images/s fp16 (PyTorch NGC "
+        "22.09); its 1753 images/s \"fp32\" are TF32 convolutions (PyTorch's default on Ampere and later), not "
+        "like for like with the cuda device's exact f32"}},
   };
   return specs;
 }

@@ -1,10 +1,16 @@
 // Profiles derived from GPUs' published specifications, for the sim device
 // and the AccUDNN tables where no such GPU is at hand: the M40 of the
-// AccUDNN paper, a V100 and an H100. Each is marked "specification" and its
-// notes list the published figures and the assumptions that turn them into
-// throughput curves (spec_profiles.cpp explains each). profiles/*.json are
-// these, written by `tidepool profile --spec NAME -o FILE`; a test checks
-// that the files and the code agree.
+// AccUDNN paper, a V100, an A100 and an H100. Each is marked
+// "specification" and its notes list the published figures and the
+// assumptions that turn them into throughput curves (spec_profiles.cpp
+// explains each). Each carries the cuda device's answers on that GPU
+// (engine/device/gpu_queries.h), so its plans never ask the host.
+// Two efficiencies per GPU are calibrated against published single-GPU
+// ResNet-50 training throughput (GpuSpec::reference, docs/gpu-profiles.md
+// has the table and tests/engine/perf/spec_calibration_test.cpp holds the
+// sim to it). profiles/*.json are these, written by
+// `tidepool profile --spec NAME -o FILE`; a test checks that the files
+// and the code agree.
 #pragma once
 
 #include <optional>
@@ -16,19 +22,33 @@
 
 namespace tidepool {
 
+// Published single-GPU ResNet-50 training throughput a profile is held to.
+struct PublishedThroughput {
+  double fp32_images_per_s = 0;   // 0: none published that is like for like
+  double mixed_images_per_s = 0;  // fp16 with f32 master weights (AMP); 0: none
+  std::string source;             // where the figures come from, and what else they say
+};
+
 struct GpuSpec {
   std::string key;   // "m40"
   std::string name;  // "NVIDIA Tesla M40 24 GB"
   double fp32_tflops = 0;        // peak, without tensor cores
+  double f16_tensor_tflops = 0;  // dense peak of the tensor cores in f16; 0: no tensor cores
+  bool bf16 = false;             // bf16 arithmetic (compute capability 8.0 and later)
   double memory_gbps = 0;        // device memory bandwidth
   double memory_gib = 0;
   double link_gbps = 0;          // host link, achievable with pinned memory
   double link_latency_us = 0;
   std::string link;              // "PCIe 3.0 x16"
+  // Calibrated (spec_profiles.cpp): the share of the FP32 peak dense
+  // f32 convolutions reach, and of the f16 tensor peak 16-bit ones reach.
+  double fp32_efficiency = 0;
+  double tensor_efficiency = 0;
+  PublishedThroughput reference;
 };
 
 const std::vector<GpuSpec>& gpu_specs();
-// "m40, v100, h100"
+// "m40, v100, a100, h100"
 std::string gpu_spec_names();
 std::optional<Profile> specification_profile(std::string_view key);
 

@@ -14,31 +14,31 @@ double elements(std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w) 
 
 void WorkCounter::conv_forward(const ConvShape& s, ConvScheme, const void*, const float*, const float*, void*,
                                void*) {
-  add(depthwise(s) ? WorkClass::depthwise_forward : WorkClass::conv_forward, s.flops() + conv_bias_flops(s));
+  add(depthwise(s) ? WorkClass::depthwise_forward : WorkClass::conv_forward, s.flops() + conv_bias_flops(s), s.dtype);
 }
 
 void WorkCounter::conv_backward_data(const ConvShape& s, ConvScheme, const void*, const float*, void*, void*) {
-  add(depthwise(s) ? WorkClass::depthwise_backward : WorkClass::conv_backward, s.flops());
+  add(depthwise(s) ? WorkClass::depthwise_backward : WorkClass::conv_backward, s.flops(), s.dtype);
 }
 
 void WorkCounter::conv_backward_weights(const ConvShape& s, ConvScheme, const void*, const void*, float*, float*,
                                         void*) {
-  add(depthwise(s) ? WorkClass::depthwise_backward : WorkClass::conv_backward, s.flops() + conv_bias_flops(s));
+  add(depthwise(s) ? WorkClass::depthwise_backward : WorkClass::conv_backward, s.flops() + conv_bias_flops(s), s.dtype);
 }
 
 void WorkCounter::batchnorm_forward_train(const BatchNormShape& s, const void*, const float*, const float*, void*,
                                           float*, float*, float*, float*, void*) {
-  add(WorkClass::batchnorm_forward, elements(s.n, s.c, s.h, s.w));
+  add(WorkClass::batchnorm_forward, elements(s.n, s.c, s.h, s.w), s.dtype);
 }
 
 void WorkCounter::batchnorm_forward_infer(const BatchNormShape& s, const void*, const float*, const float*,
                                           const float*, const float*, void*) {
-  add(WorkClass::batchnorm_forward, elements(s.n, s.c, s.h, s.w));
+  add(WorkClass::batchnorm_forward, elements(s.n, s.c, s.h, s.w), s.dtype);
 }
 
 void WorkCounter::batchnorm_backward(const BatchNormShape& s, const void*, const void*, const float*, const float*,
                                      const float*, void*, float*, float*, const void*) {
-  add(WorkClass::batchnorm_backward, elements(s.n, s.c, s.h, s.w));
+  add(WorkClass::batchnorm_backward, elements(s.n, s.c, s.h, s.w), s.dtype);
 }
 
 void WorkCounter::batchnorm_sums(const BatchNormShape& s, const float*, double*) {
@@ -61,11 +61,11 @@ void WorkCounter::batchnorm_backward_with_sums(const BatchNormShape& s, const fl
 }
 
 void WorkCounter::pool_forward(const PoolShape& s, const void*, void*, void*) {
-  add(WorkClass::pool_forward, elements(s.n, s.c, s.out_h(), s.out_w()) * static_cast<double>(s.kh * s.kw));
+  add(WorkClass::pool_forward, elements(s.n, s.c, s.out_h(), s.out_w()) * static_cast<double>(s.kh * s.kw), s.dtype);
 }
 
 void WorkCounter::pool_backward(const PoolShape& s, const void*, const void*, const void*, void*) {
-  add(WorkClass::pool_backward, elements(s.n, s.c, s.h, s.w));
+  add(WorkClass::pool_backward, elements(s.n, s.c, s.h, s.w), s.dtype);
 }
 
 void WorkCounter::linear_forward(const LinearShape& s, const float*, const float*, const float*, float*) {

@@ -77,17 +77,23 @@ struct Work {
   WorkClass work_class = WorkClass::copy;
   double flops = 0;
   int kernels = 0;  // 0: the step launched nothing (a flatten of a contiguous tensor)
+  // What the kernel that set the class computed on: f32, or the 16-bit
+  // type of a step that computes in 16 bits itself
+  // (KernelQueries::takes_16bit): on a GPU, tensor cores for convolutions
+  // and half the bytes for the memory-bound classes (PerfModel::compute_us).
+  DType dtype = DType::f32;
   bool operator==(const Work&) const = default;
 };
 
 // A kernel table that computes nothing and counts: the class of the first
 // kernel a step calls (a step is one layer's pass, so its kernels share a
 // class), the FLOPs of all of them and their number. Size queries
-// (workspace, max-pool's saved bytes) go to `queries`, a real device's
-// table, so that a plan made with a counter places what that device would.
+// (workspace, max-pool's saved bytes, layout, 16-bit support) go to
+// `queries`, the answers of the device counted for (KernelQueries), so that
+// a plan made with a counter places what that device would.
 class WorkCounter final : public Kernels {
  public:
-  explicit WorkCounter(Kernels& queries) : queries_(queries) {}
+  explicit WorkCounter(const KernelQueries& queries) : queries_(queries) {}
 
   // The work counted since the last take(), and a fresh count.
   Work take() {
@@ -97,12 +103,13 @@ class WorkCounter final : public Kernels {
     return w;
   }
 
-  std::size_t conv_workspace_bytes(const ConvShape& s, ConvScheme scheme, ConvPass pass) override {
+  std::size_t conv_workspace_bytes(const ConvShape& s, ConvScheme scheme, ConvPass pass) const override {
     return queries_.conv_workspace_bytes(s, scheme, pass);
   }
-  std::size_t pool_saved_bytes(const PoolShape& s) override { return queries_.pool_saved_bytes(s); }
-  // Which steps need f32 copies is the queried table's answer too.
+  std::size_t pool_saved_bytes(const PoolShape& s) const override { return queries_.pool_saved_bytes(s); }
+  // Which steps need f32 copies is the queried device's answer too.
   bool takes_16bit(DType type) const override { return queries_.takes_16bit(type); }
+  std::string refuses_16bit(DType type) const override { return queries_.refuses_16bit(type); }
   // The layout too: a plan made with a counter keeps activations as the
   // queried device does, and so counts its layout conversions.
   std::int64_t channel_block() const override { return queries_.channel_block(); }
@@ -123,7 +130,7 @@ class WorkCounter final : public Kernels {
   // A fused ReLU (BatchNormShape::relu, add_relu_forward) rides in the
   // pass it is fused into: it counts as that pass's work, as it costs no
   // sweep of its own.
-  std::size_t batchnorm_relu_mask_bytes(const BatchNormShape& s) override {
+  std::size_t batchnorm_relu_mask_bytes(const BatchNormShape& s) const override {
     return queries_.batchnorm_relu_mask_bytes(s);
   }
   void batchnorm_forward_train(const BatchNormShape& s, const void*, const float*, const float*, void*, float*,
@@ -142,9 +149,11 @@ class WorkCounter final : public Kernels {
                                double*, float*, float*) override;
   void batchnorm_backward_with_sums(const BatchNormShape& s, const float*, const float*, const float*, const float*,
                                     const float*, const double*, float*) override;
-  void relu_forward(std::int64_t count, DType, const void*, void*) override { add(WorkClass::relu_forward, count); }
-  void relu_backward(std::int64_t count, DType, const void*, const void*, void*) override {
-    add(WorkClass::relu_backward, count);
+  void relu_forward(std::int64_t count, DType type, const void*, void*) override {
+    add(WorkClass::relu_forward, count, type);
+  }
+  void relu_backward(std::int64_t count, DType type, const void*, const void*, void*) override {
+    add(WorkClass::relu_backward, count, type);
   }
   void pool_forward(const PoolShape& s, const void*, void*, void*) override;
   void pool_backward(const PoolShape& s, const void*, const void*, const void*, void*) override;
@@ -157,19 +166,21 @@ class WorkCounter final : public Kernels {
   void dropout_backward(std::int64_t count, const float*, const float*, float*) override {
     add(WorkClass::dropout_backward, count);
   }
-  void add_forward(std::int64_t count, DType, const void*, const void*, void*) override { add(WorkClass::add, count); }
-  void add_relu_forward(std::int64_t count, DType, const void*, const void*, void*) override {
-    add(WorkClass::add, count);
+  void add_forward(std::int64_t count, DType type, const void*, const void*, void*) override {
+    add(WorkClass::add, count, type);
+  }
+  void add_relu_forward(std::int64_t count, DType type, const void*, const void*, void*) override {
+    add(WorkClass::add, count, type);
   }
   void copy(std::int64_t count, const float*, float*) override { add(WorkClass::copy, count); }
   void accumulate(std::int64_t count, const float*, float*) override { add(WorkClass::accumulate, count); }
   // The f32 copies around a 16-bit step (engine/plan/f32_views.h) add to its
   // work but leave it the class of what it computes.
   void convert(std::int64_t count, DType, const void*, DType, void*, float) override {
-    add(WorkClass::copy, static_cast<double>(count), false);
+    add(WorkClass::copy, static_cast<double>(count), DType::f32, false);
   }
-  void accumulate_16bit(std::int64_t count, DType, const void*, void*) override {
-    add(WorkClass::accumulate, static_cast<double>(count));
+  void accumulate_16bit(std::int64_t count, DType type, const void*, void*) override {
+    add(WorkClass::accumulate, static_cast<double>(count), type);
   }
   void softmax_xent_forward(std::int64_t n, std::int64_t classes, const float*, const std::int32_t*, float*,
                             float*) override {
@@ -180,7 +191,9 @@ class WorkCounter final : public Kernels {
     add(WorkClass::softmax_backward, static_cast<double>(n) * classes);
   }
   // fp16's unscaling is part of the update's work.
-  void fill(std::int64_t count, float, float*) override { add(WorkClass::update, static_cast<double>(count), false); }
+  void fill(std::int64_t count, float, float*) override {
+    add(WorkClass::update, static_cast<double>(count), DType::f32, false);
+  }
   void unscale_check(std::int64_t count, float*, float, float*) override {
     add(WorkClass::update, static_cast<double>(count));
   }
@@ -189,14 +202,17 @@ class WorkCounter final : public Kernels {
   }
 
  private:
-  void add(WorkClass c, double flops, bool sets_class = true) {
-    if (sets_class && !classed_) work_.work_class = c;
+  void add(WorkClass c, double flops, DType type = DType::f32, bool sets_class = true) {
+    if (sets_class && !classed_) {
+      work_.work_class = c;
+      work_.dtype = type;
+    }
     classed_ = classed_ || sets_class;
     work_.flops += flops;
     ++work_.kernels;
   }
 
-  Kernels& queries_;
+  const KernelQueries& queries_;
   Work work_;
   bool classed_ = false;  // a kernel that sets the class has been counted
 };

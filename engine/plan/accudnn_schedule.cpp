@@ -32,7 +32,7 @@ std::size_t transient_budget(const Schedule& s, std::size_t pool_bytes) {
 
 }  // namespace
 
-AccSchedule accudnn_problem(const Network& net, const Schedule& s, const PerfModel& model, Kernels& queries,
+AccSchedule accudnn_problem(const Network& net, const Schedule& s, const PerfModel& model, const KernelQueries& queries,
                             std::size_t budget_bytes) {
   AccSchedule out;
   AccProblem& p = out.problem;
@@ -99,14 +99,14 @@ AccSchedule accudnn_problem(const Network& net, const Schedule& s, const PerfMod
   return out;
 }
 
-Prediction predict(const Network& net, const Schedule& s, const PerfModel& model, Kernels& queries) {
+Prediction predict(const Network& net, const Schedule& s, const PerfModel& model, const KernelQueries& queries) {
   const AccSchedule a = accudnn_problem(net, s, model, queries, 0);
   const AccTimeline t = ready_times(a.problem, {});
   return {t.iteration_us, t.total_stall_us};
 }
 
 AccudnnOffloads choose_accudnn_offloads(const Network& net, const Schedule& all, const PerfModel& model,
-                                        Kernels& queries, std::size_t pool_bytes) {
+                                        const KernelQueries& queries, std::size_t pool_bytes) {
   const AccSchedule a = accudnn_problem(net, all, model, queries, pool_bytes);
   const AccChoice choice = choose_pinned(a.problem);
   AccudnnOffloads out;

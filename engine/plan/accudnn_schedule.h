@@ -31,7 +31,7 @@ struct AccSchedule {
   AccProblem problem;
   std::vector<int> map_tensor;  // per map, its tensor id in the schedule
 };
-AccSchedule accudnn_problem(const Network& network, const Schedule& train, const PerfModel& model, Kernels& queries,
+AccSchedule accudnn_problem(const Network& network, const Schedule& train, const PerfModel& model, const KernelQueries& queries,
                             std::size_t budget_bytes);
 
 // What the model predicts for one iteration of a schedule as the executor
@@ -46,7 +46,7 @@ struct Prediction {
   double iteration_us = 0;
   double stall_us = 0;  // compute waiting for prefetches
 };
-Prediction predict(const Network& network, const Schedule& train, const PerfModel& model, Kernels& queries);
+Prediction predict(const Network& network, const Schedule& train, const PerfModel& model, const KernelQueries& queries);
 
 // Mode accudnn's choice at one batch: which of `all`'s tensors to offload
 // (the rest stay on the device), by choose_pinned on `all`'s sequences in
@@ -59,6 +59,6 @@ struct AccudnnOffloads {
   Prediction predicted;
 };
 AccudnnOffloads choose_accudnn_offloads(const Network& network, const Schedule& all, const PerfModel& model,
-                                        Kernels& queries, std::size_t pool_bytes);
+                                        const KernelQueries& queries, std::size_t pool_bytes);
 
 }  // namespace tidepool

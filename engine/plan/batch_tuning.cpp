@@ -27,7 +27,7 @@ std::int64_t largest_batch(const std::function<bool(std::int64_t)>& fits, std::i
   return yes;
 }
 
-BatchTuning tune_batch(const Network& net, const MemorySettings& settings, Kernels& kernels, const PerfModel& model,
+BatchTuning tune_batch(const Network& net, const MemorySettings& settings, const KernelQueries& kernels, const PerfModel& model,
                        const BatchTuningOptions& options) {
   if (!settings.budget_bytes)
     throw std::invalid_argument("tuning the batch needs a memory budget (--budget): the batch is what fits it");

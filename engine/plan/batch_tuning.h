@@ -43,7 +43,7 @@ struct BatchTuning {
 // a run's memory settings; the mode is the tuner's. Throws
 // std::invalid_argument without a budget, and MemoryRefusal when not even
 // batch 1 fits with everything offloaded (naming the smallest budget).
-BatchTuning tune_batch(const Network& network, const MemorySettings& settings, Kernels& kernels,
+BatchTuning tune_batch(const Network& network, const MemorySettings& settings, const KernelQueries& kernels,
                        const PerfModel& model, const BatchTuningOptions& options = {});
 
 // The largest k in [1, most] for which fits(k), by doubling then

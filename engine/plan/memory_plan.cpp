@@ -28,7 +28,7 @@ std::size_t needed_pool(const Schedule& s, const std::string& heuristic, int par
 // gradients that come and go around an absence's ends).
 class AutoSwapSchedules {
  public:
-  AutoSwapSchedules(const Network& net, std::int64_t batch, const PlanSettings& train, Kernels& kernels)
+  AutoSwapSchedules(const Network& net, std::int64_t batch, const PlanSettings& train, const KernelQueries& kernels)
       : net_(net), batch_(batch), train_(train), kernels_(kernels) {
     PlanSettings without = train, with_all = train;
     without.memory.mode = OffloadMode::base;
@@ -62,7 +62,7 @@ class AutoSwapSchedules {
   const Network& net_;
   std::int64_t batch_;
   PlanSettings train_;
-  Kernels& kernels_;
+  const KernelQueries& kernels_;
   Schedule base_;
   std::vector<SwapCandidate> order_;
 };
@@ -154,7 +154,7 @@ std::size_t parking_hint(const Schedule& train, const std::string& heuristic, st
 
 // Room for keeping everything on the device (the fastest conv scheme, the
 // hungriest heuristic) plus a quarter, for an arena a budget may grow into.
-std::size_t roomy_arena(const Network& net, std::int64_t batch, const MemorySettings& settings, Kernels& kernels) {
+std::size_t roomy_arena(const Network& net, std::int64_t batch, const MemorySettings& settings, const KernelQueries& kernels) {
   PlanSettings base{Phase::train, settings, {}};
   base.memory.mode = OffloadMode::base;
   base.memory.scheme = ConvScheme::p;
@@ -174,7 +174,7 @@ std::size_t roomy_arena(const Network& net, std::int64_t batch, const MemorySett
 // largest are offloaded again until the schedule fits; and where that
 // leaves a stall but the pool holds everything, everything is kept (one
 // of AccUDNN's choices too, and it stalls nothing).
-Schedule accudnn_train(const Network& net, std::int64_t batch, const PlanSettings& train, Kernels& kernels,
+Schedule accudnn_train(const Network& net, std::int64_t batch, const PlanSettings& train, const KernelQueries& kernels,
                        const PerfModel& model, const Schedule& all, MemoryPlan& p) {
   constexpr int kRounds = 8;  // each round keeps more; in practice two or three settle it
   const std::size_t budget = train.memory.budget_bytes;
@@ -223,7 +223,7 @@ Schedule accudnn_train(const Network& net, std::int64_t batch, const PlanSetting
 
 }  // namespace
 
-MemoryPlan plan_memory(const Network& net, std::int64_t batch, const MemorySettings& settings, Kernels& kernels,
+MemoryPlan plan_memory(const Network& net, std::int64_t batch, const MemorySettings& settings, const KernelQueries& kernels,
                        const MemoryLimits& limits, const PerfModel* model) {
   const std::string& heuristic = settings.heuristic;
   make_allocator(heuristic, 0);  // throws for an unknown name, listing the valid ones
@@ -234,6 +234,8 @@ MemoryPlan plan_memory(const Network& net, std::int64_t batch, const MemorySetti
     throw std::invalid_argument("gradient buckets must hold at least one byte (--bucket-mb)");
   if (settings.mode == OffloadMode::dyn)
     throw std::invalid_argument("mode dyn picks a mode by profiling; plan the mode it picks");
+  if (const std::string why = kernels.refuses_16bit(activation_dtype(settings.precision)); !why.empty())
+    throw std::invalid_argument(why);
   // Compression already keeps offloads in pageable memory, reached through
   // its pinned staging slots, and runs on the transfer streams.
   if (settings.compress && settings.host_memory == HostMemory::pageable)
@@ -336,14 +338,14 @@ MemoryPlan plan_memory(const Network& net, std::int64_t batch, const MemorySetti
   return p;
 }
 
-Schedule plan_autoswap(const Network& net, std::int64_t batch, const MemorySettings& settings, Kernels& kernels,
+Schedule plan_autoswap(const Network& net, std::int64_t batch, const MemorySettings& settings, const KernelQueries& kernels,
                        std::size_t load_limit_bytes) {
   PlanSettings train{Phase::train, settings, {}};
   train.memory.mode = OffloadMode::autoswap;
   return AutoSwapSchedules(net, batch, train, kernels).at(load_limit_bytes);
 }
 
-Schedule plan_eval(const Network& net, std::int64_t batch, const MemorySettings& settings, Kernels& kernels) {
+Schedule plan_eval(const Network& net, std::int64_t batch, const MemorySettings& settings, const KernelQueries& kernels) {
   return plan_schedule(net, batch, {Phase::eval, settings, {}}, kernels);
 }
 

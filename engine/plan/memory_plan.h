@@ -25,7 +25,7 @@
 
 #include "engine/core/network.h"
 #include "engine/device/device.h"
-#include "engine/device/kernels.h"
+#include "engine/device/kernel_queries.h"
 #include "engine/memory/replay.h"
 #include "engine/perf/perf_model.h"
 #include "engine/plan/accudnn_schedule.h"
@@ -125,7 +125,7 @@ class MemoryRefusal : public DeviceError {
 // heuristic, a negative lookahead, AutoSwap's bo with a negative weight,
 // mode dyn, which profiling resolves first, mode accudnn without a model)
 // and MemoryRefusal for a plan that does not fit.
-MemoryPlan plan_memory(const Network& network, std::int64_t batch, const MemorySettings& settings, Kernels& kernels,
+MemoryPlan plan_memory(const Network& network, std::int64_t batch, const MemorySettings& settings, const KernelQueries& kernels,
                        const MemoryLimits& limits = {}, const PerfModel* model = nullptr);
 
 // AutoSwap's train schedule for a load limit (0: none, nothing offloaded):
@@ -133,12 +133,12 @@ MemoryPlan plan_memory(const Network& network, std::int64_t batch, const MemoryS
 // settings.swap_weights), chosen by the load model until its peak is under
 // the limit, then more while the real schedule's peak is above.
 // plan_memory searches the limit that fits the budget.
-Schedule plan_autoswap(const Network& network, std::int64_t batch, const MemorySettings& settings, Kernels& kernels,
+Schedule plan_autoswap(const Network& network, std::int64_t batch, const MemorySettings& settings, const KernelQueries& kernels,
                        std::size_t load_limit_bytes);
 
 // The eval schedule at another batch size (a short last batch), to run in
 // the plan's pool: smaller than the one the plan checked.
-Schedule plan_eval(const Network& network, std::int64_t batch, const MemorySettings& settings, Kernels& kernels);
+Schedule plan_eval(const Network& network, std::int64_t batch, const MemorySettings& settings, const KernelQueries& kernels);
 
 // The park horizons a plan tries, most parking first: the more blocks stay
 // parked, the fewer forward layers wait for copies and the more tensors

@@ -11,7 +11,7 @@
 
 #include "engine/core/choices.h"
 #include "engine/core/tensor.h"
-#include "engine/device/kernels.h"
+#include "engine/device/kernel_shapes.h"
 
 namespace tidepool {
 

@@ -14,7 +14,7 @@ namespace {
 // description in planner.h.
 class Planner {
  public:
-  Planner(const Network& net, std::int64_t batch, const PlanSettings& settings, Kernels& k)
+  Planner(const Network& net, std::int64_t batch, const PlanSettings& settings, const KernelQueries& k)
       : net_(net), k_(k), shapes_(net.shapes(batch)) {
     s_.batch = batch;
     s_.settings = settings;
@@ -483,7 +483,7 @@ class Planner {
   std::string name(int t) const { return s_.tensors[t].info.name; }
 
   const Network& net_;
-  Kernels& k_;
+  const KernelQueries& k_;
   NetworkShapes shapes_;
   Schedule s_;
   std::vector<bool> requires_grad_;
@@ -502,7 +502,7 @@ class Planner {
 }  // namespace
 
 Schedule plan_schedule(const Network& network, std::int64_t batch, const PlanSettings& settings,
-                       Kernels& kernels) {
+                       const KernelQueries& kernels) {
   if (settings.memory.mode == OffloadMode::dyn)
     throw std::logic_error("mode dyn is chosen by profiling before anything is planned");
   return Planner(network, batch, settings, kernels).build();

@@ -10,7 +10,7 @@
 
 #include <cstdint>
 
-#include "engine/device/kernels.h"
+#include "engine/device/kernel_queries.h"
 #include "engine/core/network.h"
 #include "engine/plan/schedule.h"
 
@@ -20,6 +20,6 @@ namespace tidepool {
 // AutoSwap's choice) is the MemoryPlan's (engine/plan/memory_plan.h), which
 // calls this; in mode autoswap the tensors offloaded are settings.swapped.
 Schedule plan_schedule(const Network& network, std::int64_t batch, const PlanSettings& settings,
-                       Kernels& kernels);
+                       const KernelQueries& kernels);
 
 }  // namespace tidepool

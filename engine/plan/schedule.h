@@ -14,7 +14,7 @@
 #include "engine/device/device.h"
 #include "engine/memory/parking.h"  // kParkUntilNeeded
 #include "engine/plan/memory_settings.h"
-#include "engine/device/kernels.h"
+#include "engine/device/kernel_shapes.h"
 #include "engine/core/tensor.h"
 
 namespace tidepool {
@@ -93,7 +93,7 @@ struct NodeTensors {
   // (rank_sums_bytes); 0: the pass runs whole on this rank's batch.
   std::size_t forward_rank_sums = 0, backward_rank_sums = 0;
   // Under --precision bf16|fp16: the step's kernels compute on its 16-bit
-  // tensors as they are (Layer::has_16bit_kernels, Kernels::takes_16bit;
+  // tensors as they are (Layer::has_16bit_kernels, KernelQueries::takes_16bit;
   // LayerArgs::dtype), so it
   // has no f32 copies (engine/plan/f32_views.h). Decided by the planner.
   bool computes_16bit = false;

@@ -35,7 +35,7 @@ std::vector<ParamSpec> BatchNorm::params(const std::vector<Shape>& in) const {
 }
 
 std::vector<SavedSpec> BatchNorm::saved(const std::vector<Shape>& in, std::int64_t channel_block,
-                                        Kernels& k) const {
+                                        const KernelQueries& k) const {
   const std::size_t bytes = static_cast<std::size_t>(in[0][1]) * sizeof(float);
   std::vector<SavedSpec> out = {{"saved_mean", bytes}, {"saved_var", bytes}};
   // A fused batch norm never runs in parts (rank_sums refuses it).

@@ -29,7 +29,7 @@ class BatchNorm final : public Layer {
   // The batch mean and variance, for backward, and a fused ReLU's mask
   // where the device keeps one.
   std::vector<SavedSpec> saved(const std::vector<Shape>& inputs, std::int64_t channel_block,
-                               Kernels&) const override;
+                               const KernelQueries&) const override;
   // --sync-bn: forward sums x and x², backward dy and dy·x̂, per channel,
   // with the count (batchnorm_sums_count). Throws std::invalid_argument
   // with a fused ReLU, which the --sync-bn kernels do not apply.

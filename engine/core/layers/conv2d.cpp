@@ -49,7 +49,7 @@ std::vector<ParamSpec> Conv2d::params(const std::vector<Shape>& in) const {
 }
 
 std::size_t Conv2d::workspace_bytes(const std::vector<Shape>& in, Pass pass, ConvScheme scheme,
-                                    std::int64_t channel_block, DType dtype, Kernels& k) const {
+                                    std::int64_t channel_block, DType dtype, const KernelQueries& k) const {
   const ConvShape s = conv_shape(in[0], channel_block, dtype);
   if (pass == Pass::forward) return k.conv_workspace_bytes(s, scheme, ConvPass::forward);
   // Backward-data and backward-weights run one after the other and share it.

@@ -24,7 +24,7 @@ class Conv2d final : public Layer {
   Shape infer(const std::vector<Shape>& inputs) const override;
   std::vector<ParamSpec> params(const std::vector<Shape>& inputs) const override;
   std::size_t workspace_bytes(const std::vector<Shape>& inputs, Pass, ConvScheme,
-                              std::int64_t channel_block, DType dtype, Kernels&) const override;
+                              std::int64_t channel_block, DType dtype, const KernelQueries&) const override;
   bool has_16bit_kernels() const override { return true; }
   bool backward_reads_input(int) const override { return true; }  // for dW
   bool backward_reads_output() const override { return false; }

@@ -11,7 +11,7 @@ Shape Dropout::infer(const std::vector<Shape>& in) const {
   return in[0];
 }
 
-std::vector<SavedSpec> Dropout::saved(const std::vector<Shape>& in, std::int64_t, Kernels&) const {
+std::vector<SavedSpec> Dropout::saved(const std::vector<Shape>& in, std::int64_t, const KernelQueries&) const {
   return {{"mask", static_cast<std::size_t>(in[0].numel()) * sizeof(float)}};
 }
 

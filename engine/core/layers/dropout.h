@@ -13,7 +13,7 @@ class Dropout final : public Layer {
   Shape infer(const std::vector<Shape>& inputs) const override;
   // The mask (0 or 1/(1-p) per element).
   std::vector<SavedSpec> saved(const std::vector<Shape>& inputs, std::int64_t channel_block,
-                               Kernels&) const override;
+                               const KernelQueries&) const override;
   bool backward_reads_input(int) const override { return false; }
   bool backward_reads_output() const override { return false; }
   void forward(Kernels&, const LayerArgs&) const override;

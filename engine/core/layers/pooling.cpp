@@ -37,7 +37,7 @@ Shape Pool2d::infer(const std::vector<Shape>& in) const {
   return Shape{s.n, s.c, s.out_h(), s.out_w()};
 }
 
-std::vector<SavedSpec> Pool2d::saved(const std::vector<Shape>& in, std::int64_t channel_block, Kernels& k) const {
+std::vector<SavedSpec> Pool2d::saved(const std::vector<Shape>& in, std::int64_t channel_block, const KernelQueries& k) const {
   const std::size_t bytes = k.pool_saved_bytes(pool_shape(in[0], channel_block));
   if (bytes == 0) return {};
   return {{"argmax", bytes}};

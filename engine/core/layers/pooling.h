@@ -21,7 +21,7 @@ class Pool2d final : public Layer {
   std::string_view kind() const override;
   Shape infer(const std::vector<Shape>& inputs) const override;
   std::vector<SavedSpec> saved(const std::vector<Shape>& inputs, std::int64_t channel_block,
-                               Kernels&) const override;
+                               const KernelQueries&) const override;
   // The device's pooling backward may read x (cuDNN does); max pooling keeps
   // its argmax in `saved`.
   bool backward_reads_input(int) const override { return options_.kind == PoolKind::max; }

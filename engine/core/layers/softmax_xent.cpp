@@ -9,7 +9,7 @@ Shape SoftmaxCrossEntropy::infer(const std::vector<Shape>& in) const {
   return Shape{3};
 }
 
-std::vector<SavedSpec> SoftmaxCrossEntropy::saved(const std::vector<Shape>& in, std::int64_t, Kernels&) const {
+std::vector<SavedSpec> SoftmaxCrossEntropy::saved(const std::vector<Shape>& in, std::int64_t, const KernelQueries&) const {
   return {{"probs", static_cast<std::size_t>(in[0].numel()) * sizeof(float)}};
 }
 

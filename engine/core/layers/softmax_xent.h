@@ -15,7 +15,7 @@ class SoftmaxCrossEntropy final : public Layer {
   bool input_is_index(int i) const override { return i == 1; }
   // The probabilities, for backward.
   std::vector<SavedSpec> saved(const std::vector<Shape>& inputs, std::int64_t channel_block,
-                               Kernels&) const override;
+                               const KernelQueries&) const override;
   bool backward_reads_input(int i) const override { return i == 1; }  // the labels
   bool backward_reads_output() const override { return false; }
   void forward(Kernels&, const LayerArgs&) const override;

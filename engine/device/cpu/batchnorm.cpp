@@ -126,7 +126,7 @@ void add_relu_mask(const BnPrimitive& e, const dnnl::engine& eng, const void* ma
 
 }  // namespace
 
-std::size_t CpuKernels::batchnorm_relu_mask_bytes(const BatchNormShape& s) {
+std::size_t CpuKernels::batchnorm_relu_mask_bytes(const BatchNormShape& s) const {
   return s.relu ? train_primitive(*ctx_, s).relu_mask.get_size() : 0;
 }
 

@@ -391,7 +391,7 @@ void require_bias(const ConvShape& s, const void* p, const char* what) {
 
 }  // namespace
 
-std::size_t CpuKernels::conv_workspace_bytes(const ConvShape& s, ConvScheme scheme, ConvPass pass) {
+std::size_t CpuKernels::conv_workspace_bytes(const ConvShape& s, ConvScheme scheme, ConvPass pass) const {
   require_activation_type(s.dtype, "conv_workspace_bytes");
   return plan_for(*ctx_, s, scheme, pass).layout.total;
 }

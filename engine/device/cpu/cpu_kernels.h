@@ -60,7 +60,7 @@ class CpuKernels : public Kernels {
   // "jit:avx2 (any layout)", for logs and the planner's report.
   std::string conv_algorithm_name(const ConvShape&, ConvScheme, ConvPass);
 
-  std::size_t conv_workspace_bytes(const ConvShape&, ConvScheme, ConvPass) override;
+  std::size_t conv_workspace_bytes(const ConvShape&, ConvScheme, ConvPass) const override;
   void conv_forward(const ConvShape&, ConvScheme, const void* x, const float* w, const float* b,
                     void* y, void* workspace) override;
   void conv_backward_data(const ConvShape&, ConvScheme, const void* dy, const float* w, void* dx,
@@ -77,7 +77,7 @@ class CpuKernels : public Kernels {
   void batchnorm_backward(const BatchNormShape&, const void* x, const void* dy,
                           const float* gamma, const float* saved_mean, const float* saved_var,
                           void* dx, float* dgamma, float* dbeta, const void* relu_mask) override;
-  std::size_t batchnorm_relu_mask_bytes(const BatchNormShape&) override;
+  std::size_t batchnorm_relu_mask_bytes(const BatchNormShape&) const override;
   void batchnorm_sums(const BatchNormShape&, const float* x, double* sums) override;
   void batchnorm_forward_with_sums(const BatchNormShape&, const float* x, const float* gamma, const float* beta,
                                    const double* sums, float* y, float* saved_mean, float* saved_var,
@@ -91,7 +91,7 @@ class CpuKernels : public Kernels {
   void relu_forward(std::int64_t count, DType type, const void* x, void* y) override;
   void relu_backward(std::int64_t count, DType type, const void* y, const void* dy, void* dx) override;
 
-  std::size_t pool_saved_bytes(const PoolShape&) override;
+  std::size_t pool_saved_bytes(const PoolShape&) const override;
   void pool_forward(const PoolShape&, const void* x, void* y, void* saved) override;
   void pool_backward(const PoolShape&, const void* x, const void* dy, const void* saved,
                      void* dx) override;

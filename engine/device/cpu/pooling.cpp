@@ -99,7 +99,7 @@ void run_with(Context& ctx, const dnnl::primitive& prim, OwnedScratchpad& scratc
 
 }  // namespace
 
-std::size_t CpuKernels::pool_saved_bytes(const PoolShape& s) {
+std::size_t CpuKernels::pool_saved_bytes(const PoolShape& s) const {
   require_activation_type(s.dtype, "pool_saved_bytes");
   return primitives(*ctx_, s).saved_bytes;
 }

@@ -29,6 +29,7 @@
 #include <string>
 
 #include "engine/device/cuda/cuda_kernels.h"
+#include "engine/device/gpu_queries.h"
 #include "engine/device/cuda/cuda_util.h"
 #include "engine/device/cuda/storage.cuh"
 
@@ -282,11 +283,7 @@ void batchnorm_own_backward(Context& ctx, const BatchNormShape& s, const void* x
 
 // ---------------------------------------------------------------- launchers
 
-std::size_t CudaKernels::batchnorm_relu_mask_bytes(const BatchNormShape& s) {
-  if (!s.relu) return 0;
-  const std::int64_t count = s.n * s.c * s.h * s.w;
-  return static_cast<std::size_t>((count + 31) / 32) * sizeof(std::uint32_t);
-}
+std::size_t CudaKernels::batchnorm_relu_mask_bytes(const BatchNormShape& s) const { return gpu_relu_mask_bytes(s); }
 
 void CudaKernels::batchnorm_sums(const BatchNormShape& s, const float* x, double* sums) {
   require_f32(s.dtype, "batchnorm_sums");

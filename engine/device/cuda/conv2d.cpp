@@ -494,7 +494,7 @@ const void* pass_weights(Kernels& k, const ConvShape& s, const float* w, const W
 }  // namespace
 
 std::size_t CudaKernels::conv_workspace_bytes(const ConvShape& s, ConvScheme scheme,
-                                              ConvPass pass) {
+                                              ConvPass pass) const {
   bind_device(ctx_->shared->ordinal);  // may come from any thread
   return conv_weights_copy_bytes(s) + plan_for(*ctx_, s, scheme, pass).workspace;
 }

@@ -9,6 +9,7 @@
 // are the same — and so one process never switches algorithms for a shape,
 // which would change the numbers.
 #include "engine/device/cuda/cuda_kernels.h"
+#include "engine/device/gpu_queries.h"
 
 #include <stdexcept>
 #include <utility>
@@ -109,6 +110,10 @@ CudaKernels::~CudaKernels() = default;
 
 bool CudaKernels::takes_16bit(DType type) const {
   return type == DType::f16 || (type == DType::bf16 && ctx_->compute_major >= 8);
+}
+
+std::string CudaKernels::refuses_16bit(DType type) const {
+  return type == DType::bf16 && !takes_16bit(type) ? gpu_refuses_bf16("GPU (compute capability " + std::to_string(ctx_->compute_major) + ".x)") : "";
 }
 
 }  // namespace tidepool

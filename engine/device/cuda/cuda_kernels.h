@@ -67,8 +67,9 @@ class CudaKernels final : public Kernels {
   // capability 8.0, Ampere, and later). Elsewhere bf16 steps take f32
   // copies as on the cpu device.
   bool takes_16bit(DType type) const override;
+  std::string refuses_16bit(DType type) const override;
 
-  std::size_t conv_workspace_bytes(const ConvShape&, ConvScheme, ConvPass) override;
+  std::size_t conv_workspace_bytes(const ConvShape&, ConvScheme, ConvPass) const override;
   void conv_forward(const ConvShape&, ConvScheme, const void* x, const float* w, const float* b,
                     void* y, void* workspace) override;
   void conv_backward_data(const ConvShape&, ConvScheme, const void* dy, const float* w, void* dx,
@@ -79,7 +80,7 @@ class CudaKernels final : public Kernels {
   void batchnorm_forward_train(const BatchNormShape&, const void* x, const float* gamma,
                                const float* beta, void* y, float* saved_mean, float* saved_var,
                                float* running_mean, float* running_var, void* relu_mask) override;
-  std::size_t batchnorm_relu_mask_bytes(const BatchNormShape&) override;
+  std::size_t batchnorm_relu_mask_bytes(const BatchNormShape&) const override;
   void batchnorm_forward_infer(const BatchNormShape&, const void* x, const float* gamma,
                                const float* beta, const float* running_mean,
                                const float* running_var, void* y) override;
@@ -99,7 +100,7 @@ class CudaKernels final : public Kernels {
   void relu_forward(std::int64_t count, DType type, const void* x, void* y) override;
   void relu_backward(std::int64_t count, DType type, const void* y, const void* dy, void* dx) override;
 
-  std::size_t pool_saved_bytes(const PoolShape&) override;
+  std::size_t pool_saved_bytes(const PoolShape&) const override;
   void pool_forward(const PoolShape&, const void* x, void* y, void* saved) override;
   void pool_backward(const PoolShape&, const void* x, const void* dy, const void* saved,
                      void* dx) override;

@@ -23,6 +23,7 @@
 #include <string>
 
 #include "engine/device/cuda/cuda_kernels.h"
+#include "engine/device/gpu_queries.h"
 #include "engine/device/cuda/cuda_util.h"
 #include "engine/device/cuda/storage.cuh"
 
@@ -154,17 +155,13 @@ __global__ void avg_backward_kernel(const void* __restrict__ dy, DType t, void* 
 // ---------------------------------------------------------------- helpers
 
 // One byte names a tap of a window of up to 256; larger windows need more.
-bool byte_indices(const PoolShape& s) { return s.kh * s.kw <= 256; }
+bool byte_indices(const PoolShape& s) { return gpu_pool_byte_indices(s); }
 
 std::int64_t outputs(const PoolShape& s) { return s.n * s.c * s.out_h() * s.out_w(); }
 
 }  // namespace
 
-std::size_t CudaKernels::pool_saved_bytes(const PoolShape& s) {
-  validate(s);
-  if (s.kind != PoolKind::max) return 0;
-  return static_cast<std::size_t>(outputs(s)) * (byte_indices(s) ? 1 : sizeof(std::int32_t));
-}
+std::size_t CudaKernels::pool_saved_bytes(const PoolShape& s) const { return gpu_pool_saved_bytes(s); }
 
 void CudaKernels::pool_forward(const PoolShape& s, const void* x, void* y, void* saved) {
   validate(s);

@@ -10,12 +10,26 @@
 
 #include "engine/comm/communicator.h"
 #include "engine/core/bytes_text.h"
-#include "engine/device/cpu/cpu_kernels.h"
+#include "engine/device/gpu_queries.h"
 
 namespace tidepool {
 
-SimDevice::SimDevice(PerfModel model, SimNetwork network)
-    : model_(std::move(model)), network_(network), queries_(std::make_unique<CpuKernels>()), counter_(*queries_) {
+namespace {
+
+std::unique_ptr<KernelQueries> answers_for(const Profile& p, std::unique_ptr<KernelQueries> given) {
+  if (given) return given;
+  if (p.kernels == ProfiledKernels::cuda) return std::make_unique<GpuQueries>(p.gpu);
+  throw std::invalid_argument("the profile '" + p.name + "' was measured on the cpu device: the sim device plans it "
+                              "with the cpu device's answers, which its caller passes (make_cpu_queries)");
+}
+
+}  // namespace
+
+SimDevice::SimDevice(PerfModel model, SimNetwork network, std::unique_ptr<KernelQueries> queries)
+    : model_(std::move(model)),
+      network_(network),
+      queries_(answers_for(model_.profile(), std::move(queries))),
+      counter_(*queries_) {
   if (!(network_.gbit_per_s > 0) || !(network_.latency_us >= 0))
     throw std::invalid_argument("a simulated network needs a positive bandwidth and a latency of 0 or more, not " +
                                 std::to_string(network_.gbit_per_s) + " Gbit/s and " +

@@ -15,8 +15,12 @@
 //  - the arena and the pinned region are address space reserved with
 //    MAP_NORESERVE: as large as the simulated GPU, and never touched, so a
 //    24 GiB arena costs no memory;
-//  - workspace and max-pool saved sizes are the cpu device's (oneDNN), so a
-//    plan on the sim device places exactly what it would on the cpu device;
+//  - what the planner asks (workspaces, saved sizes, layout, 16-bit
+//    support) is answered by the simulated device's queries: a GPU
+//    profile's (GpuQueries: the cuda device on that GPU, never the host's
+//    kernels), or, for a profile measured on the cpu device, the cpu
+//    device's, which the caller passes (engine/device/cpu/cpu_queries.h);
+//    so a plan on the sim device places exactly what that device would;
 //  - it is one of N simulated GPUs on a modelled network (sim_network.h):
 //    a gradient all-reduce takes the ring all-reduce's time over the
 //    communicator's size on the comm stream's clock and sums nothing. With
@@ -57,8 +61,11 @@ class SimDevice final : public Device {
  public:
   // `model`'s profile names the simulated GPU and its memory (0: no limit
   // beyond the host's address space); `network` links it to the other
-  // simulated GPUs of a data-parallel run.
-  explicit SimDevice(PerfModel model, SimNetwork network = {});
+  // simulated GPUs of a data-parallel run. `queries`: the simulated
+  // device's answers; null takes a GPU profile's (GpuQueries over
+  // Profile::gpu). A profile measured on the cpu device has no answers of
+  // its own: it needs the cpu device's (std::invalid_argument without).
+  explicit SimDevice(PerfModel model, SimNetwork network = {}, std::unique_ptr<KernelQueries> queries = nullptr);
   ~SimDevice() override;
   SimDevice(const SimDevice&) = delete;
   SimDevice& operator=(const SimDevice&) = delete;
@@ -111,7 +118,7 @@ class SimDevice final : public Device {
 
   PerfModel model_;
   SimNetwork network_;
-  std::unique_ptr<Kernels> queries_;  // the cpu device's size queries
+  std::unique_ptr<KernelQueries> queries_;  // the simulated device's answers
   WorkCounter counter_;
   Mapping arena_, pinned_, pageable_;
   std::array<double, kStreamCount> clocks_{};

@@ -17,7 +17,8 @@
 
 #include "engine/core/bytes_text.h"
 #include "engine/core/layers/conv2d.h"
-#include "engine/device/cpu/cpu_kernels.h"
+#include "engine/device/cpu/cpu_queries.h"
+#include "engine/device/gpu_queries.h"
 #include "engine/plan/f32_views.h"
 #include "engine/plan/memory_plan.h"
 #include "engine/plan/planner.h"
@@ -28,23 +29,26 @@
 namespace tidepool {
 namespace {
 
-// For planning only: its kernels are still the cpu device's, which refuse
-// 16-bit calls (f16 always, bf16 without AVX-512 BF16). It takes the
-// 16-bit types it is given (the cuda device: both, or f16 alone on a GPU
-// before Ampere).
-class SixteenBitQueries final : public CpuKernels {
+// A GPU's answers (GpuQueries: the same on every host) that take the
+// 16-bit types they are given natively (the cuda device: both on Ampere
+// and later, f16 alone before) and train the others on f32 copies.
+class SixteenBitQueries final : public KernelQueries {
  public:
-  explicit SixteenBitQueries(std::vector<DType> takes = {DType::bf16, DType::f16}) : takes_(std::move(takes)) {}
+  explicit SixteenBitQueries(std::vector<DType> takes = {DType::bf16, DType::f16})
+      : gpu_(GpuKernelFacts{"a test GPU", true, true, {}}), takes_(std::move(takes)) {}
   bool takes_16bit(DType type) const override {
     return std::find(takes_.begin(), takes_.end(), type) != takes_.end();
   }
-  std::size_t conv_workspace_bytes(const ConvShape& s, ConvScheme scheme, ConvPass pass) override {
-    ConvShape f32 = s;
-    f32.dtype = DType::f32;
-    return conv_weights_copy_bytes(s) + CpuKernels::conv_workspace_bytes(f32, scheme, pass);
+  std::size_t conv_workspace_bytes(const ConvShape& s, ConvScheme scheme, ConvPass pass) const override {
+    return gpu_.conv_workspace_bytes(s, scheme, pass);
   }
+  std::size_t batchnorm_relu_mask_bytes(const BatchNormShape& s) const override {
+    return gpu_.batchnorm_relu_mask_bytes(s);
+  }
+  std::size_t pool_saved_bytes(const PoolShape& s) const override { return gpu_.pool_saved_bytes(s); }
 
  private:
+  GpuQueries gpu_;
   std::vector<DType> takes_;
 };
 
@@ -96,10 +100,10 @@ TEST(SixteenBitKernels, TheirStepsPassTheir16BitTensorsAsTheyAre) {
   // The cpu table in bf16: every step copied where oneDNN has no bf16
   // kernels of its own (no AVX-512 BF16, or the tests' ISA cap), the same
   // steps as this table's computing in bf16 where it has.
-  CpuKernels cpu;
-  const Schedule cpu_bf16 = plan_schedule(net, 8, {.memory = {.precision = Precision::bf16}}, cpu);
+  const std::unique_ptr<KernelQueries> cpu = make_cpu_queries();
+  const Schedule cpu_bf16 = plan_schedule(net, 8, {.memory = {.precision = Precision::bf16}}, *cpu);
   for (std::size_t i = 0; i < cpu_bf16.nodes.size(); ++i)
-    EXPECT_EQ(cpu_bf16.nodes[i].computes_16bit, cpu.takes_16bit(DType::bf16) && s.nodes[i].computes_16bit)
+    EXPECT_EQ(cpu_bf16.nodes[i].computes_16bit, cpu->takes_16bit(DType::bf16) && s.nodes[i].computes_16bit)
         << net.nodes()[i].layer->name();
 }
 
@@ -145,13 +149,15 @@ TEST(SixteenBitKernels, AConvolutionsWorkspaceIsItsKernelsAlone) {
 
 // What the copies cost: under mode all the peak is one layer's step, and a
 // step that computes on its 16-bit tensors needs none of their f32 copies,
-// so 16 bits lower the peak as they lower what is offloaded.
+// so 16 bits lower the peak as they lower what is offloaded. Both tables
+// answer as one GPU does (the same figures on every host); `cpu` takes no
+// 16-bit type, as the cpu device without AVX-512 BF16.
 TEST(SixteenBitKernels, LowerThePeakUnderAllWhereF32CopiesRaiseIt) {
   for (const char* model : {"resnet18", "vgg16"}) {
     const Network net = models::make_model(model, models::InputKind::cifar, 10);
-    CpuKernels cpu;
+    SixteenBitQueries cpu(std::vector<DType>{});
     SixteenBitQueries sixteen;
-    auto peak = [&](Kernels& k, Precision p) {
+    auto peak = [&](const KernelQueries& k, Precision p) {
       return plan_memory(net, 128, {.precision = p, .mode = OffloadMode::all}, k, {}).figures.peak_load_bytes;
     };
     const std::size_t fp32 = peak(cpu, Precision::fp32);

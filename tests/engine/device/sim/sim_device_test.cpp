@@ -7,6 +7,9 @@
 #include <vector>
 
 #include "engine/device/cpu/cpu_device.h"
+#include "engine/device/cpu/cpu_queries.h"
+#include "engine/device/gpu_queries.h"
+#include "engine/plan/planner.h"
 #include "engine/device/sim/sim_device.h"
 #include "engine/perf/spec_profiles.h"
 #include "engine/perf/step_work.h"
@@ -78,7 +81,9 @@ TEST(SimDevice, ATwentyFourGigabyteArenaCostsNoMemory) {
 
 // The must-show: for the same settings the sim device places every tensor
 // where the cpu device does, iteration after iteration.
-TEST(SimDevice, PlacesEveryTensorWhereTheCpuDeviceDoes) {
+// A profile measured on the cpu device simulates the cpu device: the sim
+// plans with the cpu device's answers, so it places what the cpu device does.
+TEST(SimDevice, PlacesEveryTensorWhereTheCpuDeviceDoesOnACpuProfile) {
   const Network net = models::make_model("resnet20", models::InputKind::cifar, 10);
   for (OffloadMode mode : {OffloadMode::base, OffloadMode::all, OffloadMode::conv}) {
     const TrainerOptions options{.batch = 8, .memory = {.scheme = ConvScheme::m, .mode = mode, .heuristic = "best-fit"}};
@@ -95,11 +100,42 @@ TEST(SimDevice, PlacesEveryTensorWhereTheCpuDeviceDoes) {
       return placed;
     };
     CpuDevice cpu;
-    SimDevice sim{PerfModel(test_profile())};
+    Profile measured_on_cpu = test_profile();
+    measured_on_cpu.kernels = ProfiledKernels::cpu;
+    SimDevice sim{PerfModel(measured_on_cpu), {}, make_cpu_queries()};
     const auto on_cpu = allocs_on(cpu), on_sim = allocs_on(sim);
     EXPECT_GT(on_cpu.size(), 100u);
     EXPECT_EQ(on_sim, on_cpu) << to_string(mode);
   }
+}
+
+// A GPU profile's sim plans with that GPU's answers (GpuQueries), never the
+// host's kernels: NCHW activations and the modelled cuDNN workspaces, the
+// same schedule plan_schedule makes with those answers.
+TEST(SimDevice, PlansWithItsGpusAnswersNotTheHosts) {
+  const Network net = models::make_model("resnet20", models::InputKind::cifar, 10);
+  const Profile m40 = test_profile();
+  ASSERT_EQ(m40.kernels, ProfiledKernels::cuda);
+  SimDevice sim{PerfModel(m40)};
+  const TrainerOptions options{.batch = 16, .memory = {.scheme = ConvScheme::p, .heuristic = "best-fit"}};
+  Trainer trainer(sim, net, options);
+  const Schedule& s = trainer.train_schedule();
+  EXPECT_EQ(s.channel_block, 0) << "cuDNN's NCHW, not oneDNN's blocks";
+  const Schedule expected = plan_schedule(net, 16, {Phase::train, options.memory, {}}, GpuQueries(m40.gpu));
+  ASSERT_EQ(s.tensors.size(), expected.tensors.size());
+  std::size_t workspace = 0;
+  for (std::size_t t = 0; t < s.tensors.size(); ++t) {
+    EXPECT_EQ(s.tensors[t].info.bytes(), expected.tensors[t].info.bytes()) << s.tensors[t].info.name;
+    if (s.tensors[t].info.role == Role::workspace) workspace += s.tensors[t].info.bytes();
+  }
+  EXPECT_GT(workspace, 0u) << "p's Winograd workspaces";
+  EXPECT_THROW(SimDevice{PerfModel([&] {
+                 Profile cpu = m40;
+                 cpu.kernels = ProfiledKernels::cpu;
+                 return cpu;
+               }())},
+               std::invalid_argument)
+      << "a cpu profile without the cpu device's answers";
 }
 
 TEST(SimDevice, EachComputeSpanLastsWhatTheModelSaysForItsStep) {
