@@ -68,8 +68,9 @@ int tune_command(const TuneRequest& q, std::ostream& out) {
   const Network net = model_for_dataset(q.model, q.dataset, q.fuse);
   std::string note;
   const PerfModel model = tuning_model(q, net, note);
-  // Tuned for the profiled device (measured now, or given).
-  const std::unique_ptr<KernelQueries> kernels = queries_for(model.profile());
+  // Tuned for the device a run with these options trains on, as a run's
+  // --tune is: `--device sim --profile m40` tunes for an M40.
+  const std::unique_ptr<KernelQueries> kernels = run_queries(q.device, model.profile());
   BatchTuningOptions options{q.base_lr, q.base_batch, q.convexity};
   if (q.progress) options.progress = [](const std::string& line) { std::cerr << "tidepool: " << line << '\n'; };
   const BatchTuning t = tune_batch(net, q.memory, *kernels, model, options);

@@ -10,14 +10,17 @@ namespace {
 
 // Assumptions that turn a data sheet into throughput curves. They are
 // stated in every derived profile's notes.
-//  - Dense convolutions and GEMMs reach a share of the FP32 peak at
-//    saturation (GpuSpec::fp32_efficiency), and 16-bit ones a share of the
-//    f16 tensor-core peak (tensor_efficiency; without tensor cores cuDNN's
-//    pseudo-half configuration computes at the f32 rate). Both are
-//    calibrated so that the sim trains ResNet-50 at the published
-//    single-GPU rates (GpuSpec::reference): the one figure per GPU and
-//    precision that no data sheet gives is how much of the peak cuDNN
-//    reaches on a real network.
+//  - Dense convolutions and GEMMs reach a share of their peak at
+//    saturation (GpuSpec::dense_efficiency): of the FP32 peak in f32, of
+//    the f16 tensor-core peak in 16 bits (the same share: we assume tensor
+//    cores are kept as busy as the FMA units; without tensor cores cuDNN's
+//    pseudo-half configuration computes at the f32 rate). Memory-bound
+//    layers reach a share of the bandwidth (bandwidth_efficiency). These
+//    two are what no data sheet gives, and they are calibrated so that the
+//    sim trains ResNet-50 at the published single-GPU rates
+//    (GpuSpec::reference; bench/calibrate_gpu_profiles.py): on the V100
+//    both from its f32 and mixed-precision figures; elsewhere, with one
+//    figure, the V100's bandwidth share and the dense share from it.
 //  - Saturation: a kernel needs about 1 ms of work at peak to fill the GPU
 //    (AccUDNN Fig. 6: on the M40 AlexNet's conv and FC throughput keeps
 //    growing up to minibatches of a few hundred); below it the throughput
@@ -27,7 +30,6 @@ namespace {
 //    written for them: engine/perf/work.h), and saturate at 20 µs of work.
 //  - Every kernel launch costs 5 µs (launch plus cuDNN's own set-up).
 constexpr double kComputeSaturationUs = 1000;
-constexpr double kBandwidthEfficiency = 0.8;
 constexpr double kMemorySaturationUs = 20;
 constexpr double kSlope = 0.5;
 constexpr double kLaunchUs = 5;
@@ -68,14 +70,12 @@ Profile derive(const GpuSpec& g) {
   p.memory_bytes = static_cast<std::size_t>(g.memory_gib * double(1ull << 30));
   p.kernels = ProfiledKernels::cuda;
   p.gpu = {g.name, true, g.bf16, {}};
-  const double dense = g.fp32_tflops * 1e3 * g.fp32_efficiency;  // GFLOP/s
-  p.dense_16bit_speedup = g.f16_tensor_tflops > 0 ? g.f16_tensor_tflops * g.tensor_efficiency /
-                                                        (g.fp32_tflops * g.fp32_efficiency)
-                                                  : 1.0;
+  const double dense = g.fp32_tflops * 1e3 * g.dense_efficiency;  // GFLOP/s
+  p.dense_16bit_speedup = g.f16_tensor_tflops > 0 ? g.f16_tensor_tflops / g.fp32_tflops : 1.0;
   for (WorkClass c : {WorkClass::conv_forward, WorkClass::conv_backward, WorkClass::linear_forward,
                       WorkClass::linear_backward})
     p.fit(c) = curve(dense, kComputeSaturationUs);
-  const double bandwidth = g.memory_gbps * kBandwidthEfficiency;  // GB/s
+  const double bandwidth = g.memory_gbps * g.bandwidth_efficiency;  // GB/s
   for (WorkClass c : {WorkClass::depthwise_forward, WorkClass::depthwise_backward})
     p.fit(c) = curve(bandwidth * kDepthwiseFlopsPerByte, kMemorySaturationUs);
   for (const MemoryBound& m : kBytesPerFlop) p.fit(m.work_class) = curve(bandwidth / m.bytes_per_flop, kMemorySaturationUs);
@@ -88,11 +88,11 @@ Profile derive(const GpuSpec& g) {
     notes << "no tensor cores (f16 through cuDNN's pseudo-half configuration at the f32 rate; no bf16), ";
   notes << g.memory_gbps << " GB/s memory bandwidth, " << g.memory_gib << " GiB, host link " << g.link << " at "
         << g.link_gbps << " GB/s and " << g.link_latency_us << " us per copy. Calibrated on published ResNet-50 "
-        << "training throughput (" << g.reference.source << "): dense f32 conv/linear at " << g.fp32_efficiency * 100
-        << " % of the FP32 peak";
-  if (g.f16_tensor_tflops > 0) notes << ", 16-bit at " << g.tensor_efficiency * 100 << " % of the tensor peak";
-  notes << ". Assumed: dense work saturating at " << kComputeSaturationUs
-        << " us of work; memory-bound layers at " << kBandwidthEfficiency * 100 << " % of the bandwidth, saturating at "
+        << "training throughput (" << g.reference.source << "): dense conv/linear at " << g.dense_efficiency * 100
+        << " % of the peak (FP32" << (g.f16_tensor_tflops > 0 ? ", and of the tensor peak in 16 bits" : "")
+        << "), memory-bound layers at " << g.bandwidth_efficiency * 100
+        << " % of the bandwidth. Assumed: dense work saturating at " << kComputeSaturationUs
+        << " us of work; memory-bound layers saturating at "
         << kMemorySaturationUs << " us; below saturation throughput ~ (flops/saturation)^" << kSlope << "; "
         << kLaunchUs << " us per kernel launch; 16-bit memory-bound layers at twice their f32 speed (half the bytes); "
         << "convolution workspaces from the model of cuDNN's choices in engine/device/gpu_queries.cpp "
@@ -110,23 +110,25 @@ const std::vector<GpuSpec>& gpu_specs() {
   // H100 SXM5 80 GB (67 FP32, 989 f16/bf16 tensor dense, 3350 GB/s).
   // Host links at what pinned copies achieve: PCIe 3.0 x16 about 12 GB/s
   // of its 15.75; PCIe 4.0 x16 about 25 of its 31.5; PCIe 5.0 x16 about
-  // 50 of its 63. References: docs/gpu-profiles.md quotes each row.
+  // 50 of its 63. References: docs/gpu-profiles.md quotes each row. The
+  // last two figures of each row are the calibrated shares
+  // (bench/calibrate_gpu_profiles.py, 2026-11-26).
   static const std::vector<GpuSpec> specs = {
-      {"m40", "NVIDIA Tesla M40 24 GB", 7.0, 0, false, 288, 24, 12, 10, "PCIe 3.0 x16", 0.7, 0,
+      {"m40", "NVIDIA Tesla M40 24 GB", 7.0, 0, false, 288, 24, 12, 10, "PCIe 3.0 x16", 0.495, 0.949,
        {100, 0,
         "no M40 figure is published; the same GM200 chip as the Maxwell GTX Titan X: 159.62 ms per forward and "
         "backward of 16 images (Torch, cuDNN 5.1; jcjohnson/cnn-benchmarks), 100 images/s; no tensor cores, no "
         "published mixed-precision figure"}},
-      {"v100", "NVIDIA Tesla V100 SXM2 32 GB", 15.7, 125, false, 900, 32, 12, 10, "PCIe 3.0 x16", 0.7, 0.5,
+      {"v100", "NVIDIA Tesla V100 SXM2 32 GB", 15.7, 125, false, 900, 32, 12, 10, "PCIe 3.0 x16", 0.862, 0.949,
        {356, 1156,
         "NVIDIA DeepLearningExamples, PyTorch ResNet-50 v1.5, DGX-1 32GB, 1 GPU: 356 images/s FP32, 1156 AMP "
         "(PyTorch 21.03)"}},
-      {"a100", "NVIDIA A100 SXM4 80 GB", 19.5, 312, true, 2039, 80, 25, 5, "PCIe 4.0 x16", 0.7, 0.5,
+      {"a100", "NVIDIA A100 SXM4 80 GB", 19.5, 312, true, 2039, 80, 25, 5, "PCIe 4.0 x16", 0.881, 0.949,
        {0, 2470,
         "NVIDIA DeepLearningExamples, PyTorch ResNet-50 v1.5, DGX A100 80GB, 1 GPU: 2470 images/s AMP (PyTorch "
         "21.03); its 938 images/s are TF32, which the cuda device does not use for f32 (it computes f32 exactly), "
         "so no f32 figure is like for like"}},
-      {"h100", "NVIDIA H100 SXM5 80 GB", 67.0, 989, true, 3350, 80, 50, 5, "PCIe 5.0 x16", 0.7, 0.5,
+      {"h100", "NVIDIA H100 SXM5 80 GB", 67.0, 989, true, 3350, 80, 50, 5, "PCIe 5.0 x16", 0.161, 0.949,
        {0, 2616,
         "Lambda deeplearning-benchmark, PyTorch ResNet-50, H100 80GB SXM5, 1 GPU: 2616 images/s fp16 (PyTorch NGC "
         "22.09); its 1753 images/s \"fp32\" are TF32 convolutions (PyTorch's default on Ampere and later), not "

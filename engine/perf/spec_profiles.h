@@ -6,7 +6,7 @@
 // explains each). Each carries the cuda device's answers on that GPU
 // (engine/device/gpu_queries.h), so its plans never ask the host.
 // Two efficiencies per GPU are calibrated against published single-GPU
-// ResNet-50 training throughput (GpuSpec::reference, docs/gpu-profiles.md
+// ResNet-50 training throughput (bench/calibrate_gpu_profiles.py finds them) (GpuSpec::reference, docs/gpu-profiles.md
 // has the table and tests/engine/perf/spec_calibration_test.cpp holds the
 // sim to it). profiles/*.json are these, written by
 // `tidepool profile --spec NAME -o FILE`; a test checks that the files
@@ -40,10 +40,11 @@ struct GpuSpec {
   double link_gbps = 0;          // host link, achievable with pinned memory
   double link_latency_us = 0;
   std::string link;              // "PCIe 3.0 x16"
-  // Calibrated (spec_profiles.cpp): the share of the FP32 peak dense
-  // f32 convolutions reach, and of the f16 tensor peak 16-bit ones reach.
-  double fp32_efficiency = 0;
-  double tensor_efficiency = 0;
+  // Calibrated (spec_profiles.cpp): the share of its peak that dense work
+  // reaches (the FP32 peak in f32, the tensor cores' in 16 bits), and the
+  // share of the memory bandwidth that memory-bound layers reach.
+  double dense_efficiency = 0;
+  double bandwidth_efficiency = 0;
   PublishedThroughput reference;
 };
 

@@ -68,7 +68,7 @@ TEST(SimCli, RefusesWhatCannotWorkInWords) {
     EXPECT_NE(r.output.find(words), std::string::npos) << r.output;
   };
   refused(run("--batch --quiet --device sim --iterations 1"), "--device sim runs on a performance profile");
-  refused(run("--batch --quiet --device sim --profile no-such-gpu --iterations 1"), "m40, v100, h100");
+  refused(run("--batch --quiet --device sim --profile no-such-gpu --iterations 1"), "m40, v100, a100, h100");
   refused(run("--batch --quiet --device sim --profile m40 --compress --iterations 1"), "nothing to compress");
   refused(run("--batch --quiet --mode accudnn --iterations 1"), "mode accudnn plans with a performance model");
   refused(run("--batch --quiet --device sim --profile m40 --dataset imagenet-shapes --data " + dir.path().string() +
