@@ -6,6 +6,7 @@
 
 #include "engine/memory/alloc_trace.h"
 #include "engine/memory/allocator.h"
+#include "engine/memory/figures.h"
 #include "engine/core/bytes_text.h"
 #include "engine/memory/pool_search.h"
 #include "engine/memory/replay.h"
@@ -79,7 +80,7 @@ int replay_command(const std::string& file, std::ostream& out) {
       status = 1;
       continue;
     }
-    const double ratio = r.peak_load ? static_cast<double>(r.footprint) / static_cast<double>(r.peak_load) : 1.0;
+    const double ratio = competitive_ratio(r.footprint, r.peak_load);
     const std::string footprint = format_bytes(r.footprint) + (r.searched_footprint ? "*" : " ");
     any_searched |= r.searched_footprint;
     std::snprintf(line, sizeof line, "%-10s %12s %13s %7.4f %13s %13s %9d  %s\n", name.c_str(),

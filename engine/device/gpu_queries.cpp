@@ -29,8 +29,11 @@ namespace {
 //    * 1x1 convolutions: a plain GEMM (implicit precomputed GEMM), whose
 //      index buffer is negligible: 0.
 //    * everything else (7x7 and 11x11 stems, strided 3x3, grouped and
-//      depthwise): implicit precomputed GEMM, whose workspace holds one
-//      32-bit index per (c, r, s) filter tap: c/groups * r * s * 4 bytes.
+//      depthwise), and a Winograd whose workspace would pass the cuda
+//      device's cap (kMaxConvWorkspace: VGG's first layers at ImageNet
+//      size and large batches): implicit precomputed GEMM, whose workspace
+//      holds one 32-bit index per (c, r, s) filter tap: c/groups * r * s * 4
+//      bytes.
 // A profile measured on the GPU (`tidepool profile --device cuda`)
 // replaces these figures with cuDNN's own for the shapes it saw.
 constexpr std::int64_t kWinogradTile = 6;
@@ -55,7 +58,8 @@ std::size_t modelled_cudnn_workspace(const ConvShape& s, ConvScheme scheme, Conv
     // Every pass transforms one activation operand per side and the filter
     // (forward: x, w, y; backward data: dy, w, dx; backward filter: x, dy, dw).
     const std::int64_t values = per_tile * (tiles * s.c + tiles * s.k + s.k * s.c);
-    return static_cast<std::size_t>(values) * value;
+    const std::size_t bytes = static_cast<std::size_t>(values) * value;
+    if (bytes <= kMaxConvWorkspace) return bytes;
   }
   if (s.r == 1 && s.s == 1) return 0;
   (void)pass;

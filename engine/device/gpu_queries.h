@@ -57,6 +57,12 @@ class GpuQueries final : public KernelQueries {
   GpuKernelFacts facts_;
 };
 
+// The `p` scheme never picks an algorithm with more workspace than this
+// (the cuda device's rule, engine/device/cuda/conv2d.cpp, and the model's):
+// the plan would have to give it that much arena, and no CIFAR or ImageNet
+// layer needs more for a fast path.
+inline constexpr std::size_t kMaxConvWorkspace = std::size_t{1} << 30;
+
 // The formulas the cuda device's own kernels follow (one definition: the
 // cuda backend calls these too).
 // Max pooling keeps the argmax's offset in its window per output: a byte

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "engine/core/tensor.h"
+#include "engine/memory/figures.h"
 
 namespace tidepool {
 
@@ -46,7 +47,7 @@ struct PoolStats {
   std::size_t largest_free_block_bytes = 0;  // inside the pool
   std::size_t free_holes = 0;                // free blocks inside the pool
   double competitive_ratio() const {
-    return peak_load_bytes ? static_cast<double>(peak_extent_bytes) / peak_load_bytes : 1.0;
+    return tidepool::competitive_ratio(peak_extent_bytes, peak_load_bytes);
   }
 };
 

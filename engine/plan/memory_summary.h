@@ -6,6 +6,8 @@
 
 #include <cstddef>
 
+#include "engine/memory/figures.h"
+
 namespace tidepool {
 
 struct MemorySummary {
@@ -28,7 +30,7 @@ struct MemorySummary {
   std::size_t parking_pool_bytes = 0;  // a pool that parks more (0: none)
   std::size_t arena_bytes = 0;         // device memory reserved for the run
   double competitive_ratio() const {
-    return peak_load_bytes ? static_cast<double>(footprint_bytes) / static_cast<double>(peak_load_bytes) : 1.0;
+    return tidepool::competitive_ratio(footprint_bytes, peak_load_bytes);
   }
 };
 

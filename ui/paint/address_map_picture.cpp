@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/memory/figures.h"
 #include "ui/scene/colours.h"
 
 namespace tidepool::ui::paint {
@@ -59,8 +60,7 @@ std::string title_of(const AddressMapScene& scene) {
   std::string title = std::string(kTitle) + ": iteration " + std::to_string(scene.iteration) + "  |  peak load " +
                       format_bytes(scene.peak_load_bytes) + " at step " + std::to_string(scene.peak_step) +
                       "  |  footprint " + format_bytes(scene.footprint_bytes);
-  if (scene.peak_load_bytes > 0)
-    title += "  |  ratio " + format_fixed(static_cast<double>(scene.footprint_bytes) / scene.peak_load_bytes, 3);
+  title += "  |  ratio " + format_fixed(competitive_ratio(scene.footprint_bytes, scene.peak_load_bytes), 3);
   title += "  |  pool " + format_bytes(scene.pool_bytes);
   return title;
 }

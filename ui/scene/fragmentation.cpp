@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "engine/memory/allocator.h"
+#include "engine/memory/figures.h"
 #include "engine/memory/replay.h"
 
 namespace tidepool::ui {
@@ -88,7 +89,7 @@ HeuristicReplay replay_one(const PaperSequence& sequence, const std::string& heu
   }
   r.peak_load_bytes = pool.figures().peak_load_bytes;
   r.footprint_bytes = pool.figures().footprint_bytes;
-  r.competitive_ratio = r.peak_load_bytes ? static_cast<double>(r.footprint_bytes) / r.peak_load_bytes : 1.0;
+  r.competitive_ratio = competitive_ratio(r.footprint_bytes, r.peak_load_bytes);
   return r;
 }
 

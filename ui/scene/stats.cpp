@@ -4,6 +4,8 @@
 #include <map>
 #include <string>
 
+#include "engine/memory/figures.h"
+
 namespace tidepool::ui {
 
 IterationStats build_stats(const RingSnapshot& events, const TimelineScene& timeline, std::size_t pinned_host_bytes) {
@@ -14,8 +16,7 @@ IterationStats build_stats(const RingSnapshot& events, const TimelineScene& time
   s.iteration = last.iteration;
   s.peak_load_bytes = last.peak_load_bytes;
   s.footprint_bytes = last.footprint_bytes;
-  s.competitive_ratio =
-      last.peak_load_bytes ? static_cast<double>(last.footprint_bytes) / static_cast<double>(last.peak_load_bytes) : 0;
+  s.competitive_ratio = competitive_ratio(last.footprint_bytes, last.peak_load_bytes);
   s.iteration_ms = (last.end_us - last.start_us) * 1e-3;
   s.largest_free_at_peak_bytes = last.largest_free_at_peak.bytes;
   for (const TimelineIteration& it : timeline.iterations)

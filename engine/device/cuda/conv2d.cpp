@@ -48,16 +48,15 @@
 
 #include "engine/device/cuda/cuda_kernels.h"
 #include "engine/device/cuda/cuda_util.h"
+#include "engine/device/gpu_queries.h"
 
 namespace tidepool {
 namespace {
 
 using namespace cuda;
 
-// The `p` scheme never picks an algorithm with more workspace than this
-// (measured or not): the plan would have to give it that much arena, and no
-// CIFAR or ImageNet layer needs more for its fast paths.
-constexpr std::size_t kMaxMeasuredWorkspace = std::size_t{1} << 30;
+// The `p` scheme never picks an algorithm with more workspace than
+// kMaxConvWorkspace (engine/device/gpu_queries.h), measured or not.
 
 const char* algo_name(ConvPass pass, int algo) {
   static const char* const fwd[] = {
@@ -359,7 +358,7 @@ std::unique_ptr<ConvPlan> build_plan(Context& ctx, const ConvShape& s, ConvSchem
   // p without measurement: the top-ranked one within the workspace cap.
   Pick pick = least;
   for (const Pick& o : options) {
-    if (o.workspace <= kMaxMeasuredWorkspace) {
+    if (o.workspace <= kMaxConvWorkspace) {
       pick = o;
       break;
     }
@@ -376,13 +375,13 @@ std::unique_ptr<ConvPlan> build_plan(Context& ctx, const ConvShape& s, ConvSchem
     // cudnnFind* sorts by time; the first usable one whose workspace the
     // search could offer (and the heuristics agree on) is the fastest.
     const std::vector<Candidate> timed =
-        measured(h, *plan, s, std::min(largest, kMaxMeasuredWorkspace));
+        measured(h, *plan, s, std::min(largest, kMaxConvWorkspace));
     std::vector<Pick> timed_ranking;
     for (const Candidate& c : timed) {
       if (!usable(c, s.dtype)) continue;
       auto known = std::find_if(options.begin(), options.end(),
                                 [&](const Pick& o) { return o.algo == c.algo && o.math == c.math; });
-      if (known == options.end() || known->workspace > kMaxMeasuredWorkspace) continue;
+      if (known == options.end() || known->workspace > kMaxConvWorkspace) continue;
       timed_ranking.push_back({c.algo, known->workspace, c.time_ms, c.math});
     }
     if (!timed_ranking.empty()) {

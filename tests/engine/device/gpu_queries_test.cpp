@@ -43,6 +43,18 @@ TEST(GpuQueries, ThePerformanceSchemeKeepsWinogradsTransformedTiles) {
   EXPECT_EQ(q.conv_workspace_bytes(five, ConvScheme::p, ConvPass::forward), 36u * (32 * 16 + 32 * 32 + 32 * 16) * 4);
 }
 
+// No p algorithm takes more than the cuda device's cap: past it, cuDNN's
+// next fastest (a GEMM) runs, as the cuda device picks.
+TEST(GpuQueries, AWinogradPastTheCapGivesWayToAGemm) {
+  const GpuQueries q(v100_like());
+  ConvShape vgg_conv1_2{.n = 64, .c = 64, .h = 224, .w = 224, .k = 64, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1};
+  EXPECT_EQ(q.conv_workspace_bytes(vgg_conv1_2, ConvScheme::p, ConvPass::forward), 64u * 9 * 4);
+  vgg_conv1_2.n = 4;  // 4 * 56 * 56 tiles: 231 MiB of them
+  EXPECT_EQ(q.conv_workspace_bytes(vgg_conv1_2, ConvScheme::p, ConvPass::forward),
+            36u * (4 * 56 * 56 * 64 * 2 + 64 * 64) * 4);
+  EXPECT_LE(q.conv_workspace_bytes(vgg_conv1_2, ConvScheme::p, ConvPass::forward), kMaxConvWorkspace);
+}
+
 TEST(GpuQueries, OtherShapesTakeAGemmsIndexOrNothing) {
   const GpuQueries q(v100_like());
   ConvShape pointwise = conv3x3();
