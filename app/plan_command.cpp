@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <iostream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -73,13 +74,21 @@ void plan_command(const PlanRequest& q, std::ostream& out) {
   const std::unique_ptr<KernelQueries> queries = model ? queries_for(model->profile()) : make_cpu_queries();
   const std::string planned_for = !model                                        ? "this machine's cpu device"
                                   : model->profile().kernels == ProfiledKernels::cuda ? model->profile().name
-                                                                                  : "the cpu device of the profile";
+                                                                                  : "this machine's cpu device (the profile's device is a cpu device)";
   if (q.precisions.empty()) throw std::invalid_argument("--precision needs at least one of fp32, bf16, fp16");
   std::vector<PlanRow> rows;
-  for (Precision p : q.precisions)
+  for (Precision p : q.precisions) {
+    // A precision the device cannot train at all (bf16 before Ampere):
+    // refused alone, left out of a table of several with the reason.
+    if (const std::string why = queries->refuses_16bit(activation_dtype(p)); !why.empty()) {
+      if (q.precisions.size() == 1) throw std::invalid_argument(why);
+      std::cerr << "tidepool: " << to_string(p) << " left out: " << why << '\n';
+      continue;
+    }
     for (PlanRow& r : plan_table(net, rank_batch, *queries, heuristics, q.transfer, q.compress, q.budget_bytes,
                                  model ? &*model : nullptr, p, q.host_memory, q.ranks, q.bucket_bytes))
       rows.push_back(std::move(r));
+  }
   const bool pageable = q.host_memory == HostMemory::pageable;
   // A precision column only where there is a choice to show.
   const bool show_precision = q.precisions.size() > 1 || q.precisions[0] != Precision::fp32;

@@ -19,10 +19,20 @@ namespace tidepool::app {
 
 namespace {
 
-// The answers of the device a tuned run trains on: the cpu device's own;
-// on sim or cuda, its profile's (a GPU's answers never come from the host).
-std::unique_ptr<KernelQueries> run_queries(DeviceKind device, const Profile& profile) {
-  return device == DeviceKind::cpu ? make_cpu_queries() : queries_for(profile);
+// The answers of the device a tuned run trains on: the cpu device's, the
+// cuda device's own kernels (the GPU is here: cuDNN answers for every
+// batch tried), or the simulated GPU's profile's. Never the host's for a GPU.
+struct RunAnswers {
+  std::unique_ptr<Device> device;          // the cuda device, whose kernels answer
+  std::unique_ptr<KernelQueries> queries;  // otherwise
+  const KernelQueries& get() const { return device ? device->kernels() : *queries; }
+};
+
+RunAnswers run_answers(DeviceKind kind, double link_gbps, const Profile* profile) {
+  if (kind == DeviceKind::cpu) return {nullptr, make_cpu_queries()};
+  if (kind == DeviceKind::cuda) return {make_device(kind, link_gbps), nullptr};
+  if (!profile) throw std::invalid_argument("the sim device runs on a profile: give --profile to tune on it");
+  return {nullptr, queries_for(*profile)};
 }
 
 }  // namespace
@@ -35,10 +45,9 @@ PerfModel tuning_model(const TuneRequest& q, const Network& net, std::string& no
   if (q.device == DeviceKind::sim)
     throw std::invalid_argument("the sim device runs on a profile: give --profile to tune on it");
   // Measured now, on the device itself: the largest batch is planned with
-  // that device's answers (the cuda device's are its kernels').
-  std::unique_ptr<Device> probe = q.device == DeviceKind::cpu ? nullptr : make_device(q.device, q.link_gbps);
-  const std::unique_ptr<KernelQueries> cpu = probe ? nullptr : make_cpu_queries();
-  const KernelQueries& kernels = probe ? static_cast<const KernelQueries&>(probe->kernels()) : *cpu;
+  // that device's answers.
+  const RunAnswers answers = run_answers(q.device, q.link_gbps, nullptr);
+  const KernelQueries& kernels = answers.get();
   MemorySettings all = q.memory;
   all.mode = OffloadMode::all;
   const std::int64_t k_max = largest_batch(
@@ -70,10 +79,10 @@ int tune_command(const TuneRequest& q, std::ostream& out) {
   const PerfModel model = tuning_model(q, net, note);
   // Tuned for the device a run with these options trains on, as a run's
   // --tune is: `--device sim --profile m40` tunes for an M40.
-  const std::unique_ptr<KernelQueries> kernels = run_queries(q.device, model.profile());
+  const RunAnswers kernels = run_answers(q.device, q.link_gbps, &model.profile());
   BatchTuningOptions options{q.base_lr, q.base_batch, q.convexity};
   if (q.progress) options.progress = [](const std::string& line) { std::cerr << "tidepool: " << line << '\n'; };
-  const BatchTuning t = tune_batch(net, q.memory, *kernels, model, options);
+  const BatchTuning t = tune_batch(net, q.memory, kernels.get(), model, options);
   auto rate = [](std::int64_t k, const Prediction& p) { return p.iteration_us > 0 ? k * 1e6 / p.iteration_us : 0.0; };
 
   if (q.json) {
@@ -167,10 +176,10 @@ TunedRun tune_run(RunSettings s) {
     s.profile = (std::filesystem::path(folder) / "profile.json").string();
     save_profile(model.profile(), s.profile);
   }
-  const std::unique_ptr<KernelQueries> kernels = run_queries(s.device, model.profile());
+  const RunAnswers kernels = run_answers(s.device, s.memory.link_gbps, &model.profile());
   BatchTuningOptions options{q.base_lr, q.base_batch, q.convexity};
   if (q.progress) options.progress = [](const std::string& line) { std::cerr << "tidepool: " << line << '\n'; };
-  const BatchTuning t = tune_batch(net, s.memory, *kernels, model, options);
+  const BatchTuning t = tune_batch(net, s.memory, kernels.get(), model, options);
   if (!t.best)
     throw std::invalid_argument("--tune: no batch of " + s.model + " trains without stalls in a budget of " +
                                 format_bytes(s.memory.budget_bytes) + " on " + model.profile().name);

@@ -7,9 +7,10 @@
 //  - a convolution's workspace is what `tidepool profile --device cuda`
 //    measured for that shape where the profile has it, and otherwise the
 //    documented model of cuDNN's choices below (gpu_queries.cpp);
-//  - 16-bit types: those the GPU computes natively (f16 with tensor cores
-//    or cuDNN's pseudo-half configuration from compute capability 5.3,
-//    bf16 from 8.0). A GPU without bf16 refuses --precision bf16.
+//  - 16-bit types: f16 on every GPU (tensor cores where it has them,
+//    cuDNN's pseudo-half configuration, f16 storage with f32 arithmetic,
+//    where it has none), bf16 from compute capability 8.0. A GPU without
+//    bf16 refuses --precision bf16.
 #pragma once
 
 #include <cstddef>

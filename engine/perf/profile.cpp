@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/core/json_file.h"
+#include "engine/perf/spec_profiles.h"
+#include "engine/plan/memory_settings.h"  // the ConvScheme words
 
 namespace tidepool {
 
@@ -42,7 +44,6 @@ LinkFit link_from(const json& j, const std::string& where) {
   return l;
 }
 
-constexpr const char* kSchemeWords[] = {"m", "p"};
 constexpr const char* kPassWords[] = {"forward", "backward_data", "backward_weights"};
 
 template <std::size_t N>
@@ -67,7 +68,7 @@ json workspace_json(const MeasuredWorkspace& m) {
            {{"n", s.n}, {"c", s.c}, {"h", s.h}, {"w", s.w}, {"k", s.k}, {"r", s.r}, {"s", s.s},
             {"stride", {s.stride_h, s.stride_w}}, {"pad", {s.pad_h, s.pad_w}}, {"dilation", {s.dil_h, s.dil_w}},
             {"groups", s.groups}, {"bias", s.bias}, {"dtype", std::string(to_string(s.dtype))}}},
-          {"scheme", kSchemeWords[static_cast<int>(m.scheme)]},
+          {"scheme", to_string(m.scheme)},
           {"pass", kPassWords[static_cast<int>(m.pass)]},
           {"bytes", m.bytes}};
 }
@@ -103,7 +104,7 @@ MeasuredWorkspace workspace_from(const json& j) {
   else if (dtype == "f16") s.dtype = DType::f16;
   else if (dtype == "bf16") s.dtype = DType::bf16;
   else throw std::invalid_argument(where + ": 'shape.dtype' is \"" + dtype + "\" (one of f32, f16, bf16)");
-  m.scheme = static_cast<ConvScheme>(word_index(j, "scheme", kSchemeWords, where));
+  m.scheme = parse_choice<ConvScheme>(j.value("scheme", ""), "a measured workspace's algorithm scheme");
   m.pass = static_cast<ConvPass>(word_index(j, "pass", kPassWords, where));
   m.bytes = static_cast<std::size_t>(whole(j, "bytes", where, 0));
   validate(s);
@@ -119,7 +120,16 @@ json kernels_json(const Profile& p) {
 }
 
 void kernels_from(const json& j, Profile& p) {
-  if (!j.contains("kernels")) return;  // profiles from before: measured on the cpu device
+  if (!j.contains("kernels")) {
+    // Profiles from before answers were kept: a measured one was measured
+    // on the cpu device (the cuda device had never run); a GPU's
+    // specification would silently plan with the host's answers.
+    if (p.source == "specification")
+      throw std::invalid_argument("this GPU profile was written before profiles carried the GPU's own answers "
+                                  "(workspaces, 16-bit types): write it again with `tidepool profile --spec KEY -o "
+                                  "FILE`, or give the specification's name (" + gpu_spec_names() + ")");
+    return;
+  }
   const json& k = j.at("kernels");
   const std::string device = k.is_object() ? k.value("device", "") : "";
   if (device == "cpu") return;

@@ -83,8 +83,10 @@ struct Profile {
   ProfiledKernels kernels = ProfiledKernels::cpu;
   GpuKernelFacts gpu;  // kernels == cuda: what the cuda device's kernels answer there
   // A 16-bit step's dense work (convolutions) runs at this multiple of its
-  // class's f32 fit: the tensor cores' gain (1: none, as on the M40, or on
-  // the cpu device, whose f32 copies are counted as their own work).
+  // class's f32 fit: the tensor cores' gain (1: none, as on the M40 and the
+  // cpu device). Profiles measured on a device time f32 only, so theirs is
+  // 1 until 16-bit timing is measured too (the cuda device's tensor cores
+  // then go unmodelled: prefer a specification's figure for them).
   double dense_16bit_speedup = 1;
   std::array<std::optional<ClassFit>, kWorkClassCount> compute;
   LinkFit to_host, to_device;

@@ -25,7 +25,8 @@ namespace {
 //    (AccUDNN Fig. 6: on the M40 AlexNet's conv and FC throughput keeps
 //    growing up to minibatches of a few hundred); below it the throughput
 //    falls as (flops / saturation)^0.5.
-//  - Memory-bound classes run at 80 % of the memory bandwidth, moving the
+//  - Memory-bound classes run at the calibrated share of the memory
+//    bandwidth (GpuSpec::bandwidth_efficiency), moving the
 //    bytes per counted FLOP listed in kBytesPerFlop (a FLOP is one element
 //    written for them: engine/perf/work.h), and saturate at 20 µs of work.
 //  - Every kernel launch costs 5 µs (launch plus cuDNN's own set-up).

@@ -39,14 +39,17 @@ TEST(GpuPlan, IsTheSameWhateverTheHostsInstructionSet) {
   // vDNN's trade: p's rows need the workspaces the profile's answers give,
   // m's none, and nothing else differs between them.
   const nlohmann::json rows = nlohmann::json::parse(avx2.output);
+  int pairs = 0;
   for (const nlohmann::json& p : rows) {
     if (p["algo"] != "p" || p["mode"] != "base") continue;
     for (const nlohmann::json& m : rows) {
       if (m["algo"] != "m" || m["mode"] != p["mode"] || m["order"] != p["order"]) continue;
+      ++pairs;
       EXPECT_GT(p["pool_bytes"].get<std::size_t>(), m["pool_bytes"].get<std::size_t>() + (std::size_t{100} << 20))
           << "base's p pool holds the largest Winograd workspace (hundreds of MiB at batch 64)";
     }
   }
+  EXPECT_EQ(pairs, 2) << "base's two allocation orders";
 }
 
 TEST(GpuPlan, PlanSaysWhichDeviceItPlansFor) {

@@ -64,8 +64,8 @@ class CudaKernels final : public Kernels {
   // activations (conv2d.cpp, batchnorm_sums.cu, relu_16bit.cu, pooling.cu,
   // elementwise.cu).
   // f16 everywhere; bf16 where cuDNN has bf16 convolutions (compute
-  // capability 8.0, Ampere, and later). Elsewhere bf16 steps take f32
-  // copies as on the cpu device.
+  // capability 8.0, Ampere, and later). Before that bf16 is refused
+  // (refuses_16bit): no one trains bf16 on such a GPU.
   bool takes_16bit(DType type) const override;
   std::string refuses_16bit(DType type) const override;
 

@@ -86,6 +86,49 @@ TEST(SpecProfiles, TheShippedFilesAreWhatTheCodeDerives) {
   }
 }
 
+// A 16-bit step: dense work at the profile's 16-bit speed-up, memory-bound
+// work at twice its f32 speed; launches cost what they cost in f32.
+TEST(PerfModel, SixteenBitStepsRunAtTheirProfilesRates) {
+  Profile p = small_profile();
+  p.fit(WorkClass::conv_forward)->launch_us = 4;
+  p.fit(WorkClass::relu_forward)->launch_us = 2;
+  p.dense_16bit_speedup = 8;
+  const PerfModel model(p);
+  const double conv32 = model.compute_us({WorkClass::conv_forward, 1e9, 2});
+  EXPECT_DOUBLE_EQ(model.compute_us({WorkClass::conv_forward, 1e9, 2, DType::f16}), 8 + (conv32 - 8) / 8);
+  EXPECT_DOUBLE_EQ(model.compute_us({WorkClass::conv_forward, 1e9, 2, DType::bf16}), 8 + (conv32 - 8) / 8);
+  const double relu32 = model.compute_us({WorkClass::relu_forward, 3e6, 1});
+  EXPECT_DOUBLE_EQ(relu32, 2 + 1000);
+  EXPECT_DOUBLE_EQ(model.compute_us({WorkClass::relu_forward, 3e6, 1, DType::f16}), 2 + 500);
+
+  // The counter records what the kernel that sets the class computed on;
+  // an f32 copy around a step leaves it the step's.
+  const GpuQueries gpu(GpuKernelFacts{"a GPU", true, true, {}});
+  WorkCounter counter(gpu);
+  const ConvShape s{.n = 2, .c = 8, .h = 4, .w = 4, .k = 8, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1, .dtype = DType::f16};
+  counter.conv_forward(s, ConvScheme::p, nullptr, nullptr, nullptr, nullptr, nullptr);
+  EXPECT_EQ(counter.take().dtype, DType::f16);
+  counter.convert(10, DType::bf16, nullptr, DType::f32, nullptr, 1.0f);
+  counter.relu_forward(10, DType::f32, nullptr, nullptr);
+  const Work copied = counter.take();
+  EXPECT_EQ(copied.work_class, WorkClass::relu_forward);
+  EXPECT_EQ(copied.dtype, DType::f32);
+}
+
+TEST(Profile, AGpuSpecificationWrittenBeforeItCarriedItsAnswersIsRefused) {
+  nlohmann::json old = to_json(*specification_profile("v100"));
+  old.erase("kernels");
+  try {
+    profile_from_json(old);
+    ADD_FAILURE() << "an old GPU profile would plan with the host's answers";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("tidepool profile --spec"), std::string::npos) << e.what();
+  }
+  nlohmann::json measured = to_json(small_profile());
+  measured.erase("kernels");
+  EXPECT_EQ(profile_from_json(measured).kernels, ProfiledKernels::cpu) << "measured before: on the cpu device";
+}
+
 TEST(PerfModel, AClassWithoutAFitBorrowsTheNearestRelatedOne) {
   const PerfModel model(small_profile());
   const Work depthwise{WorkClass::depthwise_forward, 1e9, 1};

@@ -1,11 +1,11 @@
 // Plans for a device whose kernels take 16-bit activations themselves
-// (Kernels::takes_16bit, the cuda device): the steps of the layers that
-// have such kernels (Layer::has_16bit_kernels) pass their 16-bit tensors as
-// they are, with no f32 copies, and the rest keep their copies. Planned here with the cpu device's sizes and the
-// cuda device's rule for a 16-bit convolution's workspace (its f32 one plus
-// a 16-bit copy of the weights), so the planner's side is tested on every
-// machine; the cuda kernels themselves are tested by the gpu suite
-// (tests/engine/device/cuda/sixteen_bit_test.cpp).
+// (KernelQueries::takes_16bit, the cuda device): the steps of the layers
+// that have such kernels (Layer::has_16bit_kernels) pass their 16-bit
+// tensors as they are, with no f32 copies, and the rest keep their copies.
+// Planned here with a GPU's answers (GpuQueries: the cuda device's rule for
+// a 16-bit convolution's workspace, cuDNN's plus a 16-bit copy of the
+// weights), the same on every machine; the cuda kernels themselves are
+// tested by the gpu suite (tests/engine/device/cuda/sixteen_bit_test.cpp).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -107,8 +107,8 @@ TEST(SixteenBitKernels, TheirStepsPassTheir16BitTensorsAsTheyAre) {
         << net.nodes()[i].layer->name();
 }
 
-// A table that takes f16 and not bf16 (the cuda device before Ampere, which
-// has no bf16 convolutions) plans bf16 steps on f32 copies.
+// A table that takes f16 and not bf16, but does not refuse bf16 (as the
+// cuda device before Ampere does), plans bf16 steps on f32 copies.
 TEST(SixteenBitKernels, ATypeTheTableDoesNotTakeGetsCopies) {
   const Network net = testing::residual_net();
   SixteenBitQueries kernels({DType::f16});
