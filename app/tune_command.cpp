@@ -45,22 +45,25 @@ PerfModel tuning_model(const TuneRequest& q, const Network& net, std::string& no
   if (q.device == DeviceKind::sim)
     throw std::invalid_argument("the sim device runs on a profile: give --profile to tune on it");
   // Measured now, on the device itself: the largest batch is planned with
-  // that device's answers.
-  const RunAnswers answers = run_answers(q.device, q.link_gbps, nullptr);
-  const KernelQueries& kernels = answers.get();
-  MemorySettings all = q.memory;
-  all.mode = OffloadMode::all;
-  const std::int64_t k_max = largest_batch(
-      [&](std::int64_t k) {
-        try {
-          plan_memory(net, k, all, kernels);
-          return true;
-        } catch (const MemoryRefusal&) {
-          return false;
-        }
-      },
-      1 << 16);
-  if (!k_max) plan_memory(net, 1, all, kernels);  // throws the refusal with the smallest budget
+  // that device's answers (a cuda device of its own, gone before the
+  // profiler makes the ones it measures on).
+  const std::int64_t k_max = [&] {
+    const RunAnswers answers = run_answers(q.device, q.link_gbps, nullptr);
+    MemorySettings all = q.memory;
+    all.mode = OffloadMode::all;
+    const std::int64_t largest = largest_batch(
+        [&](std::int64_t k) {
+          try {
+            plan_memory(net, k, all, answers.get());
+            return true;
+          } catch (const MemoryRefusal&) {
+            return false;
+          }
+        },
+        1 << 16);
+    if (!largest) plan_memory(net, 1, all, answers.get());  // throws the refusal with the smallest budget
+    return largest;
+  }();
   const ProfileRequest measuring{.model = q.model,
                                  .dataset = q.dataset,
                                  .batch_size = k_max,

@@ -47,7 +47,7 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; 
 
 }  // namespace
 
-std::size_t modelled_cudnn_workspace(const ConvShape& s, ConvScheme scheme, ConvPass pass) {
+std::size_t modelled_cudnn_workspace(const ConvShape& s, ConvScheme scheme) {
   validate(s);
   if (scheme == ConvScheme::m) return 0;
   const std::size_t value = dtype_bytes(is_16bit(s.dtype) ? s.dtype : DType::f32);
@@ -62,7 +62,6 @@ std::size_t modelled_cudnn_workspace(const ConvShape& s, ConvScheme scheme, Conv
     if (bytes <= kMaxConvWorkspace) return bytes;
   }
   if (s.r == 1 && s.s == 1) return 0;
-  (void)pass;
   return static_cast<std::size_t>((s.c / s.groups) * s.r * s.s) * sizeof(std::int32_t);
 }
 
@@ -112,7 +111,7 @@ std::size_t GpuQueries::conv_workspace_bytes(const ConvShape& s, ConvScheme sche
     return m.scheme == scheme && m.pass == pass && m.shape == key;
   });
   const std::size_t cudnn =
-      measured != facts_.workspaces.end() ? measured->bytes : modelled_cudnn_workspace(s, scheme, pass);
+      measured != facts_.workspaces.end() ? measured->bytes : modelled_cudnn_workspace(s, scheme);
   return conv_weights_copy_bytes(s) + cudnn;
 }
 

@@ -77,6 +77,7 @@ std::string gpu_refuses_bf16(const std::string& gpu);
 
 // The model of cuDNN's workspace for a pass without the 16-bit weight copy
 // (gpu_queries.cpp says what it assumes and where each figure comes from).
-std::size_t modelled_cudnn_workspace(const ConvShape& s, ConvScheme scheme, ConvPass pass);
+// The same for every pass: each transforms one operand per side and the filter.
+std::size_t modelled_cudnn_workspace(const ConvShape& s, ConvScheme scheme);
 
 }  // namespace tidepool

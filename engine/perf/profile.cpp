@@ -1,5 +1,6 @@
 #include "engine/perf/profile.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -100,10 +101,11 @@ MeasuredWorkspace workspace_from(const json& j) {
   s.groups = whole(sh, "groups", where, 1);
   s.bias = sh.value("bias", false);
   const std::string dtype = sh.value("dtype", "f32");
-  if (dtype == "f32") s.dtype = DType::f32;
-  else if (dtype == "f16") s.dtype = DType::f16;
-  else if (dtype == "bf16") s.dtype = DType::bf16;
-  else throw std::invalid_argument(where + ": 'shape.dtype' is \"" + dtype + "\" (one of f32, f16, bf16)");
+  const auto float_types = {DType::f32, DType::f16, DType::bf16};
+  const auto named = std::find_if(float_types.begin(), float_types.end(), [&](DType t) { return to_string(t) == dtype; });
+  if (named == float_types.end())
+    throw std::invalid_argument(where + ": 'shape.dtype' is \"" + dtype + "\" (one of f32, f16, bf16)");
+  s.dtype = *named;
   m.scheme = parse_choice<ConvScheme>(j.value("scheme", ""), "a measured workspace's algorithm scheme");
   m.pass = static_cast<ConvPass>(word_index(j, "pass", kPassWords, where));
   m.bytes = static_cast<std::size_t>(whole(j, "bytes", where, 0));

@@ -83,7 +83,7 @@ TEST(GpuQueries, MeasuredWorkspacesReplaceTheModelForTheirShapesOnly) {
   EXPECT_EQ(q.conv_workspace_bytes(half, ConvScheme::m, ConvPass::forward), 9216u + 512)
       << "cuDNN's figure after the weights' copy, as the cuda device places them";
   EXPECT_EQ(q.conv_workspace_bytes(conv3x3(), ConvScheme::p, ConvPass::forward),
-            modelled_cudnn_workspace(conv3x3(), ConvScheme::p, ConvPass::forward))
+            modelled_cudnn_workspace(conv3x3(), ConvScheme::p))
       << "another pass of the same shape: the model";
   ConvShape blocked = conv3x3();
   blocked.channel_block = 8;
