@@ -97,7 +97,8 @@ nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& 
                          Communicator* comm) {
   const auto wall_start = Clock::now();
   // Data and model first: a wrong path fails before anything slow.
-  TrainingSession session(s, {.comm = comm});
+  TrainingSession session(s, {.comm = comm, .kernel_choices = resume ? resume->kernel_choices
+                                                                     : std::vector<std::string>{}});
   const Network& net = session.network();
   // Every rank names the folder as rank 0 does (its time stamp).
   fs::path path = s.out.empty() ? RunFolder::default_path(s) : fs::path(s.out);
@@ -212,7 +213,8 @@ nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& 
     }
     if (r.epoch_end) tally = EpochTally{};
     folder.save_checkpoint({session.settings(), session.epoch(), session.batch_in_epoch(), session.iteration(),
-                            tally.so_far(), trainer.loss_scaler().state(), trainer.read_state()});
+                            tally.so_far(), trainer.loss_scaler().state(), session.device().kernel_choices(),
+                            trainer.read_state()});
     last_checkpoint = Clock::now();
   }
   if (!evaluated && !session.diverged()) {  // nothing trained, or stopped mid-epoch

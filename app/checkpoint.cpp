@@ -88,6 +88,7 @@ void save_checkpoint(const std::filesystem::path& file, const Checkpoint& c) {
                             {{"scale", c.loss_scale.scale},
                              {"good_steps", c.loss_scale.good_steps},
                              {"skipped_steps", c.loss_scale.skipped_steps}}},
+                           {"kernel_choices", c.kernel_choices},
                            {"values", c.state.size()}};
   const std::string text = header.dump();
   const std::uint64_t length = text.size();
@@ -190,6 +191,12 @@ Checkpoint parse_checkpoint(std::span<const char> bytes, const std::string& sour
     // Compared as counts, not as bytes: values * 4 wrapped around for 2^62
     // values and matched, and resize() then threw std::length_error
     // (regress_state_size_overflow).
+    const auto choices = header.value("kernel_choices", nlohmann::json::array());
+    if (!choices.is_array()) throw corrupt("bad header: kernel_choices is not a list");
+    for (const auto& line : choices) {
+      if (!line.is_string()) throw corrupt("bad header: a kernel choice is not text");
+      c.kernel_choices.push_back(line.get<std::string>());
+    }
     const std::int64_t values = json_int64(header, "values");
     const std::size_t state_bytes = room - length;
     if (values < 0 || state_bytes % sizeof(float) != 0 ||

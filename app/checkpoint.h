@@ -59,6 +59,10 @@ struct Checkpoint {
   std::int64_t iteration = 0;       // training iterations done
   EpochSoFar epoch_so_far;          // of those batch_in_epoch batches
   LossScalerState loss_scale;       // fp16's (checkpoints from before it: the initial state)
+  // The kernels the device chose by timing (Device::kernel_choices), which
+  // the resumed run adopts so that it computes the same bits; empty for
+  // devices that time nothing and in checkpoints from before they were kept.
+  std::vector<std::string> kernel_choices;
   std::vector<float> state;
 };
 

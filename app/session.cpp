@@ -7,10 +7,12 @@
 #include <stdexcept>
 
 #include "app/device_factory.h"
+#include "app/kernel_choices_file.h"
 #include "app/model_shapes.h"
 #include "engine/core/bytes_text.h"
 #include "engine/device/sim/sim_device.h"
 #include "engine/perf/spec_profiles.h"
+#include "engine/plan/planner.h"
 #include "engine/run/swap_weight_tuning.h"
 #include "engine/run/lr_schedule.h"
 #include "models/registry.h"
@@ -121,6 +123,13 @@ TrainingSession::~TrainingSession() = default;
 void TrainingSession::start(EventSink* sink) {
   const RunSettings& s = settings_;
   device_ = make_device(s.device, s.memory.link_gbps, session_options_.for_window, s.profile);
+  // This machine's earlier choices, then the checkpoint's, which win
+  // (app/kernel_choices_file.h); rank 0's go to every rank.
+  const std::filesystem::path choices_file =
+      rank() == 0 ? kernel_choices_file(device_->caps().name) : std::filesystem::path();
+  device_->adopt_kernel_choices(read_kernel_choices(choices_file));
+  device_->adopt_kernel_choices(session_options_.kernel_choices);
+  share_kernel_choices();
   TrainerOptions topts;
   topts.batch = rank_batch_;
   topts.memory = choose_dyn_ ? before_dyn(settings_.memory) : settings_.memory;
@@ -149,6 +158,7 @@ void TrainingSession::start(EventSink* sink) {
     topts.memory.swap_weights = settings_.memory.swap_weights = swap_weight_search_->best;
   }
   trainer_ = std::make_unique<Trainer>(*device_, *network_, topts, sink);
+  remember_kernel_choices(choices_file, device_->kernel_choices());  // what planning timed
   auto train_opts = loader_options(datasets::LoaderOptions::training(rank_batch_, s.seed));
   auto eval_opts = loader_options(datasets::LoaderOptions::evaluation(rank_batch_));
   // A device that computes no values never reads an image: the loaders
@@ -160,6 +170,34 @@ void TrainingSession::start(EventSink* sink) {
       *test_set_, trainer_->staging().subspan(train_staging_bytes_, eval_staging_bytes_), eval_opts);
   if (train_loader_->batches_per_epoch() != per_epoch_)
     throw std::logic_error("the loader and the session disagree on the batches in an epoch");
+}
+
+// Every rank computes with rank 0's kernels: choices made by timing (the
+// cuda device's `p` algorithms) differ from process to process, and ranks
+// that ran different algorithms would end with different parameters. Rank 0
+// makes its choices for the shapes this run plans (training and evaluation,
+// a schedule each: no pool is placed) and sends them; the others adopt them
+// before anything of theirs is planned.
+void TrainingSession::share_kernel_choices() {
+  if (!comm_) return;
+  std::string text;
+  if (rank() == 0) {
+    const RunSettings& s = settings_;
+    for (Phase phase : {Phase::train, Phase::eval})
+      plan_schedule(*network_, rank_batch_, PlanSettings{phase, s.memory, {}}, device_->kernels());
+    for (const std::string& line : device_->kernel_choices()) text += line + '\n';
+  }
+  std::int64_t length = static_cast<std::int64_t>(text.size());
+  comm_->broadcast(&length, sizeof length, 0);
+  text.resize(static_cast<std::size_t>(length));
+  comm_->broadcast(text.data(), text.size(), 0);
+  if (rank() == 0) return;
+  std::vector<std::string> lines;
+  for (std::size_t at = 0, end; at < text.size(); at = end + 1) {
+    end = std::min(text.find('\n', at), text.size());
+    lines.push_back(text.substr(at, end - at));
+  }
+  device_->adopt_kernel_choices(lines);
 }
 
 void TrainingSession::restore(const std::vector<float>& state, std::int64_t epoch, std::int64_t batch_in_epoch,

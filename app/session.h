@@ -69,6 +69,9 @@ struct SessionOptions {
   // and the figures it reports (losses, accuracies) are the whole
   // batch's. Null: one process.
   Communicator* comm = nullptr;
+  // Kernel choices an earlier run made by timing (its checkpoint's): the
+  // device adopts them before it plans (Device::adopt_kernel_choices).
+  std::vector<std::string> kernel_choices;
 };
 
 // What became of settings given to apply(): applied (from the next
@@ -147,6 +150,7 @@ class TrainingSession {
   ui::SessionStatus status() const;
 
  private:
+  void share_kernel_choices();
   RunSettings settings_;
   SessionOptions session_options_;
   std::unique_ptr<datasets::Dataset> train_set_, test_set_;

@@ -12,7 +12,10 @@ fp32 (no TF32 on either side: Tidepool's cuDNN convolutions run with
 CUDNN_FMA_MATH, and PyTorch gets allow_tf32 = False for cuDNN and cuBLAS):
 
   1. Training images/s: Tidepool `--mode base` against PyTorch eager with
-     torch.backends.cudnn.benchmark = True. Both synchronise once per step
+     torch.backends.cudnn.benchmark = True and cudnn.deterministic = True
+     (timed choice among deterministic algorithms, as Tidepool's `--algo p`:
+     without it PyTorch may time in the atomics-based weight-gradient
+     kernels Tidepool never allows). Both synchronise once per step
      (Tidepool's executor ends every iteration with a device synchronize;
      the PyTorch loop calls torch.cuda.synchronize()). Tidepool's step time
      is the median iteration span of its trace (device events, from the
@@ -221,6 +224,7 @@ def run_pytorch(model_name: str, offload_mode: str | None, iterations: int, warm
     import torch.nn.functional as F
 
     torch.backends.cudnn.benchmark = True
+    torch.backends.cudnn.deterministic = True  # as Tidepool: deterministic algorithms only
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.manual_seed(0)

@@ -30,6 +30,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "engine/device/kernels.h"
 
@@ -157,6 +158,18 @@ class Device {
   // The kernel table, for pure queries from the host (workspace sizes). To
   // run a kernel, submit() work to a stream.
   virtual Kernels& kernels() = 0;
+
+  // The choices the device made by timing its kernels (the cuda device's
+  // `p` convolution algorithms), one line each, and a way to make them
+  // again: a device given lines before it plans uses their choices instead
+  // of timing, so a resumed run (the checkpoint keeps them) and every rank
+  // of a data-parallel run (rank 0's are sent to the others) run the same
+  // algorithms and compute the same bits. Devices that time nothing have
+  // none and ignore what they are given. A line for another GPU or library
+  // version whose algorithm is not available here is passed over and that
+  // shape is timed again.
+  virtual std::vector<std::string> kernel_choices() const { return {}; }
+  virtual void adopt_kernel_choices(const std::vector<std::string>& lines) { (void)lines; }
 
   // Names for profilers. range_push opens a range called `name` (the layer
   // or tensor that the work submitted next belongs to) for the stream, and

@@ -11,6 +11,7 @@
 
 #include "app/checkpoint.h"
 #include "engine/core/fnv1a.h"
+#include "testing/temp_dir.h"
 
 namespace tidepool::app {
 namespace {
@@ -57,6 +58,30 @@ TEST(CheckpointParse, AWellFormedFileReads) {
   const Checkpoint c = parse_checkpoint(file_bytes(header(2), {1.5f, -2.0f}), "ck.bin");
   EXPECT_EQ(c.iteration, 3);
   EXPECT_EQ(c.state, (std::vector<float>{1.5f, -2.0f}));
+}
+
+// The kernels the device chose by timing travel in the checkpoint, so the
+// resumed run computes with the same ones (Device::adopt_kernel_choices);
+// a checkpoint from before they were kept has none, and a list that is not
+// text is refused by name.
+TEST(CheckpointParse, KernelChoicesRoundTripAndOldCheckpointsHaveNone) {
+  testing::TempDir dir("ck-choices");
+  Checkpoint c;
+  c.iteration = 4;
+  c.kernel_choices = {"forward f32 n=32 c=64 h=32 w=32 k=64 r=3 s=3 stride=1x1 pad=1x1 dilation=1x1 groups=1 bias=0 -> 1 fma",
+                      "backward-data f16 n=32 c=3 h=32 w=32 k=64 r=3 s=3 stride=1x1 pad=1x1 dilation=1x1 groups=1 "
+                      "bias=0 -> 4 tensor-op"};
+  c.state = {1.0f, 2.0f};
+  const auto file = dir.path() / "checkpoint.bin";
+  save_checkpoint(file, c);
+  EXPECT_EQ(load_checkpoint(file).kernel_choices, c.kernel_choices);
+
+  EXPECT_TRUE(parse_checkpoint(file_bytes(header(0), {}), "ck.bin").kernel_choices.empty());
+  auto h = header(0);
+  h["kernel_choices"] = {1, 2};
+  expect_refused(file_bytes(h, {}), "kernel choice is not text");
+  h["kernel_choices"] = "forward";
+  expect_refused(file_bytes(h, {}), "kernel_choices is not a list");
 }
 
 // The header's length was checked against the file's size, not against what

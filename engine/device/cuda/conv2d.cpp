@@ -7,7 +7,9 @@
 // Algorithm choice, vDNN-style, among the algorithms cuDNN reports as
 // deterministic (CUDNN_DETERMINISTIC; the atomics-based backward algorithms
 // are never candidates) and as run in plain f32 (CUDNN_FMA_MATH, which
-// the descriptor asks for and the chosen entry's math type confirms):
+// the descriptor asks for and the chosen entry's math type confirms; a
+// pass cuDNN has no deterministic algorithm for runs its first
+// non-deterministic one, with a warning on stderr, rather than failing):
 //  - m ("memory"): the smallest workspace, over every algorithm cuDNN's
 //    heuristics (cudnnGet*_v7) say supports the shape; on a tie the one
 //    the heuristics rank faster.
@@ -35,9 +37,14 @@
 // Each (shape, dtype, scheme, pass) is decided once per process and cached (see
 // cuda_kernels.cpp), so the planner's workspace and the running algorithm
 // agree and a shape always runs the same algorithm (after a refusal, the
-// same fallback). Timing is noisy, so
-// two processes may pick different `p` algorithms for a shape; `m` is
-// decided by sizes alone and repeats across processes.
+// same fallback). `m` is decided by sizes alone and repeats across
+// processes. Timing is noisy: `p` searches three times, keeps each
+// algorithm's best time and takes the lowest-numbered algorithm within
+// kTimingTie of the fastest, which still lets a near tie fall either way
+// in another process (1 of resnet18's 32 shapes on an H100). So each timed
+// choice is recorded (ConvPlan::record, Device::kernel_choices) and another
+// process adopts it: the app hands rank 0's to every rank, a checkpoint's
+// to the resumed run and the machine's earlier ones to a new run.
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -125,8 +132,12 @@ struct ConvPlan final : CacheEntry {
   // another process moves on the same way.
   std::vector<Choice> choices;
   std::atomic<std::size_t> current{0};
+  // For a `p` choice made by timing (or adopted from such a line): what
+  // Device::kernel_choices() records, "<shape> -> <algo> <math>".
+  std::string record;
 
   const Choice& choice() const { return choices[current.load(std::memory_order_acquire)]; }
+  std::string recorded() const override { return record; }
 };
 
 // The math an f32 convolution may run (plain FMA: no TF32) and a 16-bit
@@ -307,13 +318,77 @@ std::vector<Candidate> measured(cudnnHandle_t h, const ConvPlan& p, const ConvSh
   return out;
 }
 
+// A shape and pass as a recorded choice names it: every field that can
+// change cuDNN's answer.
+const char* algo_pass_word(ConvPass pass) {
+  return pass == ConvPass::forward ? "forward" : pass == ConvPass::backward_data ? "backward-data" : "backward-weights";
+}
+
+std::string shape_text(const ConvShape& s, ConvPass pass) {
+  const char* pass_word = algo_pass_word(pass);
+  const std::string dtype(to_string(s.dtype));
+  char buf[240];
+  std::snprintf(buf, sizeof buf,
+                "%s %s n=%lld c=%lld h=%lld w=%lld k=%lld r=%lld s=%lld stride=%lldx%lld pad=%lldx%lld "
+                "dilation=%lldx%lld groups=%lld bias=%d",
+                pass_word, dtype.c_str(), static_cast<long long>(s.n), static_cast<long long>(s.c),
+                static_cast<long long>(s.h), static_cast<long long>(s.w), static_cast<long long>(s.k),
+                static_cast<long long>(s.r), static_cast<long long>(s.s), static_cast<long long>(s.stride_h),
+                static_cast<long long>(s.stride_w), static_cast<long long>(s.pad_h), static_cast<long long>(s.pad_w),
+                static_cast<long long>(s.dil_h), static_cast<long long>(s.dil_w), static_cast<long long>(s.groups),
+                s.bias ? 1 : 0);
+  return buf;
+}
+
+const char* math_word(cudnnMathType_t m) {
+  switch (m) {
+    case CUDNN_FMA_MATH:
+      return "fma";
+    case CUDNN_TENSOR_OP_MATH:
+      return "tensor-op";
+    case CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION:
+      return "tensor-op-conversion";
+    default:
+      return "default";
+  }
+}
+
+// "<algo> <math>" back into a pick's fields; false for text that is not.
+bool parse_choice(const std::string& text, int& algo, cudnnMathType_t& math) {
+  char word[40] = {};
+  if (std::sscanf(text.c_str(), "%d %39s", &algo, word) != 2) return false;
+  for (cudnnMathType_t m : {CUDNN_FMA_MATH, CUDNN_TENSOR_OP_MATH, CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION,
+                            CUDNN_DEFAULT_MATH}) {
+    if (std::string(word) == math_word(m)) {
+      math = m;
+      return true;
+    }
+  }
+  return false;
+}
+
+// How close to the fastest a measured algorithm must be to count as tied
+// with it. Timings of one algorithm differ by several percent from search
+// to search (clocks, the L2's state), so "the fastest" alone can name
+// another algorithm in every process; among the ties the lowest algorithm
+// number wins, which does not move with the noise. 10 %: the spread seen
+// between repeated cudnnFind* searches of small shapes, while a real gap
+// between algorithms is usually far wider.
+constexpr float kTimingTie = 1.10f;
+// Searches per shape; each algorithm keeps its best time (the least
+// disturbed one).
+constexpr int kSearches = 3;
+
 std::string describe_pick(ConvPass pass, ConvScheme scheme, const Pick& pick, bool was_measured,
                           std::size_t fallback) {
   char buf[200];
   const std::string then = fallback == 0 ? ""
                                           : "; fallback " + std::to_string(fallback) +
                                                 ": cuDNN refused the one before when run";
-  if (was_measured) {
+  if (was_measured && pick.time_ms < 0) {
+    std::snprintf(buf, sizeof buf, "%s (p: recorded by an earlier measurement; workspace %s%s)",
+                  algo_name(pass, pick.algo), format_bytes(pick.workspace).c_str(), then.c_str());
+  } else if (was_measured) {
     std::snprintf(buf, sizeof buf, "%s (p: measured %.3f ms; workspace %s%s)",
                   algo_name(pass, pick.algo), static_cast<double>(pick.time_ms),
                   format_bytes(pick.workspace).c_str(), then.c_str());
@@ -337,11 +412,29 @@ std::unique_ptr<ConvPlan> build_plan(Context& ctx, const ConvShape& s, ConvSchem
 
   // Every usable algorithm the heuristics know, with its workspace, in
   // their ranking order.
-  std::vector<Pick> options;
+  std::vector<Pick> options, nondeterministic;
   for (const Candidate& c : ranked(h, *plan)) {
     std::size_t bytes = 0;
     if (usable(c, s.dtype) && workspace_of(h, *plan, c.algo, bytes))
       options.push_back({c.algo, bytes, -1, c.math});
+    Candidate any = c;
+    any.determinism = CUDNN_DETERMINISTIC;
+    if (options.empty() && usable(any, s.dtype) && workspace_of(h, *plan, c.algo, bytes))
+      nondeterministic.push_back({c.algo, bytes, -1, c.math});
+  }
+  // Some shapes have no deterministic algorithm for a pass (cuDNN has none
+  // for some grouped, depthwise or dilated backward-weights passes, or bf16
+  // depthwise). Failing the run would help nobody: the heuristics' first
+  // non-deterministic one runs, and the user is told what it costs.
+  if (options.empty() && !nondeterministic.empty()) {
+    options.assign(nondeterministic.begin(), nondeterministic.begin() + 1);
+    std::fprintf(stderr,
+                 "tidepool: cuDNN has no deterministic %s algorithm for the %s convolution c=%lld k=%lld "
+                 "groups=%lld %lldx%lld; it runs %s, which is not deterministic: results may differ in the "
+                 "last bits from run to run and between offload modes\n",
+                 algo_pass_word(pass), std::string(to_string(s.dtype)).c_str(), static_cast<long long>(s.c),
+                 static_cast<long long>(s.k), static_cast<long long>(s.groups), static_cast<long long>(s.r),
+                 static_cast<long long>(s.s), algo_name(pass, options.front().algo));
   }
   if (options.empty()) {
     throw CudaError(CudaError::Library::cudnn, "cudnnGetConvolution*Algorithm_v7",
@@ -367,25 +460,52 @@ std::unique_ptr<ConvPlan> build_plan(Context& ctx, const ConvShape& s, ConvSchem
   // when the choice was measured, else the heuristics'.
   std::vector<Pick> ranking = options;
   bool was_measured = false;
+  const std::string shape = shape_text(s, pass);
+  int adopted_algo = -1;
+  cudnnMathType_t adopted_math = CUDNN_FMA_MATH;
+  const auto adopted = scheme == ConvScheme::p && parse_choice(ctx.shared->plans.adopted_choice(shape), adopted_algo,
+                                                               adopted_math)
+                           ? std::find_if(options.begin(), options.end(),
+                                          [&](const Pick& o) { return o.algo == adopted_algo && o.math == adopted_math; })
+                           : options.end();
   if (scheme == ConvScheme::m) {
     pick = least;
+  } else if (adopted != options.end() && adopted->workspace <= kMaxConvWorkspace) {
+    // Decided by an earlier measurement (a checkpoint, rank 0): the same
+    // algorithm, so the same bits. Not available here (another GPU or
+    // cuDNN), the shape is timed as if nothing had been recorded.
+    pick = *adopted;
+    was_measured = true;
   } else if (ctx.shared->may_measure) {
     std::size_t largest = 0;
     for (const Pick& o : options) largest = std::max(largest, o.workspace);
-    // cudnnFind* sorts by time; the first usable one whose workspace the
-    // search could offer (and the heuristics agree on) is the fastest.
-    const std::vector<Candidate> timed =
-        measured(h, *plan, s, std::min(largest, kMaxConvWorkspace));
+    // Each usable (algorithm, math) pair whose workspace the search could
+    // offer (and the heuristics agree on), with its best time over the
+    // searches.
     std::vector<Pick> timed_ranking;
-    for (const Candidate& c : timed) {
-      if (!usable(c, s.dtype)) continue;
-      auto known = std::find_if(options.begin(), options.end(),
-                                [&](const Pick& o) { return o.algo == c.algo && o.math == c.math; });
-      if (known == options.end() || known->workspace > kMaxConvWorkspace) continue;
-      timed_ranking.push_back({c.algo, known->workspace, c.time_ms, c.math});
+    for (int search = 0; search < kSearches; ++search) {
+      for (const Candidate& c : measured(h, *plan, s, std::min(largest, kMaxConvWorkspace))) {
+        if (!usable(c, s.dtype) || c.time_ms < 0) continue;
+        auto known = std::find_if(options.begin(), options.end(),
+                                  [&](const Pick& o) { return o.algo == c.algo && o.math == c.math; });
+        if (known == options.end() || known->workspace > kMaxConvWorkspace) continue;
+        auto seen = std::find_if(timed_ranking.begin(), timed_ranking.end(),
+                                 [&](const Pick& o) { return o.algo == c.algo && o.math == c.math; });
+        if (seen == timed_ranking.end())
+          timed_ranking.push_back({c.algo, known->workspace, c.time_ms, c.math});
+        else
+          seen->time_ms = std::min(seen->time_ms, c.time_ms);
+      }
     }
     if (!timed_ranking.empty()) {
+      // Fastest first; the pick is the lowest-numbered of those tied with
+      // the fastest (kTimingTie).
+      std::stable_sort(timed_ranking.begin(), timed_ranking.end(),
+                       [](const Pick& a, const Pick& b) { return a.time_ms < b.time_ms; });
+      const float tie = timed_ranking.front().time_ms * kTimingTie;
       pick = timed_ranking.front();
+      for (const Pick& o : timed_ranking)
+        if (o.time_ms <= tie && (o.algo < pick.algo || (o.algo == pick.algo && o.math < pick.math))) pick = o;
       ranking = std::move(timed_ranking);
       was_measured = true;
     }
@@ -413,6 +533,7 @@ std::unique_ptr<ConvPlan> build_plan(Context& ctx, const ConvShape& s, ConvSchem
       if (o.math == pick.math && !requery(o)) o.workspace = std::numeric_limits<std::size_t>::max();
   }
   plan->workspace = pick.workspace;
+  if (was_measured) plan->record = shape + " -> " + std::to_string(pick.algo) + " " + math_word(pick.math);
   plan->choices.push_back(
       {pick.algo, was_measured, describe_pick(pass, scheme, pick, was_measured, 0)});
   for (const Pick& o : ranking) {

@@ -247,11 +247,26 @@ CudaDevice::CudaDevice(CudaDeviceOptions options) : impl_(std::make_unique<Impl>
   }
   d.ordinal = options.ordinal;
   d.bind();
+  // A GPU that others have filled: said here with the figures, rather than
+  // by whichever stream, launch or handle below fails first, in its words.
+  std::size_t free_bytes = 0, total_bytes = 0;
+  TP_CALL(cudaMemGetInfo, &free_bytes, &total_bytes);
+  if (free_bytes < kLibraryStartBytes) throw_out_of_memory(kLibraryStartBytes, "the device's streams, kernels and library handles");
   cudaDeviceProp props{};
   TP_CALL(cudaGetDeviceProperties, &props, d.ordinal);
   d.name = "cuda:" + std::to_string(d.ordinal) + " (" + props.name + ")";
   d.total_memory = props.totalGlobalMem;
   d.sums = std::make_unique<CudaAllReduce>(gpu_identity(props.uuid));
+  if (const cudaError_t probe = probe_kernel_image(); probe != cudaSuccess) {
+    if (probe == cudaErrorNoKernelImageForDevice || probe == cudaErrorInvalidDeviceFunction ||
+        probe == cudaErrorUnsupportedPtxVersion)
+      throw DeviceError("cuda device: " + std::string(props.name) + " is compute capability " +
+                        std::to_string(props.major) + "." + std::to_string(props.minor) +
+                        " and this build has no code it can run (built for " TIDEPOOL_CUDA_ARCHITECTURES
+                        "): rebuild with -DCMAKE_CUDA_ARCHITECTURES=" +
+                        std::to_string(props.major * 10 + props.minor) + " (" + cudaGetErrorName(probe) + ")");
+    check(probe, "the first kernel launch");
+  }
 
   // Non-blocking: our streams never serialise with the legacy default
   // stream, which libraries or a profiler might touch.
@@ -312,6 +327,25 @@ std::byte* CudaDevice::reserve_arena(std::size_t bytes) {
   if (bytes == 0)
     throw DeviceError("cuda device: cannot reserve an empty arena (0 bytes requested)");
   d.bind();
+  // Whatever else the run allocates on the GPU comes before the arena: every
+  // stream's kernel table (the transfer streams' otherwise appear at their
+  // first submit; their cuBLAS workspaces alone are 32 MiB each on Hopper),
+  // and kAfterArenaBytes stays free for what is allocated lazily later
+  // (modules loaded at a kernel's first launch, NCCL's buffers). Without
+  // this a budget near the GPU's free memory failed at the first
+  // iteration with a launch error rather than here with the figures.
+  for (std::size_t i = 0; i < d.tables.size(); ++i) {
+    if (!d.tables[i])
+      d.tables[i] = std::make_unique<CudaKernels>(std::make_unique<Context>(d.shared, d.streams[i].get()));
+  }
+  std::size_t free_bytes = 0, total_bytes = 0;
+  TP_CALL(cudaMemGetInfo, &free_bytes, &total_bytes);
+  if (bytes + kAfterArenaBytes > free_bytes)
+    throw DeviceError("cuda device: out of device memory reserving " + format_bytes(bytes) + " (" +
+                      std::to_string(bytes) + " bytes) for the arena: " + format_bytes(free_bytes) + " free of " +
+                      format_bytes(total_bytes) + " on this GPU, and " + format_bytes(kAfterArenaBytes) +
+                      " of it must stay free for what the libraries allocate later; try a smaller --batch-size "
+                      "or --budget, or an offload --mode");
   // From here on every byte a step touches comes from the arena, so the
   // `p` scheme stops measuring with buffers of its own.
   d.arena = DeviceBuffer(bytes, "the arena");
@@ -363,6 +397,10 @@ std::size_t CudaDevice::pinned_bytes() const { return impl_->pinned_bytes; }
 std::size_t CudaDevice::pageable_bytes() const { return impl_->pageable_bytes; }
 
 Kernels& CudaDevice::kernels() { return cuda_kernels(); }
+
+std::vector<std::string> CudaDevice::kernel_choices() const { return impl_->shared->plans.recorded(); }
+
+void CudaDevice::adopt_kernel_choices(const std::vector<std::string>& lines) { impl_->shared->plans.adopt(lines); }
 
 CudaKernels& CudaDevice::cuda_kernels() {
   // The table's own queries bind too (they may come from another thread);

@@ -86,6 +86,13 @@ int cuda_device_count(std::string* why = nullptr);
 // it and TIDEPOOL_NCCL is ON); without it the cuda device sums on the host.
 bool cuda_nccl_built();
 
+// What stays free on the GPU after the arena (see reserve_arena): for
+// lazily loaded kernel modules and NCCL's buffers, which are allocated after
+// it. 256 MiB: NCCL's default buffers for a few peers (4 MiB per channel and
+// peer) and module code with room to spare, a third of a percent of an
+// 80 GB GPU.
+inline constexpr std::size_t kAfterArenaBytes = std::size_t{256} << 20;
+
 class CudaDevice final : public Device {
  public:
   // Throws DeviceError("no CUDA device is available: <reason>") on a machine
@@ -134,6 +141,10 @@ class CudaDevice final : public Device {
   double now_us() const override;
 
   Kernels& kernels() override;
+  // The `p` convolution algorithms chosen by timing on this GPU in this
+  // process, and those to use instead of timing (Device).
+  std::vector<std::string> kernel_choices() const override;
+  void adopt_kernel_choices(const std::vector<std::string>& lines) override;
   // The compute stream's table with its cuda-only queries (algorithm names).
   CudaKernels& cuda_kernels();
 

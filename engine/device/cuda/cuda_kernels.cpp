@@ -11,6 +11,7 @@
 #include "engine/device/cuda/cuda_kernels.h"
 #include "engine/device/gpu_queries.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <utility>
 
@@ -33,6 +34,31 @@ CacheEntry& PlanCache::find_or_build(const CacheKey& key,
   return *cache_.emplace(key, std::move(built)).first->second;
 }
 
+std::vector<std::string> PlanCache::recorded() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<std::string> lines;
+  for (const auto& [key, entry] : cache_)
+    if (std::string line = entry->recorded(); !line.empty()) lines.push_back(std::move(line));
+  std::sort(lines.begin(), lines.end());
+  return lines;
+}
+
+void PlanCache::adopt(const std::vector<std::string>& lines) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const std::string& line : lines) {
+    const std::size_t arrow = line.find(" -> ");
+    if (arrow == std::string::npos)
+      throw std::invalid_argument("a recorded kernel choice reads '<shape> -> <choice>', not '" + line + "'");
+    adopted_[line.substr(0, arrow)] = line.substr(arrow + 4);
+  }
+}
+
+// Called while an entry is built, under mutex_ (find_or_build).
+std::string PlanCache::adopted_choice(const std::string& shape) const {
+  auto it = adopted_.find(shape);
+  return it == adopted_.end() ? std::string() : it->second;
+}
+
 PlanCache& plan_cache(int ordinal) {
   static std::mutex mutex;
   // Leaked on purpose (see PlanCache); a map of pointers so that a cache
@@ -46,19 +72,13 @@ PlanCache& plan_cache(int ordinal) {
 
 // Creating a handle allocates device memory, and on a full GPU the
 // libraries report that as a status of their own rather than as
-// cudaErrorMemoryAllocation. By the time a handle is made the runtime and
-// the device's context are up (the device made its streams on it), so
-// "not initialized" here is the libraries' way of saying that too: both
-// get the arena's out-of-memory message, with the status kept in it.
+// cudaErrorMemoryAllocation (cuDNN 9 on an H100: INTERNAL_ERROR, from a
+// stream it could not create). throw_library_start_failure tells that
+// apart from libraries that do not fit the runtime by the memory free.
 CudnnHandle make_cudnn_handle(cudaStream_t stream) {
   cudnnHandle_t raw = nullptr;
   const cudnnStatus_t st = cudnnCreate(&raw);
-  if (st == CUDNN_STATUS_NOT_INITIALIZED ||
-      st == CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED ||
-      st == CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED) {
-    throw_out_of_memory("a cuDNN handle", "cudnnCreate", cudnnGetErrorString(st));
-  }
-  check(st, "cudnnCreate");
+  if (st != CUDNN_STATUS_SUCCESS) throw_library_start_failure("a cuDNN handle", "cudnnCreate", cudnnGetErrorString(st));
   CudnnHandle handle(raw);
   TP_CALL(cudnnSetStream, handle.get(), stream);
   return handle;
@@ -69,10 +89,8 @@ namespace {
 CublasHandle make_cublas_handle() {
   cublasHandle_t raw = nullptr;
   const cublasStatus_t st = cublasCreate(&raw);
-  if (st == CUBLAS_STATUS_NOT_INITIALIZED || st == CUBLAS_STATUS_ALLOC_FAILED) {
-    throw_out_of_memory("a kernel table's cuBLAS handle", "cublasCreate", cublasGetStatusName(st));
-  }
-  check(st, "cublasCreate");
+  if (st != CUBLAS_STATUS_SUCCESS)
+    throw_library_start_failure("a kernel table's cuBLAS handle", "cublasCreate", cublasGetStatusName(st));
   return CublasHandle(raw);
 }
 

@@ -45,6 +45,37 @@ void throw_out_of_memory(const char* what, const char* call, const char* status)
   throw_out_of_memory_doing(std::string("creating ") + what + " (" + call + ": " + status + ")");
 }
 
+void throw_library_start_failure(const char* what, const char* call, const char* status) {
+  std::size_t free_bytes = 0, total_bytes = 0;
+  const bool known = cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess;
+  (void)cudaGetLastError();
+  // A handle needs streams and a few MiB of its own: on a GPU that has
+  // less than kLibraryStartBytes free the libraries fail with whatever
+  // status their first failed allocation gave (an H100 filled by an arena
+  // answered CUDNN_STATUS_INTERNAL_ERROR from cudaStreamCreateWithFlags).
+  if (!known || free_bytes < kLibraryStartBytes) throw_out_of_memory(what, call, status);
+  // With room to spare, a library that cannot start is one that does not
+  // fit the runtime or the driver it found.
+  int runtime = 0, driver = 0;
+  (void)cudaRuntimeGetVersion(&runtime);
+  (void)cudaDriverGetVersion(&driver);
+  int cublas_major = 0, cublas_minor = 0;
+  (void)cublasGetProperty(MAJOR_VERSION, &cublas_major);
+  (void)cublasGetProperty(MINOR_VERSION, &cublas_minor);
+  auto cuda_version = [](int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); };
+  const std::size_t cudnn = cudnnGetVersion();
+  throw DeviceError(std::string("cuda device: ") + call + " failed creating " + what + " (" + status + ") with " +
+                    format_bytes(free_bytes) + " free of " + format_bytes(total_bytes) +
+                    ": the libraries do not fit together. Loaded: cuDNN " + std::to_string(cudnn / 10000) + "." +
+                    std::to_string(cudnn % 10000 / 100) + "." + std::to_string(cudnn % 100) +
+                    " (built for CUDA runtime " + cuda_version(static_cast<int>(cudnnGetCudartVersion())) +
+                    "), cuBLAS " + std::to_string(cublas_major) + "." + std::to_string(cublas_minor) +
+                    ", CUDA runtime " + cuda_version(runtime) + ", a driver for CUDA up to " +
+                    cuda_version(driver) + " (this build was compiled against cuDNN " +
+                    std::to_string(CUDNN_MAJOR) + "." + std::to_string(CUDNN_MINOR) + " and CUDA " +
+                    cuda_version(CUDART_VERSION) + "); `ldd $(command -v tidepool)` shows which files load");
+}
+
 DeviceBuffer::DeviceBuffer(std::size_t bytes, const char* what) : size_(bytes) {
   if (bytes == 0) return;
   void* p = nullptr;

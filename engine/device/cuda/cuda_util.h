@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -127,6 +128,17 @@ class DeviceBuffer {
 // wanted: "out of device memory creating the cuDNN handle (cudnnCreate:
 // CUDNN_STATUS_...): 3.0 MiB free of 79.1 GiB on this GPU; try ...".
 [[noreturn]] void throw_out_of_memory(const char* what, const char* call, const char* status);
+// What a cuDNN or cuBLAS handle needs free to be created, about: its
+// streams, its kernels' modules and a few MiB of state.
+inline constexpr std::size_t kLibraryStartBytes = std::size_t{64} << 20;
+// A handle that could not be created: out of device memory (above) where
+// less than kLibraryStartBytes is free, else the libraries do not fit the
+// runtime or driver, which the message says with every version it read.
+[[noreturn]] void throw_library_start_failure(const char* what, const char* call, const char* status);
+// Launches an empty kernel of ours on the current device: the error of a
+// build without code this GPU can run (cudaErrorNoKernelImageForDevice),
+// or cudaSuccess.
+cudaError_t probe_kernel_image();
 
 // --- descriptors -----------------------------------------------------------------
 
@@ -144,6 +156,9 @@ enum class Op : std::int64_t { conv = 1, batchnorm };
 
 struct CacheEntry {
   virtual ~CacheEntry() = default;
+  // The line Device::kernel_choices() gives for a choice made by timing
+  // ("<shape> -> <algo> <math>", conv2d.cpp); empty for everything else.
+  virtual std::string recorded() const { return {}; }
 };
 
 // Decisions that hold for the whole process: per GPU, the convolution plans
@@ -164,11 +179,23 @@ class PlanCache {
         key, [&]() -> std::unique_ptr<CacheEntry> { return std::forward<Make>(make)(); }));
   }
 
+  // The recorded() lines of every entry, sorted (Device::kernel_choices).
+  std::vector<std::string> recorded() const;
+  // Choices made elsewhere (Device::adopt_kernel_choices): `line` is a
+  // recorded() line; an entry built later for its shape takes its choice.
+  // Entries built already keep theirs. Returns the part after " -> " for a
+  // shape's text, or "" (adopted_choice).
+  void adopt(const std::vector<std::string>& lines);
+  std::string adopted_choice(const std::string& shape) const;
+
  private:
   CacheEntry& find_or_build(const CacheKey& key,
                             const std::function<std::unique_ptr<CacheEntry>()>& make);
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::unordered_map<CacheKey, std::unique_ptr<CacheEntry>, CacheKeyHash> cache_;
+  // Adopted choices by shape text; read while an entry is built (under
+  // mutex_), so adopted_choice does not lock: see find_or_build.
+  std::map<std::string, std::string> adopted_;
 };
 
 // The cache of GPU `ordinal` (cuda_kernels.cpp).

@@ -196,6 +196,37 @@ TEST_F(GpuConv, ShapesFirstSeenAfterTheArenaUseTheHeuristicRanking) {
   EXPECT_TRUE(close_to_cpu(download(y, want.y.size()), want.y, kRtol, kAtol));
 }
 
+// A choice recorded by an earlier measurement (a checkpoint's, rank 0's,
+// Device::adopt_kernel_choices) is the algorithm that runs, and the device
+// records it again. The adopted one here is IMPLICIT_GEMM (algorithm 0,
+// no workspace), which timing seldom picks, for a batch no other test plans.
+TEST_F(GpuConv, AnAdoptedChoiceIsTheAlgorithmThatRunsAndIsRecordedAgain) {
+  const ConvShape timed = conv_shape(5, 24, 15, 9, 40, 3, 3, 1, 1);
+  (void)kernels().conv_workspace_bytes(timed, ConvScheme::p, ConvPass::forward);  // before the arena: timed
+  ASSERT_TRUE(kernels().conv_algorithm_measured(timed, ConvScheme::p, ConvPass::forward));
+  std::string line;
+  for (const std::string& l : device().kernel_choices())
+    if (l.rfind("forward f32 n=5 c=24 h=15 w=9 k=40 ", 0) == 0) line = l;
+  ASSERT_FALSE(line.empty()) << "the timed choice is not among the device's kernel choices";
+
+  std::string shape = line.substr(0, line.find(" -> "));
+  shape.replace(shape.find("n=5 "), 4, "n=7 ");
+  device().adopt_kernel_choices({shape + " -> 0 fma"});
+  const ConvShape adopted = conv_shape(7, 24, 15, 9, 40, 3, 3, 1, 1);
+  const std::string name = kernels().conv_algorithm_name(adopted, ConvScheme::p, ConvPass::forward);
+  EXPECT_EQ(name.rfind("IMPLICIT_GEMM (p: recorded", 0), 0u) << name;
+  const std::vector<std::string> again = device().kernel_choices();
+  EXPECT_NE(std::find(again.begin(), again.end(), shape + " -> 0 fma"), again.end());
+
+  const CpuResults want(cpu, adopted, ConvScheme::p);
+  float* x = upload(want.x);
+  float* w = upload(want.w);
+  float* y = nan_buffer(want.y.size());
+  void* ws = alloc_bytes(std::max<std::size_t>(1, kernels().conv_workspace_bytes(adopted, ConvScheme::p, ConvPass::forward)));
+  run([&](Kernels& k) { k.conv_forward(adopted, ConvScheme::p, x, w, nullptr, y, ws); });
+  EXPECT_TRUE(close_to_cpu(download(y, want.y.size()), want.y, kRtol, kAtol));
+}
+
 // Workspace queries may come from any thread: here four threads plan new
 // shapes while the compute stream's table enqueues convolutions. Plans are
 // built with a cuDNN handle of their own (a cuDNN handle must not be used
