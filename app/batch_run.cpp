@@ -5,7 +5,9 @@
 
 #include <chrono>
 #include <cstdio>
+#include <set>
 #include <sstream>
+#include <vector>
 
 #include "app/memory_report.h"
 #include "app/progress.h"
@@ -61,24 +63,62 @@ struct EpochTally {
 
 }  // namespace
 
+namespace {
+
+// A run option's key in to_json(RunSettings): its name with '_' for '-',
+// but for the two whose settings are named otherwise.
+std::string settings_key(const std::string& option) {
+  if (option == "data") return "data_dir";
+  if (option == "bucket-size") return "bucket_bytes";
+  std::string key = option;
+  std::replace(key.begin(), key.end(), '-', '_');
+  return key;
+}
+
+// What a resumed run takes as given instead of the checkpoint's: the memory
+// settings (offloading, placement and transfers never change the numbers,
+// and switching them between iterations is what the tool is for) and what
+// only records or throttles. Everything else (model, data, batch,
+// optimiser, seed, precision, conv algorithms, device) would give other
+// numbers than the run it continues.
+bool may_change_on_resume(const std::string& key) {
+  static const std::set<std::string> keys = {"mode",      "heuristic",   "transfer",         "order",
+                                             "lookahead", "compress",    "swap_score",       "budget",
+                                             "host_memory", "copy_engine", "bucket_bytes",   "link_gbps",
+                                             "compress_threads", "trace_iterations"};
+  return keys.count(key) > 0;
+}
+
+std::string json_text(const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
+}  // namespace
+
 RunSettings resume_settings(const RunSettings& cli, const std::set<std::string>& given, const Checkpoint& saved,
                             const std::string& folder) {
-  RunSettings s = saved.settings;
-  auto must_match = [&](const char* name, const auto& mine, const auto& theirs) {
-    if (given.count(name) && mine != theirs) {
-      std::ostringstream msg;
-      msg << "the checkpoint in " << folder << " is from a run with " << name << " " << theirs << ", not " << mine;
-      throw CheckpointError(msg.str());
+  const nlohmann::json mine = to_json(cli), theirs = to_json(saved.settings);
+  nlohmann::json merged = theirs;
+  std::vector<std::string> changed, refused;
+  for (const std::string& option : given) {
+    const std::string key = settings_key(option);
+    // The run's length and where its data and files are: below.
+    if (key == "epochs" || key == "iterations" || key == "data_dir" || !mine.contains(key)) continue;
+    if (mine[key] == theirs[key]) continue;
+    if (may_change_on_resume(key)) {
+      merged[key] = mine[key];
+      changed.push_back("--" + option + " " + json_text(mine[key]) + " (was " + json_text(theirs[key]) + ")");
+    } else {
+      refused.push_back("--" + option + " " + json_text(mine[key]) + " (the run's: " + json_text(theirs[key]) + ")");
     }
-  };
-  must_match("model", cli.model, saved.settings.model);
-  must_match("fuse", std::string(to_string(cli.fuse)), std::string(to_string(saved.settings.fuse)));
-  must_match("dataset", cli.dataset, saved.settings.dataset);
-  must_match("batch-size", cli.batch_size, saved.settings.batch_size);
-  // A flag can only ask for it; leaving it out resumes as the run was.
-  if (given.count("sync-bn") && !saved.settings.memory.sync_bn)
-    throw CheckpointError("the checkpoint in " + folder + " is from a run without --sync-bn, and --resume continues "
-                          "a run with the batch norm it trained with: leave out --sync-bn");
+  }
+  if (!refused.empty()) {
+    std::string list;
+    for (const std::string& r : refused) list += (list.empty() ? "" : ", ") + r;
+    throw CheckpointError("the checkpoint in " + folder + " is from a run with other settings, and --resume continues a "
+                          "run with the numbers it computes: " + list +
+                          ". Leave them out to continue it, or start a new run in another --out folder");
+  }
+  RunSettings s = run_settings_from_json(merged);
+  for (const std::string& c : changed) std::printf("resuming with %s\n", c.c_str());
   // What may change between the two halves of a run.
   if (given.count("epochs") || given.count("iterations")) {
     s.epochs = cli.epochs;
@@ -89,6 +129,7 @@ RunSettings resume_settings(const RunSettings& cli, const std::set<std::string>&
   s.resume = folder;
   s.progress = cli.progress;
   s.stop_after = cli.stop_after;
+  s.force = cli.force;
   s.checkpoint_every = cli.checkpoint_every;
   return s;
 }
@@ -110,9 +151,24 @@ nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& 
     comm->broadcast(text.data(), text.size(), 0);
     path = text;
   }
-  RunFolder folder(path, resume ? &*resume : nullptr, s.trace_iterations, session.rank());
-
+  // Every refusal comes before the folder is written (RunFolder::open).
+  RunFolder folder(path, resume ? &*resume : nullptr, s.trace_iterations, session.rank(), s.force);
+  if (resume) {
+    const std::int64_t done = resume->iteration, planned = session.total_iterations();
+    if (done > planned)
+      throw std::invalid_argument("the run in " + s.resume + " has trained " + std::to_string(done) +
+                                  " iterations, more than the " + std::to_string(planned) +
+                                  " asked for: a run is continued, never cut back (give --iterations " +
+                                  std::to_string(done) + " or more, or leave it out)");
+    if (done == planned) {
+      std::printf("the run in %s is finished (%lld of %lld iterations): nothing to do, nothing changed; give a "
+                  "later --epochs or --iterations to continue it\n",
+                  s.resume.c_str(), static_cast<long long>(done), static_cast<long long>(planned));
+      return nlohmann::json();
+    }
+  }
   session.start(folder.sink());
+  folder.open();
   Trainer& trainer = session.trainer();
   if (resume) {
     session.restore(resume->state, resume->epoch, resume->batch_in_epoch, resume->iteration, resume->loss_scale);

@@ -27,17 +27,24 @@ namespace tidepool::app {
 inline constexpr double kCheckpointSeconds = 300;
 
 // The settings of a resumed run: the checkpoint's, except what the command
-// line gave explicitly (`given` holds option names such as "epochs") and
-// what is not the run's (the folder, the progress bar, --stop-after).
-// Throws CheckpointError when a given model, dataset or batch size differs
-// from the checkpoint's.
+// line gave explicitly (`given` holds long option names such as "epochs")
+// and what is not the run's (the folder, the progress bar, --stop-after).
+// Given memory settings that differ (offload mode, heuristic, budget,
+// transfers: they never change the numbers) apply from the resumed run's
+// first iteration, each said on stdout; any other given option that differs
+// (model, dataset, batch, precision, seed, ...) is refused with a
+// CheckpointError listing every one.
 RunSettings resume_settings(const RunSettings& cli, const std::set<std::string>& given, const Checkpoint& saved,
                             const std::string& folder);
 
 // Runs the training; returns summary.json's content, whose "status" is
 // "done" or "stopped" (by --stop-after before the planned end). Throws an
 // exception with a message for the user on bad input (unknown model,
-// missing data, ...); the run folder keeps what was written so far. A run
+// missing data, an --out folder that holds a run, ...); a refused start
+// leaves the run folder as it was, and a later failure keeps what was
+// written so far. Resuming a finished run changes nothing, says so and
+// returns null; resuming with fewer iterations than were trained is
+// refused. A run
 // that diverges writes summary.json ("status": "diverged", "divergence":
 // the message) and then throws the message.
 // `tuned`: --tune's decision (app/tune_command.h), kept in summary.json.

@@ -199,6 +199,9 @@ void add_training_options(CLI::App& cli, RunSettings& s) {
                  "specification (" + gpu_spec_names() + ")");
   cli.add_option("--out", s.out, "run folder (default runs/<model>-<dataset>-<time>)");
   cli.add_option("--resume", s.resume, "continue the run in this folder from its checkpoint");
+  cli.add_flag("--force", s.force,
+               "with --out: replace the run that folder holds (its files are removed once the new run has passed "
+               "every check; a folder holding other files is never emptied)");
   cli.add_option("--heuristic", m.heuristic, "memory-pool heuristic: " + joined(allocator_names()))
       ->capture_default_str();
   add_choice(cli, "--algo", m.scheme, "conv algorithm scheme", "conv algorithm scheme");
@@ -463,10 +466,9 @@ int run_cli(int argc, char** argv) {
     std::optional<Checkpoint> checkpoint;
     if (!s.resume.empty()) {
       checkpoint = load_checkpoint_on_ranks(std::filesystem::path(s.resume) / "checkpoint.bin", ranks.get());
-      std::set<std::string> given;
-      for (const char* name : {"model", "fuse", "dataset", "batch-size", "epochs", "iterations", "data", "out"})
-        if (cli.count(std::string("--") + name)) given.insert(name);
-      if (cli.count("--sync-bn")) given.insert("sync-bn");
+      std::set<std::string> given;  // every run option on the command line, by its long name
+      for (const CLI::Option* option : cli.get_options())
+        if (option->count() > 0 && !option->get_lnames().empty()) given.insert(option->get_lnames().front());
       s = resume_settings(s, given, *checkpoint, s.resume);
     }
     if (tune_run_flag) {

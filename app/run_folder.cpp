@@ -1,7 +1,11 @@
 #include "app/run_folder.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cstring>
 #include <ctime>
+#include <variant>
+#include <vector>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -19,9 +23,38 @@ namespace fs = std::filesystem;
 namespace tidepool::app {
 namespace {
 
-fs::path created(fs::path path) {
-  fs::create_directories(path);
-  return path;
+// A file a run folder holds (see run_folder.h): what --force may remove.
+bool is_run_file(const std::string& name) {
+  for (const char* stem : {"metrics", "summary", "checkpoint", "profile", "trace", "memory_load", "events", "timeline",
+                           "address_map"})
+    if (name.rfind(stem, 0) == 0) {
+      for (const char* ext : {".csv", ".json", ".bin", ".png", ".tmp"})
+        if (name.size() >= std::strlen(ext) && name.compare(name.size() - std::strlen(ext), std::string::npos, ext) == 0)
+          return true;
+    }
+  return false;
+}
+
+// --out may name a new folder, an empty one, or (with --force) one that
+// holds a run and nothing else. Anything else is refused before a byte is
+// written: a run folder is never overwritten or emptied unasked, and a
+// folder of other files never at all.
+void refuse_occupied(const fs::path& path, bool replace) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return;
+  if (!fs::is_directory(path, ec)) throw std::invalid_argument("--out " + path.string() + " is a file, not a folder");
+  std::string run_file, other_file;
+  for (const auto& entry : fs::directory_iterator(path)) {
+    const std::string name = entry.path().filename().string();
+    (entry.is_regular_file() && is_run_file(name) ? run_file : other_file) = name;
+  }
+  if (!other_file.empty())
+    throw std::invalid_argument("--out " + path.string() + " holds files that are not a run's (" + other_file +
+                                "): give a new or empty folder");
+  if (!run_file.empty() && !replace)
+    throw std::invalid_argument("--out " + path.string() + " holds a run (" + run_file +
+                                "): continue it with --resume " + path.string() +
+                                ", give --force to replace it, or give another --out");
 }
 
 constexpr const char* kMetricsHeader =
@@ -83,16 +116,76 @@ struct RunFolder::Traced {
   bool closed = false;
 };
 
-RunFolder::RunFolder(fs::path path, const Checkpoint* resumed, std::int64_t trace_iterations, int rank)
-    : path_(created(std::move(path))), rank_(rank) {
-  if (!resumed || resumed->iteration < trace_iterations)
-    traced_ = std::make_unique<Traced>(path_, trace_iterations, rank_);
+// Events that arrive before open() (the set-up placement, while the trainer
+// is built) wait here; from open() on they go straight to the traced files.
+// Before open() only the thread building the run sends events; open()
+// publishes the target before any other thread of the run exists.
+// Events that arrive before open() (the set-up placement, while the trainer
+// is built) wait here, in order; from open() on they go straight to the
+// traced files. Before open() only the thread building the run sends
+// events; open() publishes the target before any other thread of the run
+// sends one.
+class RunFolder::StartBuffer final : public EventSink {
+ public:
+  void on_span(const SpanEvent& e) override { pass(e); }
+  void on_alloc(const AllocEvent& e) override { pass(e); }
+  void on_load(const LoadSample& e) override { pass(e); }
+  void on_iteration(const IterationSummary& e) override { pass(e); }
+  void flush() override {
+    if (EventSink* t = target_.load(std::memory_order_acquire)) t->flush();
+  }
+  void open(EventSink& target) {
+    for (const Event& e : waiting_) std::visit([&](const auto& event) { send(target, event); }, e);
+    waiting_ = {};
+    target_.store(&target, std::memory_order_release);
+  }
+
+ private:
+  using Event = std::variant<SpanEvent, AllocEvent, LoadSample, IterationSummary>;
+  static void send(EventSink& t, const SpanEvent& e) { t.on_span(e); }
+  static void send(EventSink& t, const AllocEvent& e) { t.on_alloc(e); }
+  static void send(EventSink& t, const LoadSample& e) { t.on_load(e); }
+  static void send(EventSink& t, const IterationSummary& e) { t.on_iteration(e); }
+  template <class E>
+  void pass(const E& e) {
+    if (EventSink* t = target_.load(std::memory_order_acquire))
+      send(*t, e);
+    else
+      waiting_.emplace_back(e);
+  }
+  std::atomic<EventSink*> target_{nullptr};
+  std::vector<Event> waiting_;
+};
+
+RunFolder::RunFolder(fs::path path, const Checkpoint* resumed, std::int64_t trace_iterations, int rank, bool replace)
+    : path_(std::move(path)), rank_(rank), replace_(replace), trace_iterations_(trace_iterations) {
+  if (resumed) resumed_epoch_ = resumed->epoch;
+  traces_ = !resumed || resumed->iteration < trace_iterations;
+  if (traces_) start_ = std::make_unique<StartBuffer>();
+  std::error_code ec;
+  const bool continuing = resumed && fs::exists(path_ / "checkpoint.bin", ec);
+  if (rank_ == 0 && !continuing) refuse_occupied(path_, replace_);
+}
+
+void RunFolder::open() {
+  if (opened_) return;
+  opened_ = true;
+  if (rank_ == 0 && replace_) {  // refuse_occupied() saw run files only
+    std::error_code ec;
+    if (fs::exists(path_, ec))
+      for (const auto& entry : fs::directory_iterator(path_)) fs::remove(entry.path());
+  }
+  fs::create_directories(path_);
+  if (traces_) {
+    traced_ = std::make_unique<Traced>(path_, trace_iterations_, rank_);
+    start_->open(traced_->filter);
+  }
   if (rank_ > 0) return;  // the rest is rank 0's
   for (const char* leftover : {"checkpoint.bin.tmp", "summary.json.tmp", "metrics.csv.tmp"})
     fs::remove(path_ / leftover);  // a kill's; never read
   const fs::path metrics = path_ / "metrics.csv";
-  const bool fresh = !resumed || !fs::exists(metrics);
-  if (!fresh) rewind_metrics(metrics, resumed->epoch);
+  const bool fresh = resumed_epoch_ < 0 || !fs::exists(metrics);
+  if (!fresh) rewind_metrics(metrics, resumed_epoch_);
   metrics_.open(metrics, fresh ? std::ios::trunc : std::ios::app);
   if (!metrics_) throw std::runtime_error("cannot write " + metrics.string());
   if (fresh) metrics_ << kMetricsHeader << '\n';
@@ -100,7 +193,7 @@ RunFolder::RunFolder(fs::path path, const Checkpoint* resumed, std::int64_t trac
 
 RunFolder::~RunFolder() = default;
 
-EventSink* RunFolder::sink() { return traced_ ? &traced_->filter : nullptr; }
+EventSink* RunFolder::sink() { return start_.get(); }
 
 fs::path RunFolder::default_path(const RunSettings& s) {
   const std::time_t now = std::time(nullptr);
@@ -118,6 +211,7 @@ void RunFolder::append_metrics(const EpochRow& r) {
 }
 
 void RunFolder::save_checkpoint(const Checkpoint& checkpoint) {
+  if (!opened_) throw std::logic_error("run folder: a checkpoint before open()");
   if (rank_ == 0) app::save_checkpoint(path_ / "checkpoint.bin", checkpoint);
 }
 
@@ -130,6 +224,7 @@ void RunFolder::close_traced(const MemorySummary& memory, std::int64_t batch) {
 }
 
 void RunFolder::finish(const MemorySummary& memory, std::int64_t batch, const nlohmann::json& summary) {
+  if (!opened_) throw std::logic_error("run folder: finished before open()");
   close_traced(memory, batch);
   if (rank_ == 0) write_json_atomically((path_ / "summary.json").string(), summary);
 }

@@ -61,18 +61,28 @@ std::string ranked_file(const char* stem, const char* extension, int rank);
 
 class RunFolder {
  public:
-  // Creates the folder, or reopens a resumed run's at `resumed` (see above).
-  // `rank`: which rank of a data-parallel run writes through it (0: the
-  // run's files; others: their traced files only, and the rest are no-ops).
-  RunFolder(std::filesystem::path path, const Checkpoint* resumed, std::int64_t trace_iterations, int rank = 0);
+  // Names the folder, or a resumed run's at `resumed` (see above), and
+  // checks it may be written: a folder that holds a run is refused unless
+  // it is the one resumed or `replace` (--force) is given, a folder of other
+  // files always, each with a std::invalid_argument naming the way out.
+  // Nothing is created or written until open(), so a start refused before
+  // then leaves the disk as it was. `rank`: which rank of a data-parallel
+  // run writes through it (0: the run's files; others: their traced files
+  // only, and the rest are no-ops).
+  RunFolder(std::filesystem::path path, const Checkpoint* resumed, std::int64_t trace_iterations, int rank = 0,
+            bool replace = false);
   ~RunFolder();
+  // Every check has passed: creates the folder (emptying the run it held
+  // under `replace`), opens its files and writes the events sink() held.
+  void open();
   // runs/<model>-<dataset>-<time>
   static std::filesystem::path default_path(const RunSettings& settings);
 
   const std::filesystem::path& path() const { return path_; }
   // Where the run's events go: those of the traced iterations reach
-  // trace.json, memory_load.csv, events.bin and the pictures. Null when
-  // this invocation traces nothing (resumed past the traced iterations).
+  // trace.json, memory_load.csv, events.bin and the pictures (before
+  // open(), they wait in memory). Null when this invocation traces nothing
+  // (resumed past the traced iterations).
   EventSink* sink();
 
   void append_metrics(const EpochRow& row);
@@ -85,9 +95,16 @@ class RunFolder {
   void finish(const MemorySummary& memory, std::int64_t batch, const nlohmann::json& summary);
 
  private:
-  struct Traced;  // the traced iterations' writers
+  struct Traced;       // the traced iterations' writers
+  class StartBuffer;   // events before open()
   std::filesystem::path path_;
   int rank_ = 0;
+  bool replace_ = false;
+  std::int64_t trace_iterations_ = 0;
+  std::int64_t resumed_epoch_ = -1;  // the checkpoint's epoch; -1 for a new run
+  bool traces_ = false;
+  bool opened_ = false;
+  std::unique_ptr<StartBuffer> start_;
   std::unique_ptr<Traced> traced_;
   std::ofstream metrics_;
 };

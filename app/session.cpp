@@ -129,10 +129,10 @@ void TrainingSession::start(EventSink* sink) {
       rank() == 0 ? kernel_choices_file(device_->caps().name) : std::filesystem::path();
   device_->adopt_kernel_choices(read_kernel_choices(choices_file));
   device_->adopt_kernel_choices(session_options_.kernel_choices);
-  share_kernel_choices();
   TrainerOptions topts;
   topts.batch = rank_batch_;
   topts.memory = choose_dyn_ ? before_dyn(settings_.memory) : settings_.memory;
+  share_kernel_choices(topts.memory);
   topts.comm = comm_;
   topts.compress_threads = s.compress_threads;
   topts.seed = s.seed;
@@ -178,17 +178,25 @@ void TrainingSession::start(EventSink* sink) {
 // makes its choices for the shapes this run plans (training and evaluation,
 // a schedule each: no pool is placed) and sends them; the others adopt them
 // before anything of theirs is planned.
-void TrainingSession::share_kernel_choices() {
-  if (!comm_) return;
+void TrainingSession::share_kernel_choices(const MemorySettings& memory) {
+  // Every rank has the same kind of device, so all skip this together.
+  if (!comm_ || !device_->caps().times_kernels) return;
   std::string text;
+  std::string failure;
   if (rank() == 0) {
-    const RunSettings& s = settings_;
-    for (Phase phase : {Phase::train, Phase::eval})
-      plan_schedule(*network_, rank_batch_, PlanSettings{phase, s.memory, {}}, device_->kernels());
-    for (const std::string& line : device_->kernel_choices()) text += line + '\n';
+    try {
+      for (Phase phase : {Phase::train, Phase::eval})
+        plan_schedule(*network_, rank_batch_, PlanSettings{phase, memory, {}}, device_->kernels());
+      for (const std::string& line : device_->kernel_choices()) text += line + '\n';
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
   }
-  std::int64_t length = static_cast<std::int64_t>(text.size());
+  // -1: rank 0 failed, and every rank stops with it rather than wait.
+  std::int64_t length = failure.empty() ? static_cast<std::int64_t>(text.size()) : -1;
   comm_->broadcast(&length, sizeof length, 0);
+  if (length < 0)
+    throw std::runtime_error(rank() == 0 ? failure : "rank 0 could not plan the run's kernels; it says why");
   text.resize(static_cast<std::size_t>(length));
   comm_->broadcast(text.data(), text.size(), 0);
   if (rank() == 0) return;

@@ -150,7 +150,7 @@ class TrainingSession {
   ui::SessionStatus status() const;
 
  private:
-  void share_kernel_choices();
+  void share_kernel_choices(const MemorySettings& memory);
   RunSettings settings_;
   SessionOptions session_options_;
   std::unique_ptr<datasets::Dataset> train_set_, test_set_;

@@ -75,6 +75,9 @@ struct DeviceCaps {
   // Host threads other than the executor's may make copies (copy_sync):
   // false for the sim device, whose streams are clocks the executor moves.
   bool host_copies = true;
+  // Some kernels are chosen by timing them (the cuda device's `p`
+  // convolutions): kernel_choices() below then has lines to share.
+  bool times_kernels = false;
 };
 
 class Device {

@@ -51,6 +51,9 @@ struct RunSettings {
   // Where a --batch run writes, and how much of it.
   std::string out;     // run folder; default runs/<model>-<dataset>-<time>
   std::string resume;  // a run folder holding checkpoint.bin
+  // --force: `out` may hold a run, which the new run replaces (its files
+  // are removed once every check has passed). Never saved with the run.
+  bool force = false;
   std::int64_t trace_iterations = 5;  // iterations written to trace.json, memory_load.csv and events.bin
   // Stop this invocation after so many iterations (checkpointed; continue
   // with --resume) without changing the planned run or its schedule. 0 = off.

@@ -132,12 +132,19 @@ struct ConvPlan final : CacheEntry {
   // another process moves on the same way.
   std::vector<Choice> choices;
   std::atomic<std::size_t> current{0};
-  // For a `p` choice made by timing (or adopted from such a line): what
-  // Device::kernel_choices() records, "<shape> -> <algo> <math>".
-  std::string record;
+  // For a `p` choice made by timing (or adopted from such a line): the
+  // shape's text and the math every choice shares, from which
+  // Device::kernel_choices() records "<shape> -> <algo> <math>" for the
+  // algorithm that runs now (after a refusal, the fallback: another
+  // process then starts from what ran here).
+  std::string record_shape;
+  const char* record_math = "";
 
   const Choice& choice() const { return choices[current.load(std::memory_order_acquire)]; }
-  std::string recorded() const override { return record; }
+  std::string recorded() const override {
+    return record_shape.empty() ? std::string()
+                                : record_shape + " -> " + std::to_string(choice().algo) + " " + record_math;
+  }
 };
 
 // The math an f32 convolution may run (plain FMA: no TF32) and a 16-bit
@@ -533,7 +540,10 @@ std::unique_ptr<ConvPlan> build_plan(Context& ctx, const ConvShape& s, ConvSchem
       if (o.math == pick.math && !requery(o)) o.workspace = std::numeric_limits<std::size_t>::max();
   }
   plan->workspace = pick.workspace;
-  if (was_measured) plan->record = shape + " -> " + std::to_string(pick.algo) + " " + math_word(pick.math);
+  if (was_measured) {
+    plan->record_shape = shape;
+    plan->record_math = math_word(pick.math);
+  }
   plan->choices.push_back(
       {pick.algo, was_measured, describe_pick(pass, scheme, pick, was_measured, 0)});
   for (const Pick& o : ranking) {

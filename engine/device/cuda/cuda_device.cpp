@@ -315,6 +315,7 @@ DeviceCaps CudaDevice::caps() const {
   c.name = impl_->name;
   c.async_streams = true;
   c.memory_bytes = impl_->total_memory;
+  c.times_kernels = true;
   return c;
 }
 
@@ -340,7 +341,7 @@ std::byte* CudaDevice::reserve_arena(std::size_t bytes) {
   }
   std::size_t free_bytes = 0, total_bytes = 0;
   TP_CALL(cudaMemGetInfo, &free_bytes, &total_bytes);
-  if (bytes + kAfterArenaBytes > free_bytes)
+  if (free_bytes < kAfterArenaBytes || bytes > free_bytes - kAfterArenaBytes)
     throw DeviceError("cuda device: out of device memory reserving " + format_bytes(bytes) + " (" +
                       std::to_string(bytes) + " bytes) for the arena: " + format_bytes(free_bytes) + " free of " +
                       format_bytes(total_bytes) + " on this GPU, and " + format_bytes(kAfterArenaBytes) +

@@ -35,9 +35,13 @@ TEST(GpuMpirun, TwoRanksOnTheCudaDeviceTrainTheSameBitsTwice) {
   testing::TempDir dir("gpu-mpirun");
   testing::write_tiny_cifar10(dir.path(), 64, 64);
   const fs::path a = dir.path() / "a", b = dir.path() / "b";
+  // The machine's record of timed kernel choices (app/kernel_choices_file.h)
+  // in a folder of the test's own: the first run times and records, the
+  // second adopts, and the user's record is neither read nor changed.
+  const fs::path cache = dir.path() / "cache";
   for (const fs::path& run : {a, b}) {
     const auto r = testing::run_command(
-        testing::mpirun(2) + TIDEPOOL_BINARY +
+        "XDG_CACHE_HOME=" + cache.string() + " " + testing::mpirun(2) + "-x XDG_CACHE_HOME " + TIDEPOOL_BINARY +
         " --batch --quiet --device cuda --model resnet20 --dataset cifar10 --data " + dir.path().string() +
         " --batch-size 32 --seed 7 --iterations 6 --bucket-size 64KiB --out " + run.string());
     ASSERT_EQ(r.status, 0) << r.output;
@@ -47,6 +51,10 @@ TEST(GpuMpirun, TwoRanksOnTheCudaDeviceTrainTheSameBitsTwice) {
   EXPECT_EQ(sa.at("status"), "done");
   EXPECT_EQ(sa.at("ranks"), 2);
   EXPECT_EQ(sa.at("param_checksum"), sb.at("param_checksum"));
+  bool recorded = false;
+  if (fs::exists(cache / "tidepool" / "kernel-choices"))
+    for (const auto& f : fs::directory_iterator(cache / "tidepool" / "kernel-choices")) recorded = recorded || fs::file_size(f) > 0;
+  EXPECT_TRUE(recorded) << "the timed choices were not kept under " << cache;
 }
 
 }  // namespace
