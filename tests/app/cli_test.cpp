@@ -76,7 +76,7 @@ TEST(Cli, ResumingWithAnotherFusionIsRefused) {
   testing::TempDir dir("cli_fuse_resume");
   const std::string out = (dir.path() / "run").string();
   ASSERT_EQ(run("--batch --model resnet20 --fuse relu --batch-size 8 --iterations 1 --out " + out).status, 0);
-  expect_error(run("--batch --quiet --fuse none --iterations 2 --resume " + out), "fuse relu, not none");
+  expect_error(run("--batch --quiet --fuse none --iterations 2 --resume " + out), "--fuse none (the run's: relu)");
   const Result resumed = run("--batch --iterations 2 --resume " + out);
   EXPECT_EQ(resumed.status, 0) << resumed.output;
   EXPECT_NE(resumed.output.find("training resnet20 with its ReLUs fused"), std::string::npos) << resumed.output;
