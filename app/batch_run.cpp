@@ -362,10 +362,10 @@ nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& 
     throw std::runtime_error(session.divergence() + " (" + (folder.path() / "summary.json").string() +
                              " says \"status\": \"diverged\")");
   if (session.device().caps().computes_values)
-    std::printf("done: test accuracy %.2f%%, %.1f images/s; %s\n", 100.0 * last_eval.accuracy,
+    std::printf("%s: test accuracy %.2f%%, %.1f images/s; %s\n", status, 100.0 * last_eval.accuracy,
                 summary["images_per_second"].get<double>(), (folder.path() / "summary.json").string().c_str());
   else
-    std::printf("done (simulated: no numbers, so no accuracy), %.1f images/s on %s; %s\n",
+    std::printf("%s (simulated: no numbers, so no accuracy), %.1f images/s on %s; %s\n", status,
                 summary["images_per_second"].get<double>(), session.device().caps().name.c_str(),
                 (folder.path() / "summary.json").string().c_str());
   return summary;

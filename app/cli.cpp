@@ -16,6 +16,7 @@
 #include "app/plan_command.h"
 #include "app/profile_command.h"
 #include "app/ranks.h"
+#include "app/spelling.h"
 #include "app/tune_command.h"
 #include "engine/perf/spec_profiles.h"
 #include "app/replay_command.h"
@@ -47,7 +48,18 @@ CLI::Option* add_choice(CLI::App& cli, const std::string& flag, E& value, const 
                         const std::string& help) {
   return cli
       .add_option_function<std::string>(
-          flag, [&value, what](const std::string& text) { value = parse_choice<E>(text, what); },
+          flag,
+          [&value, what](const std::string& text) {
+            try {
+              value = parse_choice<E>(text, what);
+            } catch (const std::invalid_argument& e) {
+              std::vector<std::string> names;
+              for (const Choice<E>& c : choices(E{})) names.emplace_back(c.name);
+              const std::string guess = closest(text, names);
+              if (guess.empty()) throw;
+              throw std::invalid_argument(std::string(e.what()) + "; did you mean '" + guess + "'?");
+            }
+          },
           help + ": " + choice_help<E>())
       ->default_str(to_string(value))
       ->type_name("WORD");
@@ -384,6 +396,27 @@ CLI::App* add_view_command(CLI::App& cli, ViewRequest& view, std::string& folder
 
 }  // namespace
 
+namespace {
+
+// What a word CLI11 did not expect was probably meant to be: an option of
+// the command or its subcommands ("--modle"), or a subcommand ("veiw").
+std::string misspelt(const CLI::App& cli, const std::string& word) {
+  std::vector<std::string> candidates;
+  if (word.rfind("-", 0) == 0) {
+    auto add_options = [&](const CLI::App& app) {
+      for (const CLI::Option* o : app.get_options())
+        for (const std::string& name : o->get_lnames()) candidates.push_back("--" + name);
+    };
+    add_options(cli);
+    for (const CLI::App* sub : cli.get_subcommands({})) add_options(*sub);
+  } else {
+    for (const CLI::App* sub : cli.get_subcommands({})) candidates.push_back(sub->get_name());
+  }
+  return closest(word, candidates);
+}
+
+}  // namespace
+
 int run_cli(int argc, char** argv) {
   CLI::App cli{"Tidepool: train CNNs under a GPU memory budget and see what the memory does."};
   cli.footer("models: " + joined(models::model_names()) +
@@ -421,7 +454,14 @@ int run_cli(int argc, char** argv) {
       std::fprintf(stderr, "tidepool: error: %s\n", e.what());
       return 1;
     } catch (const CLI::ParseError& e) {
-      return cli.exit(e);  // a malformed command line: CLI11's words and status
+      // A malformed command line: CLI11's words, a guess at what was meant,
+      // and status 2 as getopt and argparse tools give (--help: 0).
+      if (cli.exit(e) == 0) return 0;
+      for (const std::string& word : cli.remaining()) {
+        const std::string guess = misspelt(cli, word);
+        if (!guess.empty()) std::fprintf(stderr, "tidepool: '%s': did you mean '%s'?\n", word.c_str(), guess.c_str());
+      }
+      return 2;
     }
     s.progress = !quiet;
     if (*models_cmd) {

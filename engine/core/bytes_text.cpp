@@ -1,5 +1,6 @@
 #include "engine/core/bytes_text.h"
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
@@ -37,14 +38,34 @@ std::size_t parse_bytes(const std::string& s) {
     const char* name;
     double scale;
   };
-  constexpr Unit kUnits[] = {{"", 1},          {"B", 1},         {"KiB", 1024.0},    {"MiB", 1048576.0},
-                             {"GiB", 1073741824.0}, {"TiB", 1099511627776.0}, {"KB", 1e3}, {"MB", 1e6},
-                             {"GB", 1e9},      {"TB", 1e12},     {"K", 1024.0},      {"M", 1048576.0},
-                             {"G", 1073741824.0}, {"T", 1099511627776.0}};
+  // Case-insensitively: KB, MB, GB, TB are powers of 1000; KiB ... TiB,
+  // Ki ... Ti (Kubernetes) and the shorthands k, m, g, t (as Docker reads
+  // them) powers of 1024.
+  constexpr Unit kUnits[] = {{"", 1},
+                             {"b", 1},
+                             {"kib", 1024.0},
+                             {"mib", 1048576.0},
+                             {"gib", 1073741824.0},
+                             {"tib", 1099511627776.0},
+                             {"ki", 1024.0},
+                             {"mi", 1048576.0},
+                             {"gi", 1073741824.0},
+                             {"ti", 1099511627776.0},
+                             {"kb", 1e3},
+                             {"mb", 1e6},
+                             {"gb", 1e9},
+                             {"tb", 1e12},
+                             {"k", 1024.0},
+                             {"m", 1048576.0},
+                             {"g", 1073741824.0},
+                             {"t", 1099511627776.0}};
+  std::string lower = unit;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   const Unit* found = nullptr;
   for (const Unit& u : kUnits)
-    if (unit == u.name) found = &u;
-  if (used == 0 || !found) refuse("cannot be read (write e.g. 900MiB, 1.5GiB, 512MB or a byte count)");
+    if (lower == u.name) found = &u;
+  if (used == 0 || !found) refuse("cannot be read (write e.g. 900MiB, 1.5GiB, 2g, 512MB or a byte count: KB, MB, GB are powers of 1000, "
+           "KiB, MiB, GiB and k, m, g powers of 1024)");
   if (!std::isfinite(value)) refuse("is not a finite number");  // stod reads "nan" and "inf"
   if (value <= 0) refuse("is not positive");
   const double bytes = std::round(value * found->scale);

@@ -48,6 +48,22 @@ void expect_error(const Result& r, const std::string& needle) {
   EXPECT_NE(r.output.find(needle), std::string::npos) << "expected '" << needle << "' in: " << r.output;
 }
 
+// A malformed command line exits 2 (as getopt and argparse tools do), a bad
+// value 1; a slip in a subcommand, an option or a choice gets a guess.
+TEST(Cli, UsageErrorsExitTwoWithAGuessAndBadValuesOne) {
+  const Result sub = run_here("veiw r20");
+  EXPECT_EQ(sub.status, 2) << sub.output;
+  EXPECT_NE(sub.output.find("'veiw': did you mean 'view'?"), std::string::npos) << sub.output;
+  EXPECT_EQ(sub.output.find("'r20': did you mean"), std::string::npos) << sub.output;
+  const Result option = run_here("--batch --modle resnet20");
+  EXPECT_EQ(option.status, 2) << option.output;
+  EXPECT_NE(option.output.find("'--modle': did you mean '--model'?"), std::string::npos) << option.output;
+  const Result value = run_here("--batch --quiet --mode al --iterations 1");
+  expect_error(value, "unknown offload mode 'al'");
+  EXPECT_NE(value.output.find("did you mean 'all'?"), std::string::npos) << value.output;
+  EXPECT_EQ(run_here("--help").status, 0);
+}
+
 TEST(Cli, MissingDataFolderNamesThePath) {
   expect_error(run("--batch --quiet --dataset cifar10 --data /nonexistent/cifar --iterations 1"), "/nonexistent/cifar");
 }

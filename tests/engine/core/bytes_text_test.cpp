@@ -26,6 +26,19 @@ TEST(ParseBytes, ReadsUnitsAndRoundsToWholeBytes) {
     EXPECT_EQ(parse_bytes(exact_bytes_text(b)), b);
 }
 
+// As people write sizes for Docker, Kubernetes and df: any case, k/m/g
+// and Ki/Mi/Gi as powers of 1024, KB/MB/GB as powers of 1000.
+TEST(ParseBytes, ReadsTheUnitsOfOtherToolsInAnyCase) {
+  EXPECT_EQ(parse_bytes("2g"), 2ull << 30);
+  EXPECT_EQ(parse_bytes("900m"), 900ull << 20);
+  EXPECT_EQ(parse_bytes("512k"), 512ull << 10);
+  EXPECT_EQ(parse_bytes("2Gi"), 2ull << 30);
+  EXPECT_EQ(parse_bytes("900mb"), 900'000'000ull);
+  EXPECT_EQ(parse_bytes("1gib"), 1ull << 30);
+  EXPECT_EQ(parse_bytes("3 GB"), 3'000'000'000ull);
+  EXPECT_EQ(parse_bytes("100b"), 100ull);
+}
+
 void expect_refused(const std::string& text, const std::string& why) {
   try {
     const std::size_t bytes = parse_bytes(text);
