@@ -4,6 +4,7 @@
 #include <limits>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <set>
 #include <sstream>
@@ -202,6 +203,9 @@ nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& 
   }
 
   const bool imagenet = s.dataset == "imagenet";
+  // The sim device computes no numbers: its losses and accuracies are
+  // missing (null, empty cells, words), never zeros a script would average.
+  const bool numbers = session.device().caps().computes_values;
   Progress progress(s.progress);
   double train_seconds = 0;
   std::int64_t train_images = 0;
@@ -235,7 +239,8 @@ nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& 
     evaluated = false;
     if (r.result.compressed_from_bytes) last_compressed = r.result;
     const double eta = (total - session.iteration()) * static_cast<double>(s.batch_size) / tally.rate();
-    progress.update(epoch, epochs, session.iteration(), total, r.result.loss, tally.rate(), eta);
+    progress.update(epoch, epochs, session.iteration(), total, numbers ? r.result.loss : std::nanf(""), tally.rate(),
+                    eta);
     if (session.iteration() == s.trace_iterations) folder.close_traced(trainer.memory().summary(), s.batch_size);
 
     // A metrics row when an epoch (or the run) ends; a checkpoint then, at
@@ -254,23 +259,28 @@ nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& 
       last_eval = eval;
       evaluated = true;
       char text[200];
-      std::snprintf(text, sizeof text,
-                    "epoch %lld: train loss %.4f, accuracy %.2f%% | test loss %.4f, accuracy %.2f%%%s",
-                    static_cast<long long>(epoch + 1), last_train_loss, 100.0 * tally.accuracy(), last_eval.loss,
-                    100.0 * last_eval.accuracy,
-                    imagenet ? (", top-5 " + std::to_string(100.0 * last_eval.top5).substr(0, 5) + "%").c_str() : "");
+      if (numbers)
+        std::snprintf(text, sizeof text,
+                      "epoch %lld: train loss %.4f, accuracy %.2f%% | test loss %.4f, accuracy %.2f%%%s",
+                      static_cast<long long>(epoch + 1), last_train_loss, 100.0 * tally.accuracy(), last_eval.loss,
+                      100.0 * last_eval.accuracy,
+                      imagenet ? (", top-5 " + std::to_string(100.0 * last_eval.top5).substr(0, 5) + "%").c_str() : "");
+      else
+        std::snprintf(text, sizeof text, "epoch %lld: no numbers (simulated), %.1f images/s",
+                      static_cast<long long>(epoch + 1), tally.rate());
       progress.line(text);
       const EpochSoFar e = tally.so_far();
       // Before the checkpoint: a kill between the two rewinds metrics.csv
       // to the last checkpoint, which writes the row again (app/run_folder.h).
       folder.append_metrics({epoch + 1, session.iteration(), lr, last_train_loss, tally.accuracy(), last_eval.loss,
                              last_eval.accuracy, last_eval.top5, tally.rate(), e.peak_load_bytes, e.footprint_bytes,
-                             e.wall_seconds});
+                             e.wall_seconds, numbers});
     }
     if (r.epoch_end) tally = EpochTally{};
     folder.save_checkpoint({session.settings(), session.epoch(), session.batch_in_epoch(), session.iteration(),
                             tally.so_far(), trainer.loss_scaler().state(), session.device().kernel_choices(),
-                            trainer.read_state()});
+                            // where the run is, not parameters nobody computed
+                            numbers ? trainer.read_state() : std::vector<float>{}});
     last_checkpoint = Clock::now();
   }
   if (!evaluated && !session.diverged()) {  // nothing trained, or stopped mid-epoch
@@ -297,10 +307,10 @@ nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& 
       {"total_iterations", total},
       {"status", status},
       {"parameters", net.parameter_count()},
-      {"final_test_accuracy", last_eval.accuracy},
-      {"final_test_top5", last_eval.top5},
-      {"final_test_loss", last_eval.loss},
-      {"final_train_loss", last_train_loss},
+      {"final_test_accuracy", numbers ? nlohmann::json(last_eval.accuracy) : nlohmann::json(nullptr)},
+      {"final_test_top5", numbers ? nlohmann::json(last_eval.top5) : nlohmann::json(nullptr)},
+      {"final_test_loss", numbers ? nlohmann::json(last_eval.loss) : nlohmann::json(nullptr)},
+      {"final_train_loss", numbers ? nlohmann::json(last_train_loss) : nlohmann::json(nullptr)},
       {"images_per_second", train_seconds > 0 ? train_images / train_seconds : 0.0},
       {"mode", to_string(memory.mode)},
       {"transfer", to_string(memory.transfer)},

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 
 namespace tidepool::app {
@@ -25,9 +26,12 @@ void Progress::update(std::int64_t epoch, std::int64_t epochs, std::int64_t done
     const long s = static_cast<long>(eta_seconds + 0.5);
     std::snprintf(eta, sizeof eta, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
   }
-  std::fprintf(stderr, "%sepoch %lld/%lld [%s] %lld/%lld  loss %.4f  %.0f img/s  ETA %s%s",
+  // A NaN loss is a device that computes no numbers (sim): said in words.
+  char loss_text[40] = "no numbers (simulated)";
+  if (!std::isnan(loss)) std::snprintf(loss_text, sizeof loss_text, "loss %.4f", static_cast<double>(loss));
+  std::fprintf(stderr, "%sepoch %lld/%lld [%s] %lld/%lld  %s  %.0f img/s  ETA %s%s",
                tty_ ? "\r" : "", static_cast<long long>(epoch + 1), static_cast<long long>(epochs),
-               bar.c_str(), static_cast<long long>(done), static_cast<long long>(total), loss,
+               bar.c_str(), static_cast<long long>(done), static_cast<long long>(total), loss_text,
                images_per_second, eta, tty_ ? "\x1b[K" : "\n");
   open_ = tty_;
   std::fflush(stderr);

@@ -13,6 +13,7 @@ class Progress {
  public:
   explicit Progress(bool enabled);
   // `done` of `total` iterations of the run, within `epoch`; eta_seconds < 0: unknown.
+  // `loss` NaN: the device computes no numbers (sim), which the line says.
   void update(std::int64_t epoch, std::int64_t epochs, std::int64_t done, std::int64_t total,
               float loss, double images_per_second, double eta_seconds);
   // Ends the current line with a message (the epoch's evaluation, say).

@@ -61,7 +61,9 @@ ui::SessionStatus RecordedRun::status_from_summary(const nlohmann::json& j) {
   // A sim run's losses were zeros. Its plan's prediction is not in
   // summary.json: the Stats view shows what the iterations took only.
   s.computes_values = device_computes_values(s.settings.device);
-  s.test_accuracy = static_cast<float>(j.value("final_test_accuracy", -1.0));
+  // null in a sim run's summary (no numbers), absent in an unfinished one's
+  const auto accuracy = j.find("final_test_accuracy");
+  s.test_accuracy = accuracy != j.end() && accuracy->is_number() ? accuracy->get<float>() : -1.0f;
   s.error = j.value("divergence", std::string());  // the Controls show it
   return s;
 }

@@ -204,9 +204,13 @@ fs::path RunFolder::default_path(const RunSettings& s) {
 
 void RunFolder::append_metrics(const EpochRow& r) {
   if (rank_ > 0) return;
-  metrics_ << r.epoch << ',' << r.iteration << ',' << r.lr << ',' << r.train_loss << ',' << r.train_accuracy << ','
-           << r.test_loss << ',' << r.test_accuracy << ',' << r.test_top5 << ',' << r.images_per_second << ','
-           << r.peak_load_bytes << ',' << r.footprint_bytes << ',' << r.seconds << '\n';
+  metrics_ << r.epoch << ',' << r.iteration << ',' << r.lr << ',';
+  if (r.numbers)
+    metrics_ << r.train_loss << ',' << r.train_accuracy << ',' << r.test_loss << ',' << r.test_accuracy << ','
+             << r.test_top5 << ',';
+  else
+    metrics_ << ",,,,,";  // a simulated run's: no numbers, not zeros
+  metrics_ << r.images_per_second << ',' << r.peak_load_bytes << ',' << r.footprint_bytes << ',' << r.seconds << '\n';
   metrics_.flush();
 }
 

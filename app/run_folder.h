@@ -53,6 +53,7 @@ struct EpochRow {
   double images_per_second = 0;
   std::size_t peak_load_bytes = 0, footprint_bytes = 0;  // the most any of the epoch's iterations reached
   double seconds = 0;
+  bool numbers = true;  // false (sim): the losses and accuracies are empty cells
 };
 
 // A traced file's name for a rank: "trace.json" for rank 0,

@@ -215,7 +215,9 @@ void TrainingSession::restore(const std::vector<float>& state, std::int64_t epoc
     throw std::invalid_argument("the checkpoint is at batch " + std::to_string(batch_in_epoch) + " of epoch " +
                                 std::to_string(epoch + 1) + ", but an epoch of this training set has " +
                                 std::to_string(per_epoch_) + " batches");
-  trainer_->write_state(state);
+  // A simulated run's checkpoint keeps where it was, not parameters nobody
+  // computed (app/batch_run.cpp): there is nothing to write back.
+  if (!state.empty() || device_->caps().computes_values) trainer_->write_state(state);
   trainer_->set_loss_scaler(loss_scale);
   epoch_ = epoch;
   batch_in_epoch_ = batch_in_epoch;

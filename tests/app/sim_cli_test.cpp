@@ -3,6 +3,7 @@
 // and clear refusals.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <nlohmann/json.hpp>
@@ -137,6 +138,35 @@ TEST(TuneCli, RefusesWhatCannotBeTuned) {
   refused(run("--tune --profile m40 --budget 40MiB"), "--tune is for --batch runs");
   refused(run("--quiet tune --model resnet20 --budget 1MiB --profile m40"), "the smallest budget that works");
   EXPECT_NE(run("tune --model resnet20 --profile m40").status, 0) << "--budget is required";
+}
+
+// A simulated run has no numbers and says so: null losses and accuracies
+// in summary.json (not zeros a script would average), empty cells in
+// metrics.csv, words in the progress line; its checkpoint keeps where the
+// run is, not the parameters nobody computed (resnet152's would be 230 MB),
+// and the run still resumes from it.
+TEST(SimCli, ARunWithoutNumbersSaysSoAndCheckpointsNoParameters) {
+  testing::TempDir dir("sim_no_numbers");
+  const std::string out = (dir.path() / "run").string();
+  const auto r = run("--batch --device sim --profile v100 --model resnet152 --dataset imagenet-shapes "
+                     "--batch-size 8 --iterations 3 --stop-after 2 --checkpoint-every 1 --out " + out);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("no numbers (simulated)"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("loss 0.0000"), std::string::npos) << r.output;
+  EXPECT_LT(std::filesystem::file_size(out + "/checkpoint.bin"), std::uintmax_t{1} << 20);
+
+  const auto resumed = run("--batch --quiet --resume " + out);
+  ASSERT_EQ(resumed.status, 0) << resumed.output;
+  std::ifstream in(out + "/summary.json");
+  const nlohmann::json summary = nlohmann::json::parse(in);
+  EXPECT_EQ(summary.at("iterations"), 3);
+  for (const char* key : {"final_test_accuracy", "final_test_top5", "final_test_loss", "final_train_loss"})
+    EXPECT_TRUE(summary.at(key).is_null()) << key << ": " << summary.at(key);
+  std::ifstream metrics(out + "/metrics.csv");
+  std::string header, row;
+  std::getline(metrics, header);
+  ASSERT_TRUE(std::getline(metrics, row)) << "no epoch row";
+  EXPECT_NE(row.find(",,,,,"), std::string::npos) << row;  // train loss to test top-5: empty
 }
 
 }  // namespace
