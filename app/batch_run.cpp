@@ -169,7 +169,14 @@ nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& 
     }
   }
   session.start(folder.sink());
-  folder.open();
+  // Rank 0 first: under --force it empties the folder the other ranks then
+  // write their traced files into (the broadcast is the barrier).
+  if (session.rank() == 0) folder.open();
+  if (comm) {
+    int opened = 1;
+    comm->broadcast(&opened, sizeof opened, 0);
+  }
+  if (session.rank() != 0) folder.open();
   Trainer& trainer = session.trainer();
   if (resume) {
     session.restore(resume->state, resume->epoch, resume->batch_in_epoch, resume->iteration, resume->loss_scale);

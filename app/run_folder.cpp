@@ -164,6 +164,8 @@ RunFolder::RunFolder(fs::path path, const Checkpoint* resumed, std::int64_t trac
   if (traces_) start_ = std::make_unique<StartBuffer>();
   std::error_code ec;
   const bool continuing = resumed && fs::exists(path_ / "checkpoint.bin", ec);
+  // --force replaces another run, never the one being continued here.
+  replace_ = replace && !continuing;
   if (rank_ == 0 && !continuing) refuse_occupied(path_, replace_);
 }
 

@@ -70,14 +70,16 @@ TEST_F(RunFolderSafety, ResumingWithFewerIterationsThanTrainedIsRefused) {
   EXPECT_EQ(snapshot(dir.path()), before);
 }
 
+// --force replaces another run, never the one being continued.
 TEST_F(RunFolderSafety, ResumingWithALaterTargetContinuesTheRun) {
   train("r");
-  const auto r = run("--resume r --iterations 4");
+  const auto r = run("--resume r --iterations 4 --force");
   ASSERT_EQ(r.status, 0) << r.output;
   std::ifstream in(dir.path() / "r" / "summary.json");
   const auto summary = nlohmann::json::parse(in);
   EXPECT_EQ(summary.at("iterations"), 4);
   EXPECT_EQ(summary.at("status"), "done");
+  EXPECT_TRUE(fs::exists(dir.path() / "r" / "events.bin")) << "the first invocation's traced iterations are gone";
 }
 
 // Settings that would change the numbers are refused, all of them named;
