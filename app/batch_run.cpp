@@ -83,10 +83,11 @@ std::string settings_key(const std::string& option) {
 // optimiser, seed, precision, conv algorithms, device) would give other
 // numbers than the run it continues.
 bool may_change_on_resume(const std::string& key) {
+  // (Not trace_iterations: the traces of the first invocation are kept.)
   static const std::set<std::string> keys = {"mode",      "heuristic",   "transfer",         "order",
                                              "lookahead", "compress",    "swap_score",       "budget",
                                              "host_memory", "copy_engine", "bucket_bytes",   "link_gbps",
-                                             "compress_threads", "trace_iterations"};
+                                             "compress_threads"};
   return keys.count(key) > 0;
 }
 
@@ -136,11 +137,12 @@ RunSettings resume_settings(const RunSettings& cli, const std::set<std::string>&
 }
 
 nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& resume, const nlohmann::json& tuned,
-                         Communicator* comm) {
+                         Communicator* comm, const Profile* measured) {
   const auto wall_start = Clock::now();
   // Data and model first: a wrong path fails before anything slow.
-  TrainingSession session(s, {.comm = comm, .kernel_choices = resume ? resume->kernel_choices
-                                                                     : std::vector<std::string>{}});
+  TrainingSession session(s, {.comm = comm,
+                              .kernel_choices = resume ? resume->kernel_choices : std::vector<std::string>{},
+                              .measured_profile = measured});
   const Network& net = session.network();
   // Every rank names the folder as rank 0 does (its time stamp).
   fs::path path = s.out.empty() ? RunFolder::default_path(s) : fs::path(s.out);
@@ -153,7 +155,7 @@ nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& 
     path = text;
   }
   // Every refusal comes before the folder is written (RunFolder::open).
-  RunFolder folder(path, resume ? &*resume : nullptr, s.trace_iterations, session.rank(), s.force);
+  RunFolder folder(path, resume ? &*resume : nullptr, s.resume, s.trace_iterations, session.rank(), s.force);
   if (resume) {
     const std::int64_t done = resume->iteration, planned = session.total_iterations();
     if (done > planned)
@@ -169,6 +171,9 @@ nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& 
     }
   }
   session.start(folder.sink());
+  // Restoring can still refuse (a checkpoint that does not fit this data).
+  if (resume)
+    session.restore(resume->state, resume->epoch, resume->batch_in_epoch, resume->iteration, resume->loss_scale);
   // Rank 0 first: under --force it empties the folder the other ranks then
   // write their traced files into (the broadcast is the barrier).
   if (session.rank() == 0) folder.open();
@@ -179,7 +184,6 @@ nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& 
   if (session.rank() != 0) folder.open();
   Trainer& trainer = session.trainer();
   if (resume) {
-    session.restore(resume->state, resume->epoch, resume->batch_in_epoch, resume->iteration, resume->loss_scale);
     std::printf("resuming %s at epoch %lld, iteration %lld\n", folder.path().string().c_str(),
                 static_cast<long long>(resume->epoch + 1), static_cast<long long>(resume->iteration));
   }

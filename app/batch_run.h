@@ -19,6 +19,7 @@
 
 #include "app/checkpoint.h"
 #include "engine/comm/communicator.h"
+#include "engine/perf/profile.h"
 #include "engine/run/run_settings.h"
 
 namespace tidepool::app {
@@ -50,7 +51,10 @@ RunSettings resume_settings(const RunSettings& cli, const std::set<std::string>&
 // `tuned`: --tune's decision (app/tune_command.h), kept in summary.json.
 // `comm`: the ranks of a data-parallel run (app/ranks.h), every one of
 // which calls run_batch; rank 0 writes the run folder's shared files.
+// `measured`: --tune's measured profile (TunedRun::measured), planned with
+// and written as the run folder's profile.json.
 nlohmann::json run_batch(const RunSettings& settings, const std::optional<Checkpoint>& resume,
-                         const nlohmann::json& tuned = nullptr, Communicator* comm = nullptr);
+                         const nlohmann::json& tuned = nullptr, Communicator* comm = nullptr,
+                         const Profile* measured = nullptr);
 
 }  // namespace tidepool::app

@@ -457,7 +457,7 @@ int run_cli(int argc, char** argv) {
       // A malformed command line: CLI11's words, a guess at what was meant,
       // and status 2 as getopt and argparse tools give (--help: 0).
       if (cli.exit(e) == 0) return 0;
-      for (const std::string& word : cli.remaining()) {
+      for (const std::string& word : cli.remaining(true)) {  // with the subcommands' leftovers
         const std::string guess = misspelt(cli, word);
         if (!guess.empty()) std::fprintf(stderr, "tidepool: '%s': did you mean '%s'?\n", word.c_str(), guess.c_str());
       }
@@ -515,7 +515,7 @@ int run_cli(int argc, char** argv) {
       if (checkpoint)
         throw std::invalid_argument("--tune decided this run's batch when it started; resume it without --tune");
       const TunedRun tuned = tune_run(s);
-      run_batch(tuned.settings, std::nullopt, tuned.decision);
+      run_batch(tuned.settings, std::nullopt, tuned.decision, nullptr, tuned.measured ? &*tuned.measured : nullptr);
       return 0;
     }
     run_batch(s, checkpoint, nullptr, ranks.get());

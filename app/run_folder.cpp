@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstring>
 #include <ctime>
+#include <regex>
 #include <variant>
 #include <vector>
 #include <sstream>
@@ -23,16 +24,14 @@ namespace fs = std::filesystem;
 namespace tidepool::app {
 namespace {
 
-// A file a run folder holds (see run_folder.h): what --force may remove.
+// A file a run folder holds (see run_folder.h), by its exact name: what
+// --force may remove. A look-alike (checkpoint-best.bin) is the user's.
 bool is_run_file(const std::string& name) {
-  for (const char* stem : {"metrics", "summary", "checkpoint", "profile", "trace", "memory_load", "events", "timeline",
-                           "address_map"})
-    if (name.rfind(stem, 0) == 0) {
-      for (const char* ext : {".csv", ".json", ".bin", ".png", ".tmp"})
-        if (name.size() >= std::strlen(ext) && name.compare(name.size() - std::strlen(ext), std::string::npos, ext) == 0)
-          return true;
-    }
-  return false;
+  static const std::regex kRunFile(
+      "(metrics\\.csv|summary\\.json|checkpoint\\.bin|profile\\.json|timeline\\.png|address_map\\.png|memory_load\\.png)"
+      "|(trace|memory_load|events)(\\.rank[0-9]+)?\\.(json|csv|bin)"
+      "|(checkpoint\\.bin|summary\\.json|metrics\\.csv)\\.tmp");
+  return std::regex_match(name, kRunFile);
 }
 
 // --out may name a new folder, an empty one, or (with --force) one that
@@ -157,13 +156,16 @@ class RunFolder::StartBuffer final : public EventSink {
   std::vector<Event> waiting_;
 };
 
-RunFolder::RunFolder(fs::path path, const Checkpoint* resumed, std::int64_t trace_iterations, int rank, bool replace)
+RunFolder::RunFolder(fs::path path, const Checkpoint* resumed, const fs::path& resumed_from,
+                     std::int64_t trace_iterations, int rank, bool replace)
     : path_(std::move(path)), rank_(rank), replace_(replace), trace_iterations_(trace_iterations) {
-  if (resumed) resumed_epoch_ = resumed->epoch;
+  // Continuing in the folder the checkpoint came from; a resumed run given
+  // another --out starts that folder anew, under the same rules as a new run.
+  std::error_code ec;
+  const bool continuing = resumed && !resumed_from.empty() && fs::equivalent(path_, resumed_from, ec);
+  if (continuing) resumed_epoch_ = resumed->epoch;
   traces_ = !resumed || resumed->iteration < trace_iterations;
   if (traces_) start_ = std::make_unique<StartBuffer>();
-  std::error_code ec;
-  const bool continuing = resumed && fs::exists(path_ / "checkpoint.bin", ec);
   // --force replaces another run, never the one being continued here.
   replace_ = replace && !continuing;
   if (rank_ == 0 && !continuing) refuse_occupied(path_, replace_);

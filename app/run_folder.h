@@ -70,8 +70,9 @@ class RunFolder {
   // then leaves the disk as it was. `rank`: which rank of a data-parallel
   // run writes through it (0: the run's files; others: their traced files
   // only, and the rest are no-ops).
-  RunFolder(std::filesystem::path path, const Checkpoint* resumed, std::int64_t trace_iterations, int rank = 0,
-            bool replace = false);
+  // `resumed_from`: the folder the checkpoint was read from (--resume).
+  RunFolder(std::filesystem::path path, const Checkpoint* resumed, const std::filesystem::path& resumed_from,
+            std::int64_t trace_iterations, int rank = 0, bool replace = false);
   ~RunFolder();
   // Every check has passed: creates the folder (emptying the run it held
   // under `replace`), opens its files and writes the events sink() held.

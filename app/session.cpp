@@ -142,7 +142,8 @@ void TrainingSession::start(EventSink* sink) {
   // A real device plans with the profile it was given (mode accudnn, the
   // predictions); the sim device runs on it and plans with its own.
   if (!s.profile.empty() && s.device != DeviceKind::sim) {
-    model_ = std::make_unique<PerfModel>(resolve_profile(s.profile));
+    model_ = std::make_unique<PerfModel>(session_options_.measured_profile ? *session_options_.measured_profile
+                                                                           : resolve_profile(s.profile));
     topts.model = model_.get();
   }
   refuse_compression_without_values(s.memory, *device_);

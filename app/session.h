@@ -72,6 +72,10 @@ struct SessionOptions {
   // Kernel choices an earlier run made by timing (its checkpoint's): the
   // device adopts them before it plans (Device::adopt_kernel_choices).
   std::vector<std::string> kernel_choices;
+  // A profile measured for this run (--tune without --profile): planned
+  // with instead of reading the file settings.profile names, which the run
+  // writes once it has passed every check (not owned).
+  const Profile* measured_profile = nullptr;
 };
 
 // What became of settings given to apply(): applied (from the next

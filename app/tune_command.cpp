@@ -160,6 +160,7 @@ TunedRun tune_run(RunSettings s) {
   if (!s.memory.budget_bytes)
     throw std::invalid_argument("--tune picks the batch that fits --budget: give one (e.g. --budget 2GiB)");
   const std::string folder = s.out.empty() ? RunFolder::default_path(s).string() : s.out;
+  s.out = folder;  // the folder the profile below is named in
   TuneRequest q;
   q.model = s.model;
   q.fuse = s.fuse;
@@ -174,11 +175,10 @@ TunedRun tune_run(RunSettings s) {
   const Network net = model_for_dataset(q.model, q.dataset, s.fuse, s.memory.sync_bn);  // the network the run trains
   std::string note;
   const PerfModel model = tuning_model(q, net, note);
-  if (s.profile.empty()) {  // measured now: the run plans with it, and a resume finds it
-    std::filesystem::create_directories(folder);
-    s.profile = (std::filesystem::path(folder) / "profile.json").string();
-    save_profile(model.profile(), s.profile);
-  }
+  // Measured now: the run plans with it and writes it into its folder
+  // (run_batch, once nothing can refuse the run), where a resume finds it.
+  const bool measured = s.profile.empty();
+  if (measured) s.profile = (std::filesystem::path(folder) / "profile.json").string();
   const RunAnswers kernels = run_answers(s.device, s.memory.link_gbps, &model.profile());
   BatchTuningOptions options{q.base_lr, q.base_batch, q.convexity};
   if (q.progress) options.progress = [](const std::string& line) { std::cerr << "tidepool: " << line << '\n'; };
@@ -188,6 +188,7 @@ TunedRun tune_run(RunSettings s) {
                                 format_bytes(s.memory.budget_bytes) + " on " + model.profile().name);
   const double rate = *t.best * 1e6 / t.plan->predicted->iteration_us;
   TunedRun r;
+  if (measured) r.measured = model.profile();
   r.decision = {{"profile", s.profile},
                 {"model_source", note},
                 {"largest_batch_without_offload", t.largest_without_offload},

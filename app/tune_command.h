@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <ostream>
+#include <optional>
 #include <string>
 
 #include "engine/core/fusion.h"
@@ -52,6 +53,10 @@ int tune_command(const TuneRequest& q, std::ostream& out);
 struct TunedRun {
   RunSettings settings;
   nlohmann::json decision;
+  // The profile measured for the decision, when none was given: the run
+  // plans with it and writes it into its folder as profile.json once every
+  // check has passed (settings.profile names that file, for --resume).
+  std::optional<Profile> measured;
 };
 TunedRun tune_run(RunSettings settings);
 

@@ -58,6 +58,9 @@ TEST(Cli, UsageErrorsExitTwoWithAGuessAndBadValuesOne) {
   const Result option = run_here("--batch --modle resnet20");
   EXPECT_EQ(option.status, 2) << option.output;
   EXPECT_NE(option.output.find("'--modle': did you mean '--model'?"), std::string::npos) << option.output;
+  const Result sub_option = run_here("plan --modle resnet20");
+  EXPECT_EQ(sub_option.status, 2) << sub_option.output;
+  EXPECT_NE(sub_option.output.find("'--modle': did you mean '--model'?"), std::string::npos) << sub_option.output;
   const Result value = run_here("--batch --quiet --mode al --iterations 1");
   expect_error(value, "unknown offload mode 'al'");
   EXPECT_NE(value.output.find("did you mean 'all'?"), std::string::npos) << value.output;

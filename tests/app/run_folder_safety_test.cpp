@@ -70,16 +70,32 @@ TEST_F(RunFolderSafety, ResumingWithFewerIterationsThanTrainedIsRefused) {
   EXPECT_EQ(snapshot(dir.path()), before);
 }
 
-// --force replaces another run, never the one being continued.
+// --force replaces another run, never the one being continued: the first
+// invocation's traced iterations (1 and 2 of them) stay as they were.
 TEST_F(RunFolderSafety, ResumingWithALaterTargetContinuesTheRun) {
-  train("r");
+  const auto first = run("--iterations 3 --trace-iterations 2 --out r");
+  ASSERT_EQ(first.status, 0) << first.output;
+  const auto traced = snapshot(dir.path() / "r").at("events.bin");
   const auto r = run("--resume r --iterations 4 --force");
   ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(snapshot(dir.path() / "r").at("events.bin"), traced);
   std::ifstream in(dir.path() / "r" / "summary.json");
   const auto summary = nlohmann::json::parse(in);
   EXPECT_EQ(summary.at("iterations"), 4);
   EXPECT_EQ(summary.at("status"), "done");
-  EXPECT_TRUE(fs::exists(dir.path() / "r" / "events.bin")) << "the first invocation's traced iterations are gone";
+}
+
+// A resumed run given another --out writes there under a new run's rules:
+// a folder holding another run is refused and left as it was.
+TEST_F(RunFolderSafety, ResumingIntoAnotherRunsFolderIsRefused) {
+  const auto stopped = run("--iterations 4 --stop-after 2 --out a");
+  ASSERT_EQ(stopped.status, 0) << stopped.output;
+  train("b");
+  const auto before = snapshot(dir.path());
+  const auto r = run("--resume a --out b");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("--out b holds a run"), std::string::npos) << r.output;
+  EXPECT_EQ(snapshot(dir.path()), before);
 }
 
 // Settings that would change the numbers are refused, all of them named;
@@ -122,6 +138,8 @@ TEST_F(RunFolderSafety, OutIntoARunIsRefusedAndForceReplacesIt) {
   EXPECT_EQ(bad.status, 1) << bad.output;
   EXPECT_EQ(snapshot(dir.path()), before);
 
+  // Another rank's traced file of the old run goes too.
+  std::ofstream(dir.path() / "r" / "trace.rank1.json") << "{}";
   const auto replaced = run("--iterations 2 --out r --force --device sim --profile v100");
   ASSERT_EQ(replaced.status, 0) << replaced.output;
   std::ifstream in(dir.path() / "r" / "summary.json");
@@ -129,6 +147,7 @@ TEST_F(RunFolderSafety, OutIntoARunIsRefusedAndForceReplacesIt) {
   EXPECT_FALSE(fs::exists(dir.path() / "r" / "checkpoint.bin") &&
                snapshot(dir.path() / "r").at("checkpoint.bin") == before.at("r/checkpoint.bin"))
       << "the old run's checkpoint survived --force";
+  EXPECT_FALSE(fs::exists(dir.path() / "r" / "trace.rank1.json")) << "--force left the old run's files";
 }
 
 TEST_F(RunFolderSafety, AFolderOfOtherFilesIsNeverWrittenEvenWithForce) {
@@ -141,6 +160,14 @@ TEST_F(RunFolderSafety, AFolderOfOtherFilesIsNeverWrittenEvenWithForce) {
     EXPECT_NE(r.output.find("holds files that are not a run's (notes.txt)"), std::string::npos) << r.output;
     EXPECT_EQ(snapshot(dir.path()), before);
   }
+  // A run folder with a file of the user's that looks like a run's.
+  train("r");
+  std::ofstream(dir.path() / "r" / "checkpoint-best.bin") << "kept by hand";
+  const auto with_copy = snapshot(dir.path());
+  const auto r = run("--iterations 2 --out r --force");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("(checkpoint-best.bin)"), std::string::npos) << r.output;
+  EXPECT_EQ(snapshot(dir.path()), with_copy);
 }
 
 // Each start refused after its settings were read writes no folder, named
