@@ -203,7 +203,8 @@ Checkpoint parse_checkpoint(std::span<const char> bytes, const std::string& sour
         static_cast<std::uint64_t>(values) != state_bytes / sizeof(float))
       throw corrupt("the state size does not match the header");
     c.state.resize(static_cast<std::size_t>(values));
-    std::memcpy(c.state.data(), bytes.data() + 16 + length, state_bytes);
+    // An empty state (a sim run's checkpoint) has no buffer to copy into.
+    if (state_bytes > 0) std::memcpy(c.state.data(), bytes.data() + 16 + length, state_bytes);
   } catch (const nlohmann::json::exception& e) {
     throw corrupt(std::string("bad header: ") + e.what());
   } catch (const std::invalid_argument& e) {  // a setting no table knows
