@@ -26,6 +26,8 @@ mpi_plugins=()
 if [[ -x /usr/bin/orterun ]]; then
   cp -a /usr/lib/x86_64-linux-gnu/openmpi "$stage/mpi/usr/lib/x86_64-linux-gnu/"
   [[ -d /usr/lib/x86_64-linux-gnu/pmix2 ]] && cp -a /usr/lib/x86_64-linux-gnu/pmix2 "$stage/mpi/usr/lib/x86_64-linux-gnu/"
+  # Static archives and headers are for building against MPI, not for running it.
+  find "$stage/mpi" \( -name '*.a' -o -name '*.la' -o -name include \) -prune -exec rm -rf {} +
   find "$stage/mpi" -name '*.so*' | grep -E 'ofi|ucx|psm|verbs|openib|ucc|hcoll|fca|mxm|portals' | xargs -r rm -f
   cp -a /usr/share/openmpi "$stage/mpi/usr/share/"
   [[ -d /usr/share/pmix ]] && cp -a /usr/share/pmix "$stage/mpi/usr/share/"
