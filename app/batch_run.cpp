@@ -5,14 +5,17 @@
 
 #include <chrono>
 #include <cmath>
+#include <fstream>
 #include <cstdio>
 #include <set>
 #include <sstream>
 #include <vector>
 
 #include "app/memory_report.h"
+#include "app/options/run_options.h"
 #include "app/progress.h"
 #include "app/run_folder.h"
+#include "app/run_summary.h"
 #include "app/session.h"
 #include "engine/core/bytes_text.h"
 #include "engine/perf/profile.h"
@@ -25,18 +28,107 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-std::string hex(std::uint64_t v) {
-  char buf[20];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-
 void print_memory(TrainingSession& session) {
   const Trainer& trainer = session.trainer();
   for (const std::string& line :
        memory_lines(trainer.memory().summary(), session.settings().memory, trainer.options().compress_threads))
     std::printf("%s\n", line.c_str());
   std::fflush(stdout);
+}
+
+// The run folder: --out, or a new one named by the time; under mpirun
+// every rank names it as rank 0 does (its time stamp).
+fs::path run_folder_path(const RunSettings& s, Communicator* comm) {
+  fs::path path = s.out.empty() ? RunFolder::default_path(s) : fs::path(s.out);
+  if (comm && s.out.empty()) {
+    std::string text = path.string();
+    std::int64_t length = static_cast<std::int64_t>(text.size());
+    comm->broadcast(&length, sizeof length, 0);
+    text.resize(static_cast<std::size_t>(length));
+    comm->broadcast(text.data(), text.size(), 0);
+    path = text;
+  }
+  return path;
+}
+
+// A resumed run that has trained all it is asked to: nothing to do, and
+// nothing changes. One asked for fewer iterations than it has trained is
+// refused: a run is continued, never cut back.
+bool is_finished(const Checkpoint& resume, const TrainingSession& session, const std::string& folder) {
+  const std::int64_t done = resume.iteration, planned = session.total_iterations();
+  if (done > planned)
+    throw std::invalid_argument("the run in " + folder + " has trained " + std::to_string(done) +
+                                " iterations, more than the " + std::to_string(planned) +
+                                " asked for: a run is continued, never cut back (give --iterations " +
+                                std::to_string(done) + " or more, or leave it out)");
+  if (done < planned) return false;
+  std::printf("the run in %s is finished (%lld of %lld iterations): nothing to do, nothing changed; give a "
+              "later --epochs or --iterations to continue it\n",
+              folder.c_str(), static_cast<long long>(done), static_cast<long long>(planned));
+  return true;
+}
+
+// Rank 0 first: under --force it empties the folder the other ranks then
+// write their traced files into (the broadcast is the barrier).
+void open_on_every_rank(RunFolder& folder, int rank, Communicator* comm) {
+  if (rank == 0) folder.open();
+  if (comm) {
+    int opened = 1;
+    comm->broadcast(&opened, sizeof opened, 0);
+  }
+  if (rank != 0) folder.open();
+}
+
+// What the run is, where it writes, its memory; the profile it plans with
+// goes into its folder.
+void print_start(TrainingSession& session, const fs::path& folder, const Checkpoint* resume, Communicator* comm) {
+  const RunSettings& s = session.settings();
+  const Network& net = session.network();
+  const Trainer& trainer = session.trainer();
+  if (resume) {
+    std::printf("resuming %s at epoch %lld, iteration %lld\n", folder.string().c_str(),
+                static_cast<long long>(resume->epoch + 1), static_cast<long long>(resume->iteration));
+  }
+  const std::int64_t total = session.total_iterations();
+  std::printf("training %s%s (%lld parameters) on %s, batch %lld, %lld iterations; run folder %s\n", net.name().c_str(),
+              s.fuse == Fusion::relu ? " with its ReLUs fused" : "",
+              static_cast<long long>(net.parameter_count()), session.train_set().name().c_str(),
+              static_cast<long long>(s.batch_size), static_cast<long long>(total), folder.string().c_str());
+  if (comm)
+    std::printf("data-parallel over %d ranks (%s): %lld images per rank per iteration, gradients averaged in buckets of "
+                "%s; %s\n",
+                session.ranks(), comm->transport().c_str(), static_cast<long long>(session.rank_batch()),
+                format_bytes(session.settings().memory.bucket_bytes).c_str(),
+                session.settings().memory.sync_bn
+                    ? "batch norm normalises over the whole global batch (--sync-bn)"
+                    : "batch norm's statistics are each rank's, rank 0's at every evaluation and checkpoint");
+  print_memory(session);
+  // The profile travels with the run: `--device sim --profile RUN/profile.json` replays it anywhere.
+  if (const PerfModel* model = trainer.model()) save_profile(model->profile(), (folder / "profile.json").string());
+  if (const auto& bo = session.swap_weight_search()) {
+    double best_single = bo->history.empty() ? 0 : std::numeric_limits<double>::infinity();
+    for (std::size_t i = 1; i < std::min<std::size_t>(5, bo->history.size()); ++i)  // tries 2-5: each score alone
+      best_single = std::min(best_single, bo->history[i].overhead_us);
+    std::printf("autoswap bo: weights aoa %.3f doa %.3f wdoa %.3f swdoa %.3f, overhead %.2f ms per iteration "
+                "(best single score %.2f ms) after %zu simulated iterations\n",
+                bo->best.aoa, bo->best.doa, bo->best.wdoa, bo->best.swdoa, bo->overhead_us / 1e3, best_single / 1e3,
+                bo->history.size());
+  }
+}
+
+void print_compression_and_scaling(TrainingSession& session, const IterationResult& last_compressed) {
+  const Trainer& trainer = session.trainer();
+  if (last_compressed.compressed_from_bytes)
+    std::printf("compressed offloads: the last iteration's %s took %s on the host (%.0f%% saved); the store holds %s\n",
+                format_bytes(last_compressed.compressed_from_bytes).c_str(),
+                format_bytes(last_compressed.compressed_to_bytes).c_str(),
+                100.0 * (1.0 - static_cast<double>(last_compressed.compressed_to_bytes) /
+                                   static_cast<double>(last_compressed.compressed_from_bytes)),
+                format_bytes(last_compressed.compressed_held_bytes).c_str());
+  if (session.settings().memory.precision == Precision::fp16)
+    std::printf("fp16 loss scaling: %lld of %lld steps skipped (gradients overflowed), final scale %g\n",
+                static_cast<long long>(trainer.loss_scaler().state().skipped_steps),
+                static_cast<long long>(session.iteration()), static_cast<double>(trainer.loss_scaler().scale()));
 }
 
 // What the iterations of the current epoch added up to; a run resumed
@@ -66,29 +158,13 @@ struct EpochTally {
 
 namespace {
 
-// A run option's key in to_json(RunSettings): its name with '_' for '-',
-// but for the two whose settings are named otherwise.
-std::string settings_key(const std::string& option) {
-  if (option == "data") return "data_dir";
-  if (option == "bucket-size") return "bucket_bytes";
-  std::string key = option;
-  std::replace(key.begin(), key.end(), '-', '_');
-  return key;
-}
-
-// What a resumed run takes as given instead of the checkpoint's: the memory
-// settings (offloading, placement and transfers never change the numbers,
-// and switching them between iterations is what the tool is for) and what
-// only records or throttles. Everything else (model, data, batch,
-// optimiser, seed, precision, conv algorithms, device) would give other
-// numbers than the run it continues.
-bool may_change_on_resume(const std::string& key) {
-  // (Not trace_iterations: the traces of the first invocation are kept.)
-  static const std::set<std::string> keys = {"mode",      "heuristic",   "transfer",         "order",
-                                             "lookahead", "compress",    "swap_score",       "budget",
-                                             "host_memory", "copy_engine", "bucket_bytes",   "link_gbps",
-                                             "compress_threads"};
-  return keys.count(key) > 0;
+// What earlier invocations of a resumed run recorded of the settings their
+// resumes changed: its summary.json's "resumed_with", where it has one.
+nlohmann::json earlier_changes(const std::string& folder) {
+  std::ifstream in(fs::path(folder) / "summary.json");
+  if (!in) return nullptr;
+  const nlohmann::json summary = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  return summary.is_object() && summary.contains("resumed_with") ? summary["resumed_with"] : nlohmann::json();
 }
 
 std::string json_text(const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
@@ -101,11 +177,13 @@ RunSettings resume_settings(const RunSettings& cli, const std::set<std::string>&
   nlohmann::json merged = theirs;
   std::vector<std::string> changed, refused;
   for (const std::string& option : given) {
-    const std::string key = settings_key(option);
-    // The run's length and where its data and files are: below.
-    if (key == "epochs" || key == "iterations" || key == "data_dir" || !mine.contains(key)) continue;
+    // What each option may do is declared with it (app/options/run_options.h);
+    // the invocation's own (the run's length, its data and files) are below.
+    const RunOption* declared = find_run_option(option);
+    if (!declared || declared->on_resume == OnResume::invocation) continue;
+    const std::string& key = declared->settings_key;
     if (mine[key] == theirs[key]) continue;
-    if (may_change_on_resume(key)) {
+    if (declared->on_resume == OnResume::may_change) {
       merged[key] = mine[key];
       changed.push_back("--" + option + " " + json_text(mine[key]) + " (was " + json_text(theirs[key]) + ")");
     } else {
@@ -143,88 +221,28 @@ nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& 
   TrainingSession session(s, {.comm = comm,
                               .kernel_choices = resume ? resume->kernel_choices : std::vector<std::string>{},
                               .measured_profile = measured});
-  const Network& net = session.network();
-  // Every rank names the folder as rank 0 does (its time stamp).
-  fs::path path = s.out.empty() ? RunFolder::default_path(s) : fs::path(s.out);
-  if (comm && s.out.empty()) {
-    std::string text = path.string();
-    std::int64_t length = static_cast<std::int64_t>(text.size());
-    comm->broadcast(&length, sizeof length, 0);
-    text.resize(static_cast<std::size_t>(length));
-    comm->broadcast(text.data(), text.size(), 0);
-    path = text;
-  }
+  const fs::path path = run_folder_path(s, comm);
   // Every refusal comes before the folder is written (RunFolder::open).
   RunFolder folder(path, resume ? &*resume : nullptr, s.resume, s.trace_iterations, session.rank(), s.force);
-  if (resume) {
-    const std::int64_t done = resume->iteration, planned = session.total_iterations();
-    if (done > planned)
-      throw std::invalid_argument("the run in " + s.resume + " has trained " + std::to_string(done) +
-                                  " iterations, more than the " + std::to_string(planned) +
-                                  " asked for: a run is continued, never cut back (give --iterations " +
-                                  std::to_string(done) + " or more, or leave it out)");
-    if (done == planned) {
-      std::printf("the run in %s is finished (%lld of %lld iterations): nothing to do, nothing changed; give a "
-                  "later --epochs or --iterations to continue it\n",
-                  s.resume.c_str(), static_cast<long long>(done), static_cast<long long>(planned));
-      return nlohmann::json();
-    }
-  }
+  if (resume && is_finished(*resume, session, s.resume)) return nlohmann::json();
   session.start(folder.sink());
   // Restoring can still refuse (a checkpoint that does not fit this data).
   if (resume)
     session.restore(resume->state, resume->epoch, resume->batch_in_epoch, resume->iteration, resume->loss_scale);
-  // Rank 0 first: under --force it empties the folder the other ranks then
-  // write their traced files into (the broadcast is the barrier).
-  if (session.rank() == 0) folder.open();
-  if (comm) {
-    int opened = 1;
-    comm->broadcast(&opened, sizeof opened, 0);
-  }
-  if (session.rank() != 0) folder.open();
+  open_on_every_rank(folder, session.rank(), comm);
   Trainer& trainer = session.trainer();
-  if (resume) {
-    std::printf("resuming %s at epoch %lld, iteration %lld\n", folder.path().string().c_str(),
-                static_cast<long long>(resume->epoch + 1), static_cast<long long>(resume->iteration));
-  }
+  print_start(session, folder.path(), resume ? &*resume : nullptr, comm);
   const std::int64_t epochs = session.epochs(), total = session.total_iterations();
-  std::printf("training %s%s (%lld parameters) on %s, batch %lld, %lld iterations; run folder %s\n", net.name().c_str(),
-              s.fuse == Fusion::relu ? " with its ReLUs fused" : "",
-              static_cast<long long>(net.parameter_count()), session.train_set().name().c_str(),
-              static_cast<long long>(s.batch_size), static_cast<long long>(total), folder.path().string().c_str());
-  if (comm)
-    std::printf("data-parallel over %d ranks (%s): %lld images per rank per iteration, gradients averaged in buckets of "
-                "%s; %s\n",
-                session.ranks(), comm->transport().c_str(), static_cast<long long>(session.rank_batch()),
-                format_bytes(session.settings().memory.bucket_bytes).c_str(),
-                session.settings().memory.sync_bn
-                    ? "batch norm normalises over the whole global batch (--sync-bn)"
-                    : "batch norm's statistics are each rank's, rank 0's at every evaluation and checkpoint");
-  print_memory(session);
-  // The profile travels with the run: `--device sim --profile RUN/profile.json` replays it anywhere.
-  if (const PerfModel* model = trainer.model()) save_profile(model->profile(), (folder.path() / "profile.json").string());
-  if (const auto& bo = session.swap_weight_search()) {
-    double best_single = bo->history.empty() ? 0 : std::numeric_limits<double>::infinity();
-    for (std::size_t i = 1; i < std::min<std::size_t>(5, bo->history.size()); ++i)  // tries 2-5: each score alone
-      best_single = std::min(best_single, bo->history[i].overhead_us);
-    std::printf("autoswap bo: weights aoa %.3f doa %.3f wdoa %.3f swdoa %.3f, overhead %.2f ms per iteration "
-                "(best single score %.2f ms) after %zu simulated iterations\n",
-                bo->best.aoa, bo->best.doa, bo->best.wdoa, bo->best.swdoa, bo->overhead_us / 1e3, best_single / 1e3,
-                bo->history.size());
-  }
 
   const bool imagenet = s.dataset == "imagenet";
   // The sim device computes no numbers: its losses and accuracies are
   // missing (null, empty cells, words), never zeros a script would average.
   const bool numbers = session.device().caps().computes_values;
   Progress progress(s.progress);
-  double train_seconds = 0;
-  std::int64_t train_images = 0;
-  std::size_t peak_seen = 0;  // the largest peak load of this rank's iterations
+  RunTotals totals;
   Evaluation last_eval;
   bool evaluated = false;  // last_eval is of the parameters as they are now
   double last_train_loss = 0;
-  IterationResult last_compressed;  // the last iteration that compressed offloads
   const std::int64_t start_iteration = session.iteration();
   const std::int64_t stop_at = s.stop_after ? std::min(total, start_iteration + s.stop_after) : total;
   EpochTally tally;
@@ -244,11 +262,11 @@ nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& 
     }
     lr = r.lr;
     tally.add(r);
-    peak_seen = std::max<std::size_t>(peak_seen, r.result.memory.peak_load_bytes);
-    train_seconds += r.seconds;
-    train_images += r.images;
+    totals.peak_seen = std::max<std::size_t>(totals.peak_seen, r.result.memory.peak_load_bytes);
+    totals.train_seconds += r.seconds;
+    totals.train_images += r.images;
     evaluated = false;
-    if (r.result.compressed_from_bytes) last_compressed = r.result;
+    if (r.result.compressed_from_bytes) totals.last_compressed = r.result;
     const double eta = (total - session.iteration()) * static_cast<double>(s.batch_size) / tally.rate();
     progress.update(epoch, epochs, session.iteration(), total, numbers ? r.result.loss : std::nanf(""), tally.rate(),
                     eta);
@@ -306,79 +324,15 @@ nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& 
                 static_cast<long long>(session.iteration()), static_cast<long long>(total),
                 folder.path().string().c_str());
 
-  const MemorySettings& memory = session.settings().memory;
-  const MemorySummary plan = trainer.memory().summary();
-  nlohmann::json summary = {
-      {"model", s.model},
-      {"dataset", s.dataset},
-      {"device", session.device().caps().name},
-      {"batch_size", s.batch_size},
-      {"epochs", epochs},
-      {"iterations", session.iteration()},
-      {"total_iterations", total},
-      {"status", status},
-      {"parameters", net.parameter_count()},
-      {"final_test_accuracy", numbers ? nlohmann::json(last_eval.accuracy) : nlohmann::json(nullptr)},
-      {"final_test_top5", numbers ? nlohmann::json(last_eval.top5) : nlohmann::json(nullptr)},
-      {"final_test_loss", numbers ? nlohmann::json(last_eval.loss) : nlohmann::json(nullptr)},
-      {"final_train_loss", numbers ? nlohmann::json(last_train_loss) : nlohmann::json(nullptr)},
-      {"images_per_second", train_seconds > 0 ? train_images / train_seconds : 0.0},
-      {"mode", to_string(memory.mode)},
-      {"transfer", to_string(memory.transfer)},
-      {"order", to_string(memory.order)},
-      {"heuristic", memory.heuristic},
-      {"algo", to_string(memory.scheme)},
-      {"compress", memory.compress},
-      {"host_memory", to_string(memory.host_memory)},
-      {"copy_engine", to_string(memory.copy_engine)},
-      {"compressed_from_bytes", last_compressed.compressed_from_bytes},
-      {"compressed_to_bytes", last_compressed.compressed_to_bytes},
-      {"compressed_held_bytes", last_compressed.compressed_held_bytes},
-      {"compress_threads", trainer.options().compress_threads},
-      {"param_checksum", hex(trainer.param_checksum())},
-      // fp16's loss scaling: the steps whose gradients overflowed (their
-      // updates skipped) in the whole run, and the scale it ended with.
-      {"skipped_steps", trainer.loss_scaler().state().skipped_steps},
-      {"loss_scale", memory.precision == Precision::fp16 ? nlohmann::json(trainer.loss_scaler().scale())
-                                                          : nlohmann::json(nullptr)},
-      {"skipped_images", session.train_set().skipped() + session.test_set().skipped()},
-      {"wall_seconds", seconds_since(wall_start)},
-      {"settings", to_json(session.settings())},  // all of them, for `tidepool view` (app/recorded_run.h)
-  };
-  summary.update(memory_json(plan));  // the MemoryPlan the run executed, as `tidepool plan` prints it
-  // Every rank's memory and speed, gathered from all of them.
-  {
-    const int ranks = session.ranks();
-    std::vector<double> figures(2 * static_cast<std::size_t>(ranks), 0.0);
-    figures[2 * static_cast<std::size_t>(session.rank())] = static_cast<double>(peak_seen);
-    figures[2 * static_cast<std::size_t>(session.rank()) + 1] =
-        train_seconds > 0 ? static_cast<double>(train_images) / ranks / train_seconds : 0.0;
-    if (comm) comm->all_reduce_sum(figures.data(), figures.size());
-    nlohmann::json per_rank = nlohmann::json::array();
-    for (int r = 0; r < ranks; ++r)
-      per_rank.push_back({{"rank", r},
-                          {"peak_load_bytes", static_cast<std::uint64_t>(figures[2 * static_cast<std::size_t>(r)])},
-                          {"images_per_second", figures[2 * static_cast<std::size_t>(r) + 1]}});
-    summary["ranks"] = ranks;
-    summary["rank_batch_size"] = session.rank_batch();
-    summary["bucket_bytes"] = ranks > 1 ? nlohmann::json(memory.bucket_bytes) : nlohmann::json(nullptr);
-    summary["sync_bn"] = memory.sync_bn;  // as asked; on one rank it changes nothing
-    summary["per_rank"] = std::move(per_rank);
-  }
-  if (session.diverged()) summary["divergence"] = session.divergence();
-  if (!tuned.is_null()) summary["tune"] = tuned;
-  if (last_compressed.compressed_from_bytes)
-    std::printf("compressed offloads: the last iteration's %s took %s on the host (%.0f%% saved); the store holds %s\n",
-                format_bytes(last_compressed.compressed_from_bytes).c_str(),
-                format_bytes(last_compressed.compressed_to_bytes).c_str(),
-                100.0 * (1.0 - static_cast<double>(last_compressed.compressed_to_bytes) /
-                                   static_cast<double>(last_compressed.compressed_from_bytes)),
-                format_bytes(last_compressed.compressed_held_bytes).c_str());
-  if (memory.precision == Precision::fp16)
-    std::printf("fp16 loss scaling: %lld of %lld steps skipped (gradients overflowed), final scale %g\n",
-                static_cast<long long>(trainer.loss_scaler().state().skipped_steps),
-                static_cast<long long>(session.iteration()), static_cast<double>(trainer.loss_scaler().scale()));
-  folder.finish(plan, s.batch_size, summary);
+  totals.status = status;
+  totals.last_eval = last_eval;
+  totals.last_train_loss = last_train_loss;
+  totals.wall_seconds = seconds_since(wall_start);
+  nlohmann::json resumed_with;
+  if (resume) resumed_with = resumed_changes(*resume, session.settings(), earlier_changes(s.resume));
+  const nlohmann::json summary = run_summary(session, totals, comm, tuned, resumed_with);
+  print_compression_and_scaling(session, totals.last_compressed);
+  folder.finish(trainer.memory().summary(), s.batch_size, summary);
   if (session.diverged())  // after summary.json: the exit status says so as well
     throw std::runtime_error(session.divergence() + " (" + (folder.path() / "summary.json").string() +
                              " says \"status\": \"diverged\")");

@@ -48,7 +48,7 @@ RunSettings resume_settings(const RunSettings& cli, const std::set<std::string>&
 // refused. A run
 // that diverges writes summary.json ("status": "diverged", "divergence":
 // the message) and then throws the message.
-// `tuned`: --tune's decision (app/tune_command.h), kept in summary.json.
+// `tuned`: --tune's decision (app/commands/tune_command.h), kept in summary.json.
 // `comm`: the ranks of a data-parallel run (app/ranks.h), every one of
 // which calls run_batch; rank 0 writes the run folder's shared files.
 // `measured`: --tune's measured profile (TunedRun::measured), planned with

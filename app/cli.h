@@ -1,19 +1,20 @@
-// The tidepool command line, built and dispatched in one place:
+// The tidepool command line, dispatched in one place:
 //
-//   tidepool [training options]           train in a window that shows what memory does
-//   tidepool --batch [training options]   train headless, write a run folder
+//   tidepool [a run's options]            train in a window that shows what memory does
+//   tidepool --batch [a run's options]    train headless, write a run folder
 //   tidepool models                       the model zoo, with sizes
-//   tidepool plan --model M ...           the dry-run planner's table
+//   tidepool plan [a run's options]       that run's memory before it runs, and the alternatives
 //   tidepool replay FILE                  an allocation trace through every heuristic
-//   tidepool view RUN_DIR                 a finished --batch run in the window, read only
+//   tidepool profile -o FILE ...          a device's performance profile
+//   tidepool tune --budget SIZE ...       AccUDNN's batch for a budget
 //   tidepool view RUN_DIR                 a --batch run folder in the window, read only
 //
-// The options are parsed once, into a RunSettings (engine/run/run_settings.h);
-// an enum's words come from its table, a number is checked against its
-// range as it is read. Every failure a user can cause ends with
-// "tidepool: error: <what>" on stderr and exit status 1 (CLI11's words and
-// status, 100 and up, for a malformed command line: an unknown option, a
-// missing value).
+// Each command is one file of app/commands/, declaring its own options; a
+// run's options are declared once, in app/options/run_options.h, and every
+// command that takes them embeds them. Exit status: 0 done, 1 for a
+// failure the user can act on ("tidepool: error: <what>" on stderr: a bad
+// value, a missing file, a refused run), 2 for a malformed command line (an
+// unknown option or subcommand, a missing value), with a guess at a slip.
 #pragma once
 
 namespace tidepool::app {

@@ -1,5 +1,7 @@
 #include "app/ranks.h"
 
+#include <cstdio>
+
 #include <cstdint>
 #include <fstream>
 #include <iterator>
@@ -44,6 +46,13 @@ std::string rank_prefix(const Communicator* comm) {
 
 void stop_all_ranks(Communicator* comm, int status) {
   if (comm) comm->abort(status);
+}
+
+int report_failure(const std::exception& e, Communicator* comm) {
+  std::fprintf(stderr, "\ntidepool: %serror: %s\n", rank_prefix(comm).c_str(), e.what());
+  std::fflush(stderr);
+  stop_all_ranks(comm, 1);  // the others may be waiting for this one
+  return 1;
 }
 
 }  // namespace tidepool::app

@@ -9,6 +9,7 @@
 // met it says what it was and aborts the job, and mpirun names it.
 #pragma once
 
+#include <exception>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -37,5 +38,10 @@ std::string rank_prefix(const Communicator* comm);
 // from mpirun names this rank. Returns only where there are no other
 // ranks to stop.
 void stop_all_ranks(Communicator* comm, int status);
+
+// A failure the user can act on: "tidepool: [rank N of M: ]error: <what>"
+// on stderr, the other ranks stopped (`comm`: null on its own); returns
+// exit status 1.
+int report_failure(const std::exception& e, Communicator* comm);
 
 }  // namespace tidepool::app

@@ -68,7 +68,10 @@ def plan(args, profile, budget_mib=None):
     cmd = ["plan", "--model", args.model, "--batch-size", str(args.batch), "--heuristic", args.heuristic,
            "--profile", str(profile), "--json"]
     if budget_mib:
-        cmd += ["--budget", f"{budget_mib}MiB"]
+        # AccUDNN's and AutoSwap's rows plan in the budget; the run's row
+        # (the first mode) does too, so it is accudnn's: the others show
+        # the pool they need.
+        cmd += ["--budget", f"{budget_mib}MiB", "--mode", "accudnn,autoswap,base,all,conv,aconv"]
     rows = json.loads(tidepool(args, cmd))
     return {r["mode"]: r for r in rows if r["algo"] == args.algo and r["order"] == "prefetch-first"}
 

@@ -46,7 +46,7 @@ def iteration_ms(trace_path: Path):
 def pools(args, model):
     """(AutoSwap's smallest workable pool, base's pool), bytes."""
     cmd = [args.tidepool, "plan", "--model", model, "--batch-size", str(args.batch), "--heuristic", args.heuristic,
-           "--budget", "1MiB", "--json"]
+           "--budget", "1MiB", "--mode", "autoswap,base", "--json"]  # autoswap first: the run's row, in the budget
     print("$ " + " ".join(cmd), file=sys.stderr)
     rows = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
     mine = {r["mode"]: r for r in rows if r["algo"] == args.algo and r["order"] == "prefetch-first"}

@@ -17,7 +17,8 @@ def rows(args, model, budget=None):
     cmd = [args.tidepool, "plan", "--model", model, "--dataset", "cifar10", "--batch-size", str(args.batch),
            "--heuristic", args.heuristic, "--json"]
     if budget:
-        cmd += ["--budget", str(budget)]
+        # autoswap first: the run's row, planned in the budget; the others show their own pools
+        cmd += ["--budget", str(budget), "--mode", "autoswap,base,all,conv,aconv"]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     return {r["mode"]: r for r in json.loads(out) if r["algo"] == args.algo and r["order"] == "prefetch-first"}
 

@@ -1,5 +1,8 @@
 #include "engine/run/run_settings.h"
 
+#include <charconv>
+#include <cstdlib>
+
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -50,6 +53,16 @@ SwapWeights swap_weights(const nlohmann::json& j) {
 
 std::int64_t json_int64(const nlohmann::json& j, const char* key) { return integer<std::int64_t>(j, key); }
 
+namespace {
+// A float setting as it was given (0.1, not 0.10000000149011612): the
+// double with the float's shortest text, which reads back as the same float.
+double as_given(float v) {
+  char text[32];
+  const auto end = std::to_chars(text, text + sizeof text, v).ptr;
+  return std::strtod(std::string(text, end).c_str(), nullptr);
+}
+}  // namespace
+
 nlohmann::json to_json(const RunSettings& s) {
   const MemorySettings& m = s.memory;
   return {{"model", s.model},
@@ -59,10 +72,10 @@ nlohmann::json to_json(const RunSettings& s) {
           {"batch_size", s.batch_size},
           {"epochs", s.epochs},
           {"iterations", s.iterations},
-          {"lr", s.lr},
+          {"lr", as_given(s.lr)},
           {"lr_schedule", to_string(s.lr_schedule)},
-          {"momentum", s.momentum},
-          {"weight_decay", s.weight_decay},
+          {"momentum", as_given(s.momentum)},
+          {"weight_decay", as_given(s.weight_decay)},
           {"seed", s.seed},
           {"device", to_string(s.device)},
           {"profile", s.profile},

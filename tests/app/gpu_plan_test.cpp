@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/device_factory.h"
-#include "app/profile_command.h"
+#include "app/commands/profile_command.h"
 #include "engine/device/gpu_queries.h"
 #include "engine/perf/spec_profiles.h"
 #include "engine/plan/memory_plan.h"

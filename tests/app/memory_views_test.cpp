@@ -9,7 +9,7 @@
 
 #include "app/batch_run.h"
 #include "app/memory_report.h"
-#include "app/plan_command.h"
+#include "app/commands/plan_command.h"
 #include "app/session.h"
 #include "engine/device/cpu/cpu_kernels.h"
 #include "models/registry.h"

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "app/plan_command.h"
+#include "app/commands/plan_command.h"
 #include "engine/memory/allocator.h"
 #include "engine/device/cpu/cpu_device.h"
 #include "engine/device/cpu/cpu_kernels.h"
@@ -17,6 +17,22 @@
 
 namespace tidepool::app {
 namespace {
+
+// `tidepool plan --model M --dataset D --batch-size B [--heuristic H] [--ranks R] [--json]`.
+PlanRequest plan_request(const std::string& model, const std::string& dataset, std::int64_t batch,
+                         const std::string& heuristic = "", int ranks = 1, bool json = false) {
+  PlanRequest q;
+  q.run.model = model;
+  q.run.dataset = dataset;
+  q.run.batch_size = batch;
+  if (!heuristic.empty()) {
+    q.run.memory.heuristic = heuristic;
+    q.lists.heuristics = {heuristic};
+  }
+  q.ranks = ranks;
+  q.json = json;
+  return q;
+}
 
 // Async transfers park offloaded blocks where the pool has room, which
 // moves placement: the table is made per transfer semantics, and each row
@@ -137,16 +153,16 @@ TEST(Plan, CompressedOffloadsNeedOnlyTheStagingSlotsPinned) {
 
 TEST(Plan, JsonHasTheDocumentedKeys) {
   std::ostringstream out;
-  plan_command({.model = "resnet20", .dataset = "cifar10", .batch_size = 4, .heuristic = "best-fit", .json = true}, out);
+  plan_command(plan_request("resnet20", "cifar10", 4, "best-fit", 1, true), out);
   const auto j = nlohmann::json::parse(out.str());
   ASSERT_EQ(j.size(), 16u);  // 4 modes x 2 algos x 2 orders
-  for (const char* key : {"fuse", "mode", "algo", "order", "heuristic", "fits", "peak_load_bytes", "pool_bytes",
+  for (const char* key : {"this_run", "fuse", "mode", "algo", "order", "heuristic", "fits", "peak_load_bytes", "pool_bytes",
                           "needed_pool_bytes", "minimum_pool_bytes", "footprint_bytes", "competitive_ratio",
                           "largest_free_at_peak_bytes", "offloaded_bytes", "pinned_host_bytes", "parks_offloads",
                           "park_horizon", "parking_pool_bytes", "load_limit_bytes"})
     EXPECT_TRUE(j[0].contains(key)) << key;
-  EXPECT_THROW(plan_command({.model = "resnet20", .dataset = "mnist"}, out), std::invalid_argument);
-  EXPECT_THROW(plan_command({.model = "resnet20", .heuristic = "nope"}, out), std::invalid_argument);
+  EXPECT_THROW(plan_command(plan_request("resnet20", "mnist", 4), out), std::invalid_argument);
+  EXPECT_THROW(plan_command(plan_request("resnet20", "cifar10", 4, "nope"), out), std::invalid_argument);
 }
 
 }  // namespace
@@ -184,8 +200,8 @@ namespace {
 // buckets in the pool, and the header says so.
 TEST(Plan, ARankOfADataParallelRunHoldsItsGradientBuckets) {
   std::ostringstream one, two;
-  plan_command({.model = "resnet20", .batch_size = 64, .heuristic = "best-fit", .json = true}, one);
-  plan_command({.model = "resnet20", .batch_size = 128, .heuristic = "best-fit", .ranks = 2, .json = true}, two);
+  plan_command(plan_request("resnet20", "cifar10", 64, "best-fit", 1, true), one);
+  plan_command(plan_request("resnet20", "cifar10", 128, "best-fit", 2, true), two);
   const auto a = nlohmann::json::parse(one.str()), b = nlohmann::json::parse(two.str());
   ASSERT_EQ(a.size(), b.size());
   // resnet20's 0.27 M gradients again, as buckets, in every row.
@@ -195,9 +211,9 @@ TEST(Plan, ARankOfADataParallelRunHoldsItsGradientBuckets) {
     EXPECT_LE(extra, 272474 * 4 + 4096) << b[i].dump();
   }
   std::ostringstream text;
-  plan_command({.model = "resnet20", .batch_size = 128, .heuristic = "best-fit", .ranks = 2}, text);
+  plan_command(plan_request("resnet20", "cifar10", 128, "best-fit", 2), text);
   EXPECT_NE(text.str().find("each of 2 ranks: batch 64 of the global 128"), std::string::npos) << text.str();
-  EXPECT_THROW(plan_command({.model = "resnet20", .batch_size = 127, .ranks = 2}, text), std::invalid_argument);
+  EXPECT_THROW(plan_command(plan_request("resnet20", "cifar10", 127, "", 2), text), std::invalid_argument);
 }
 
 }  // namespace

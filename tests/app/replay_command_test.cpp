@@ -1,5 +1,5 @@
 // `tidepool replay FILE`: one row per heuristic, clear errors for bad files.
-#include "app/replay_command.h"
+#include "app/commands/replay_command.h"
 
 #include <gtest/gtest.h>
 

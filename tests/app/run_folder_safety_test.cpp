@@ -101,7 +101,7 @@ TEST_F(RunFolderSafety, ResumingIntoAnotherRunsFolderIsRefused) {
 // Settings that would change the numbers are refused, all of them named;
 // memory settings, which never change them, apply.
 TEST_F(RunFolderSafety, ResumingRefusesOtherNumbersAndAppliesMemorySettings) {
-  const auto stopped = run("--iterations 4 --stop-after 2 --out r");
+  const auto stopped = run("--iterations 6 --stop-after 2 --out r");
   ASSERT_EQ(stopped.status, 0) << stopped.output;
   const auto before = snapshot(dir.path());
   const auto refused = run("--resume r --lr 0.5 --seed 3 --mode all");
@@ -110,14 +110,25 @@ TEST_F(RunFolderSafety, ResumingRefusesOtherNumbersAndAppliesMemorySettings) {
   EXPECT_NE(refused.output.find("--seed 3 (the run's: 1)"), std::string::npos) << refused.output;
   EXPECT_EQ(snapshot(dir.path()), before);
 
-  const auto resumed = run("--resume r --mode all");
+  const auto resumed = run("--resume r --mode all --stop-after 2");
   ASSERT_EQ(resumed.status, 0) << resumed.output;
   EXPECT_NE(resumed.output.find("resuming with --mode all (was base)"), std::string::npos) << resumed.output;
+  const auto again = run("--resume r --heuristic cnmem");
+  ASSERT_EQ(again.status, 0) << again.output;
   std::ifstream in(dir.path() / "r" / "summary.json");
   const auto summary = nlohmann::json::parse(in);
   EXPECT_EQ(summary.at("mode"), "all");
-  // Offloading never changes the numbers: the same bits as a run in base.
-  const auto straight = run("--iterations 4 --out straight");
+  EXPECT_EQ(summary.at("heuristic"), "cnmem");
+  // The summary keeps what each resume changed, and from when.
+  const nlohmann::json expected = nlohmann::json::parse(R"([
+      {"option": "--mode", "was": "base", "now": "all", "from_iteration": 3},
+      {"option": "--heuristic", "was": "best-fit", "now": "cnmem", "from_iteration": 5}])");
+  EXPECT_EQ(summary.at("resumed_with"), expected) << summary.dump(1);
+  // Decimal settings as given, not as a float's nearest double.
+  EXPECT_EQ(summary.at("settings").at("lr").dump(), "0.1");
+  EXPECT_EQ(summary.at("settings").at("weight_decay").dump(), "0.0005");
+  // Offloading and placement never change the numbers: the same bits as a run in base.
+  const auto straight = run("--iterations 6 --out straight");
   ASSERT_EQ(straight.status, 0) << straight.output;
   std::ifstream sin(dir.path() / "straight" / "summary.json");
   EXPECT_EQ(summary.at("param_checksum"), nlohmann::json::parse(sin).at("param_checksum"));

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/batch_run.h"
-#include "app/plan_command.h"
+#include "app/commands/plan_command.h"
 #include "engine/device/cpu/cpu_kernels.h"
 #include "models/registry.h"
 #include "engine/comm/mpi_communicator.h"

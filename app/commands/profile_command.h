@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "app/commands/command.h"
 #include "engine/core/fusion.h"
 #include "engine/core/network.h"
 #include "engine/perf/profile.h"
@@ -18,20 +19,21 @@
 namespace tidepool::app {
 
 struct ProfileRequest {
-  std::string model = "resnet20";
-  Fusion fuse = Fusion::none;  // the network measured: as a run with --fuse builds it
-  std::string dataset = "cifar10";
-  std::int64_t batch_size = 128;  // the largest profiled: 1/8, 1/4, 1/2, 2/3 and 1 of it
-  DeviceKind device = DeviceKind::cpu;
-  double link_gbps = 0;
-  ConvScheme scheme = ConvScheme::p;  // conv algorithms differ in speed: profile the ones the run uses
-  int iterations = 3;
-  std::string spec;  // a GPU specification instead of measuring
-  std::string out;   // the JSON file
+  // The network measured (as a run with its --model, --fuse and --dataset
+  // builds it), the largest batch profiled (also 1/8, 1/4, 1/2 and 2/3 of
+  // it), the device and link measured, and the conv algorithms the runs it
+  // drives use (--algo): a run's options, with a run's defaults.
+  RunSettings run;
+  int iterations = 3;  // timed iterations per batch size (the median is kept)
+  std::string spec;    // a GPU specification instead of measuring
+  std::string out;     // the JSON file
   bool progress = true;
 };
 
 int profile_command(const ProfileRequest& q, std::ostream& out);
+
+// `tidepool profile -o FILE [options]`.
+Command add_profile_command(CLI::App& cli);
 
 // Measures `net` (q.model on q.dataset) on a real device at 1/8 ... 1 of
 // q.batch_size, with the conv algorithms and link of the runs the profile

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "app/commands/command.h"
 #include "engine/core/fusion.h"
 #include "engine/plan/batch_tuning.h"
 #include "engine/plan/memory_settings.h"
@@ -18,15 +19,12 @@
 namespace tidepool::app {
 
 struct TuneRequest {
-  std::string model = "resnet20";
-  Fusion fuse = Fusion::none;  // the network tuned: as a run with --fuse builds it
-  std::string dataset = "cifar10";
-  MemorySettings memory;        // the budget (required), heuristic, algo
-  std::string profile;          // a file or a GPU specification; empty: measure on `device`
-  DeviceKind device = DeviceKind::cpu;
-  double link_gbps = 0;         // when measuring on the cpu device
-  double base_lr = 0.1;         // eq. 9: a learning rate that trains well ...
-  std::int64_t base_batch = 128;  // ... at this batch
+  // A run's options with a run's defaults: the network tuned (as a run
+  // with them builds it), its memory settings (the budget is required),
+  // the device measured when no --profile is given (or the simulated GPU's
+  // profile), and eq. 9's learning rate that trains well (--lr) at a batch
+  // (--batch-size).
+  RunSettings run;
   double convexity = kAccudnnConvexity;
   bool json = false;
   bool progress = true;
@@ -38,6 +36,9 @@ struct TuneRequest {
 PerfModel tuning_model(const TuneRequest& q, const Network& net, std::string& note);
 
 int tune_command(const TuneRequest& q, std::ostream& out);
+
+// `tidepool tune --budget SIZE [options]`.
+Command add_tune_command(CLI::App& cli);
 
 // `--batch --tune`: the run's settings with AccUDNN's decision in them —
 // the batch k*, eq. 9's learning rate for it (from --lr at --batch-size),

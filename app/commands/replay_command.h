@@ -42,11 +42,16 @@
 #include <ostream>
 #include <string>
 
+#include "app/commands/command.h"
+
 namespace tidepool::app {
 
 // Returns 0, or 1 if a heuristic broke the overlap check. Throws
 // std::invalid_argument with a message naming the file (and line) for a
 // file that cannot be read or is malformed.
 int replay_command(const std::string& file, std::ostream& out);
+
+// `tidepool replay FILE`.
+Command add_replay_command(CLI::App& cli);
 
 }  // namespace tidepool::app

@@ -1,4 +1,7 @@
-#include "app/profile_command.h"
+#include "app/commands/profile_command.h"
+
+#include <iostream>
+#include <memory>
 
 #include <algorithm>
 #include <cstdio>
@@ -10,6 +13,9 @@
 #include "engine/perf/profiler.h"
 #include "engine/perf/spec_profiles.h"
 #include "engine/plan/planner.h"
+
+#include "app/options/run_options.h"
+#include "app/options/values.h"
 
 namespace tidepool::app {
 
@@ -77,17 +83,17 @@ void print_profile(const Profile& p, std::ostream& out) {
 }
 
 Profile measure_device(const ProfileRequest& q, const Network& net) {
-  if (q.device == DeviceKind::sim)
+  if (q.run.device == DeviceKind::sim)
     throw std::invalid_argument("profile measures a real device (cpu or cuda); the sim device runs on a profile");
   ProfilingOptions options;
-  options.batches = profiling_batches(q.batch_size);
+  options.batches = profiling_batches(q.run.batch_size);
   options.iterations = q.iterations;
-  options.memory.scheme = q.scheme;
+  options.memory.scheme = q.run.memory.scheme;
   if (q.progress) options.progress = [](const std::string& line) { std::cerr << "tidepool: " << line << '\n'; };
-  auto make = [&] { return make_device(q.device, q.link_gbps); };
-  std::string name = make()->caps().name + " (measured on " + q.model + ", " + q.dataset + ")";
+  auto make = [&] { return make_device(q.run.device, q.run.memory.link_gbps); };
+  std::string name = make()->caps().name + " (measured on " + q.run.model + ", " + q.run.dataset + ")";
   Profile p = measure_profile(make, net, options, std::move(name));
-  if (q.device == DeviceKind::cuda) {
+  if (q.run.device == DeviceKind::cuda) {
     // The GPU's own answers go with its times, so that plans from this
     // profile (plan --profile, the sim device) place what cuDNN chose here.
     const std::unique_ptr<Device> device = make();
@@ -98,9 +104,9 @@ Profile measure_device(const ProfileRequest& q, const Network& net) {
   }
   std::string batches;
   for (auto b : options.batches) batches += (batches.empty() ? "" : ",") + std::to_string(b);
-  p.notes = "tidepool profile --model " + q.model + " --dataset " + q.dataset + " --batch-size " +
-            std::to_string(q.batch_size) + " --device " + to_string(q.device) + " --algo " + to_string(q.scheme) +
-            (q.link_gbps ? " --link-gbps " + std::to_string(q.link_gbps) : "") + ": batches " + batches + ", " +
+  p.notes = "tidepool profile --model " + q.run.model + " --dataset " + q.run.dataset + " --batch-size " +
+            std::to_string(q.run.batch_size) + " --device " + to_string(q.run.device) + " --algo " + to_string(q.run.memory.scheme) +
+            (q.run.memory.link_gbps ? " --link-gbps " + std::to_string(q.run.memory.link_gbps) : "") + ": batches " + batches + ", " +
             std::to_string(q.iterations) + " timed iterations each (medians), everything offloaded";
   return p;
 }
@@ -113,12 +119,33 @@ int profile_command(const ProfileRequest& q, std::ostream& out) {
     if (!spec) throw std::invalid_argument("unknown GPU specification '" + q.spec + "' (valid: " + gpu_spec_names() + ")");
     p = *spec;
   } else {
-    p = measure_device(q, model_for_dataset(q.model, q.dataset, q.fuse));
+    p = measure_device(q, model_for_dataset(q.run.model, q.run.dataset, q.run.fuse, q.run.memory.sync_bn));
   }
   save_profile(p, q.out);
   print_profile(p, out);
   out << "wrote " << q.out << '\n';
   return 0;
+}
+
+Command add_profile_command(CLI::App& cli) {
+  auto q = std::make_shared<ProfileRequest>();
+  auto* cmd = cli.add_subcommand(
+      "profile", "measure a device's performance profile (per-layer times at five batch sizes, fitted), or derive "
+                 "one from a GPU specification, for --device sim and the AccUDNN planner");
+  RunOptions options(*cmd, q->run);
+  options.network();
+  options.device();
+  options.batch("the largest batch profiled (also 1/8, 1/4, 1/2 and 2/3 of it)");
+  options.algo("conv algorithm scheme to measure (as the runs it drives)");
+  cmd->add_option("--iterations", q->iterations, "timed iterations per batch size (the median is kept)")
+      ->capture_default_str()
+      ->transform(number(1, 1000));
+  cmd->add_option("--spec", q->spec, "derive the profile from a GPU specification instead: " + gpu_spec_names());
+  cmd->add_option("-o,--out", q->out, "the profile JSON to write")->required();
+  return {cmd, [q](bool quiet) {
+            q->progress = !quiet;
+            return profile_command(*q, std::cout);
+          }};
 }
 
 }  // namespace tidepool::app

@@ -1,4 +1,6 @@
-#include "app/tune_command.h"
+#include "app/commands/tune_command.h"
+
+#include <memory>
 
 #include <cstdio>
 #include <filesystem>
@@ -8,12 +10,15 @@
 
 #include "app/memory_report.h"
 #include "app/model_shapes.h"
-#include "app/profile_command.h"
+#include "app/commands/profile_command.h"
 #include "app/run_folder.h"
 #include "engine/core/bytes_text.h"
 #include "app/device_factory.h"
 #include "engine/device/cpu/cpu_queries.h"
 #include "engine/perf/spec_profiles.h"
+
+#include "app/options/run_options.h"
+#include "app/options/values.h"
 
 namespace tidepool::app {
 
@@ -35,21 +40,24 @@ RunAnswers run_answers(DeviceKind kind, double link_gbps, const Profile* profile
   return {nullptr, queries_for(*profile)};
 }
 
+// eq. 9's starting point, --lr, as it was given (0.1, not 0.1f's double).
+double base_lr(const TuneRequest& q) { return std::stod(number_text(q.run.lr)); }
+
 }  // namespace
 
 PerfModel tuning_model(const TuneRequest& q, const Network& net, std::string& note) {
-  if (!q.profile.empty()) {
-    note = "profile " + q.profile;
-    return PerfModel(resolve_profile(q.profile));
+  if (!q.run.profile.empty()) {
+    note = "profile " + q.run.profile;
+    return PerfModel(resolve_profile(q.run.profile));
   }
-  if (q.device == DeviceKind::sim)
+  if (q.run.device == DeviceKind::sim)
     throw std::invalid_argument("the sim device runs on a profile: give --profile to tune on it");
   // Measured now, on the device itself: the largest batch is planned with
   // that device's answers (a cuda device of its own, gone before the
   // profiler makes the ones it measures on).
   const std::int64_t k_max = [&] {
-    const RunAnswers answers = run_answers(q.device, q.link_gbps, nullptr);
-    MemorySettings all = q.memory;
+    const RunAnswers answers = run_answers(q.run.device, q.run.memory.link_gbps, nullptr);
+    MemorySettings all = q.run.memory;
     all.mode = OffloadMode::all;
     const std::int64_t largest = largest_batch(
         [&](std::int64_t k) {
@@ -64,28 +72,23 @@ PerfModel tuning_model(const TuneRequest& q, const Network& net, std::string& no
     if (!largest) plan_memory(net, 1, all, answers.get());  // throws the refusal with the smallest budget
     return largest;
   }();
-  const ProfileRequest measuring{.model = q.model,
-                                 .dataset = q.dataset,
-                                 .batch_size = k_max,
-                                 .device = q.device,
-                                 .link_gbps = q.link_gbps,
-                                 .scheme = q.memory.scheme,  // the conv algorithms the run will use
-                                 .progress = q.progress};
+  ProfileRequest measuring{.run = q.run, .progress = q.progress};
+  measuring.run.batch_size = k_max;  // with the conv algorithms the run will use
   Profile p = measure_device(measuring, net);
   note = "measured now on " + p.name + " at 1/8 ... 1 of k_max = " + std::to_string(k_max);
   return PerfModel(std::move(p));
 }
 
 int tune_command(const TuneRequest& q, std::ostream& out) {
-  const Network net = model_for_dataset(q.model, q.dataset, q.fuse);
+  const Network net = model_for_dataset(q.run.model, q.run.dataset, q.run.fuse, q.run.memory.sync_bn);
   std::string note;
   const PerfModel model = tuning_model(q, net, note);
   // Tuned for the device a run with these options trains on, as a run's
   // --tune is: `--device sim --profile m40` tunes for an M40.
-  const RunAnswers kernels = run_answers(q.device, q.link_gbps, &model.profile());
-  BatchTuningOptions options{q.base_lr, q.base_batch, q.convexity};
+  const RunAnswers kernels = run_answers(q.run.device, q.run.memory.link_gbps, &model.profile());
+  BatchTuningOptions options{base_lr(q), q.run.batch_size, q.convexity};
   if (q.progress) options.progress = [](const std::string& line) { std::cerr << "tidepool: " << line << '\n'; };
-  const BatchTuning t = tune_batch(net, q.memory, kernels.get(), model, options);
+  const BatchTuning t = tune_batch(net, q.run.memory, kernels.get(), model, options);
   auto rate = [](std::int64_t k, const Prediction& p) { return p.iteration_us > 0 ? k * 1e6 / p.iteration_us : 0.0; };
 
   if (q.json) {
@@ -94,9 +97,9 @@ int tune_command(const TuneRequest& q, std::ostream& out) {
       rows.push_back({{"batch", r.batch}, {"trainable", r.trainable}, {"stall_free", r.stall_free},
                       {"images_per_second", r.images_per_s}, {"stall_us", r.trainable ? r.stall_us : 0.0},
                       {"offloaded_bytes", r.offloaded_bytes}, {"pinned_bytes", r.pinned_bytes}});
-    nlohmann::json j = {{"model", q.model},
-                        {"dataset", q.dataset},
-                        {"budget_bytes", q.memory.budget_bytes},
+    nlohmann::json j = {{"model", q.run.model},
+                        {"dataset", q.run.dataset},
+                        {"budget_bytes", q.run.memory.budget_bytes},
                         {"profile", model.profile().name},
                         {"largest_batch_without_offload", t.largest_without_offload},
                         {"images_per_second_without_offload",
@@ -114,7 +117,7 @@ int tune_command(const TuneRequest& q, std::ostream& out) {
     return 0;
   }
   char line[256];
-  out << q.model << " (" << q.dataset << " shapes) in a budget of " << format_bytes(q.memory.budget_bytes) << " on "
+  out << q.run.model << " (" << q.run.dataset << " shapes) in a budget of " << format_bytes(q.run.memory.budget_bytes) << " on "
       << model.profile().name << " (" << note << ")\n";
   if (t.largest_without_offload)
     std::snprintf(line, sizeof line, "largest batch without offload: %lld, %.1f images/s predicted\n",
@@ -151,7 +154,7 @@ int tune_command(const TuneRequest& q, std::ostream& out) {
   out << line;
   std::snprintf(line, sizeof line,
                 "learning rate (eq. 9): %.4g at batch %lld, from %.4g at batch %lld with c = %.3g\n", t.lr,
-                static_cast<long long>(*t.best), q.base_lr, static_cast<long long>(q.base_batch), q.convexity);
+                static_cast<long long>(*t.best), base_lr(q), static_cast<long long>(q.run.batch_size), q.convexity);
   out << line;
   return 0;
 }
@@ -161,18 +164,8 @@ TunedRun tune_run(RunSettings s) {
     throw std::invalid_argument("--tune picks the batch that fits --budget: give one (e.g. --budget 2GiB)");
   const std::string folder = s.out.empty() ? RunFolder::default_path(s).string() : s.out;
   s.out = folder;  // the folder the profile below is named in
-  TuneRequest q;
-  q.model = s.model;
-  q.fuse = s.fuse;
-  q.dataset = s.dataset;
-  q.memory = s.memory;
-  q.profile = s.profile;
-  q.device = s.device;
-  q.link_gbps = s.memory.link_gbps;
-  q.base_lr = s.lr;
-  q.base_batch = s.batch_size;
-  q.progress = s.progress;
-  const Network net = model_for_dataset(q.model, q.dataset, s.fuse, s.memory.sync_bn);  // the network the run trains
+  const TuneRequest q{.run = s, .progress = s.progress};
+  const Network net = model_for_dataset(s.model, s.dataset, s.fuse, s.memory.sync_bn);  // the network the run trains
   std::string note;
   const PerfModel model = tuning_model(q, net, note);
   // Measured now: the run plans with it and writes it into its folder
@@ -180,7 +173,7 @@ TunedRun tune_run(RunSettings s) {
   const bool measured = s.profile.empty();
   if (measured) s.profile = (std::filesystem::path(folder) / "profile.json").string();
   const RunAnswers kernels = run_answers(s.device, s.memory.link_gbps, &model.profile());
-  BatchTuningOptions options{q.base_lr, q.base_batch, q.convexity};
+  BatchTuningOptions options{base_lr(q), q.run.batch_size, q.convexity};
   if (q.progress) options.progress = [](const std::string& line) { std::cerr << "tidepool: " << line << '\n'; };
   const BatchTuning t = tune_batch(net, s.memory, kernels.get(), model, options);
   if (!t.best)
@@ -211,6 +204,30 @@ TunedRun tune_run(RunSettings s) {
   s.out = folder;
   r.settings = std::move(s);
   return r;
+}
+
+Command add_tune_command(CLI::App& cli) {
+  auto q = std::make_shared<TuneRequest>();
+  auto* cmd = cli.add_subcommand(
+      "tune", "AccUDNN's efficiency-optimal batch under a budget: the largest batch without offload, k_max, "
+              "Algorithm 2's candidates, k* with its swap strategy, and eq. 9's learning rate");
+  RunOptions options(*cmd, q->run);
+  options.network();
+  options.device();
+  options.memory();
+  options.batch_and_lr();
+  cmd->get_option("--budget")->required();
+  cmd->add_option("--lr-convexity", q->convexity,
+                  "eq. 9's c (default from the paper's ResNet-101 figure: lr 0.1 at 256 becomes 0.22 at 592)")
+      ->capture_default_str()
+      ->transform(number(1e-9, 1e9));
+  cmd->add_flag("--json", q->json, "one JSON object");
+  return {cmd, [q, cmd](bool quiet) {
+            if (cmd->count("--mode"))
+              throw std::invalid_argument("tune finds AccUDNN's batch, whose mode is accudnn: leave out --mode");
+            q->progress = !quiet;
+            return tune_command(*q, std::cout);
+          }};
 }
 
 }  // namespace tidepool::app

@@ -1,6 +1,7 @@
-#include "app/view_command.h"
+#include "app/commands/view_command.h"
 
 #include <cstdio>
+#include <memory>
 
 #include "app/recorded_run.h"
 #ifdef TIDEPOOL_HAVE_GUI
@@ -16,10 +17,10 @@ int view_command(const ViewRequest& r) {
 #ifdef TIDEPOOL_HAVE_GUI
   const ui::SessionStatus s = run.status();
   ui::WindowOptions window;
-  window.width = r.width;
-  window.height = r.height;
-  window.screenshot = r.screenshot;
-  window.frames = r.frames;
+  window.width = r.window.width;
+  window.height = r.window.height;
+  window.screenshot = r.window.screenshot;
+  window.frames = r.window.frames;
   window.title = "Tidepool: " + s.settings.model + " on " + s.dataset_name + ", recorded in " + r.folder.string();
   return ui::run_window(run, window);
 #else
@@ -30,6 +31,15 @@ int view_command(const ViewRequest& r) {
                r.folder.string().c_str());
   return 1;
 #endif
+}
+
+Command add_view_command(CLI::App& cli) {
+  auto q = std::make_shared<ViewRequest>();
+  auto* cmd = cli.add_subcommand(
+      "view", "open a --batch run folder in the window, read only: its traced iterations in every view");
+  cmd->add_option("folder", q->folder, "a run folder written by --batch (it holds events.bin)")->required();
+  add_window_options(*cmd, q->window);
+  return {cmd, [q](bool) { return view_command(*q); }};
 }
 
 }  // namespace tidepool::app

@@ -1,4 +1,6 @@
-#include "app/models_command.h"
+#include "app/commands/models_command.h"
+
+#include <iostream>
 
 #include <cstdio>
 
@@ -23,6 +25,14 @@ void print_models(std::ostream& out) {
                     static_cast<long long>(net.parameter_count()), mib);
       out << line;
     }
+}
+
+Command add_models_command(CLI::App& cli) {
+  auto* cmd = cli.add_subcommand("models", "list the models with parameter counts and activation memory");
+  return {cmd, [](bool) {
+            print_models(std::cout);
+            return 0;
+          }};
 }
 
 }  // namespace tidepool::app

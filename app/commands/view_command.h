@@ -9,20 +9,22 @@
 #include <filesystem>
 #include <string>
 
+#include "app/commands/command.h"
+#include "app/options/window_options.h"
+
 namespace tidepool::app {
 
 struct ViewRequest {
   std::filesystem::path folder;
-  // As for the live window: write the window as PNG after `frames` frames
-  // and exit.
-  std::string screenshot;
-  int frames = 1;
-  int width = 1600, height = 900;
+  WindowLook window;  // as for the live window
 };
 
 // Returns the process exit status. Throws std::runtime_error with a message
 // for the user when the folder is not a finished run folder or its
 // events.bin is refused, and when no window can be opened (no display).
 int view_command(const ViewRequest& request);
+
+// `tidepool view RUN_DIR [window options]`.
+Command add_view_command(CLI::App& cli);
 
 }  // namespace tidepool::app

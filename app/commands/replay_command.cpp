@@ -1,4 +1,7 @@
-#include "app/replay_command.h"
+#include "app/commands/replay_command.h"
+
+#include <iostream>
+#include <memory>
 
 #include <cstdio>
 #include <stdexcept>
@@ -96,6 +99,13 @@ int replay_command(const std::string& file, std::ostream& out) {
          "smallest.\n";
   for (const std::string& v : violations) out << "overlap check failed: " << v << '\n';
   return status;
+}
+
+Command add_replay_command(CLI::App& cli) {
+  auto file = std::make_shared<std::string>();
+  auto* cmd = cli.add_subcommand("replay", "run an allocation trace (CSV) through every heuristic");
+  cmd->add_option("file", *file, "CSV of alloc/free events (format: README.md)")->required();
+  return {cmd, [file](bool) { return replay_command(*file, std::cout); }};
 }
 
 }  // namespace tidepool::app

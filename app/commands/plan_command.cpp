@@ -1,0 +1,266 @@
+#include "app/commands/plan_command.h"
+
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "app/memory_report.h"
+#include "app/options/values.h"
+#include "app/model_shapes.h"
+#include "engine/core/bytes_text.h"
+#include "app/device_factory.h"
+#include "engine/device/cpu/cpu_queries.h"
+#include "engine/memory/allocator.h"
+#include "engine/perf/spec_profiles.h"
+#include "engine/plan/memory_plan.h"
+
+namespace tidepool::app {
+
+std::vector<PlanRow> plan_rows(const Network& net, std::int64_t batch, const KernelQueries& queries,
+                               const std::vector<MemorySettings>& rows, const PerfModel* model) {
+  std::vector<PlanRow> planned;
+  for (const MemorySettings& settings : rows) {
+    try {
+      const MemoryPlan p = plan_memory(net, batch, settings, queries, {}, model);
+      planned.push_back({settings, p.summary(), {}, p.predicted});
+    } catch (const MemoryRefusal& e) {
+      PlanRow refused{settings, {}, e.what()};
+      refused.memory.minimum_pool_bytes = e.minimum_pool_bytes();
+      planned.push_back(std::move(refused));
+    }
+  }
+  return planned;
+}
+
+namespace {
+
+// The offload modes a table enumerates: AutoSwap's with a budget to fit,
+// AccUDNN's with a performance model to plan by.
+std::vector<OffloadMode> table_modes(std::size_t budget, bool model) {
+  std::vector<OffloadMode> modes = {OffloadMode::base, OffloadMode::all, OffloadMode::conv, OffloadMode::aconv};
+  if (budget) modes.push_back(OffloadMode::autoswap);
+  if (model) modes.push_back(OffloadMode::accudnn);
+  return modes;
+}
+
+// Every mode x scheme x order x heuristic, each with `base`'s other
+// settings; the budget only where the mode plans in it (AutoSwap, AccUDNN):
+// the others show the pool they need.
+std::vector<MemorySettings> table_settings(const MemorySettings& base, const std::vector<OffloadMode>& modes,
+                                           const std::vector<ConvScheme>& schemes,
+                                           const std::vector<AllocOrder>& orders,
+                                           const std::vector<std::string>& heuristics) {
+  std::vector<MemorySettings> rows;
+  for (OffloadMode mode : modes)
+    for (ConvScheme scheme : schemes)
+      for (AllocOrder order : orders)
+        for (const std::string& h : heuristics) {
+          MemorySettings m = base;
+          m.mode = mode;
+          m.scheme = scheme;
+          m.order = order;
+          m.heuristic = h;
+          if (mode != OffloadMode::autoswap && mode != OffloadMode::accudnn) m.budget_bytes = 0;
+          rows.push_back(m);
+        }
+  return rows;
+}
+
+constexpr ConvScheme kSchemes[] = {ConvScheme::m, ConvScheme::p};
+constexpr AllocOrder kOrders[] = {AllocOrder::prefetch_first, AllocOrder::derivative_first};
+
+// An alternative that is the run's own row (planned in the run's budget).
+bool same_row(MemorySettings a, MemorySettings b) {
+  a.budget_bytes = b.budget_bytes = 0;
+  return a == b;
+}
+
+template <class T, std::size_t N>
+std::vector<T> given_or(const std::vector<T>& given, const T (&every)[N]) {
+  return given.empty() ? std::vector<T>(every, every + N) : given;
+}
+
+}  // namespace
+
+std::vector<PlanRow> plan_table(const Network& net, std::int64_t batch, const KernelQueries& queries,
+                                const std::vector<std::string>& heuristics, TransferMode transfer, bool compress,
+                                std::size_t autoswap_budget, const PerfModel* model, Precision precision,
+                                HostMemory host_memory, int ranks, std::size_t bucket_bytes) {
+  const MemorySettings base{.precision = precision,
+                            .transfer = transfer,
+                            .compress = compress,
+                            .budget_bytes = autoswap_budget,
+                            .host_memory = host_memory,
+                            .ranks = ranks,
+                            .bucket_bytes = bucket_bytes};
+  return plan_rows(net, batch, queries,
+                   table_settings(base, table_modes(autoswap_budget, model != nullptr), given_or({}, kSchemes),
+                                  given_or({}, kOrders), heuristics),
+                   model);
+}
+
+void plan_command(const PlanRequest& request, std::ostream& out) {
+  const RunSettings& run = request.run;
+  const PlanLists& lists = request.lists;
+  MemorySettings mine = run.memory;  // this run's
+  mine.ranks = request.ranks;
+  if (request.ranks < 1) throw std::invalid_argument("--ranks must be at least 1");
+  if (run.batch_size % request.ranks != 0)
+    throw std::invalid_argument("--batch-size " + std::to_string(run.batch_size) +
+                                " is the global batch and does not split evenly over " +
+                                std::to_string(request.ranks) + " ranks");
+  const std::int64_t rank_batch = run.batch_size / request.ranks;
+  const Network net = model_for_dataset(run.model, run.dataset, run.fuse, mine.sync_bn);
+  std::optional<PerfModel> model;
+  if (!run.profile.empty()) model.emplace(resolve_profile(run.profile));
+  // The plan is the profiled device's (a GPU's, from its profile, on any
+  // host) or, without a profile, this machine's cpu device's.
+  const std::unique_ptr<KernelQueries> queries = model ? queries_for(model->profile()) : make_cpu_queries();
+  const std::string planned_for = !model                                        ? "this machine's cpu device"
+                                  : model->profile().kernels == ProfiledKernels::cuda ? model->profile().name
+                                                                                  : "this machine's cpu device (the profile's device is a cpu device)";
+  const std::vector<Precision> precisions = lists.precisions.empty() ? std::vector{mine.precision} : lists.precisions;
+  // This run's row first (refused as the run would be, but for a budget
+  // too small: that is the row's answer), then its alternatives.
+  std::vector<MemorySettings> settings;
+  for (Precision p : precisions) {
+    // A precision the device cannot train at all (bf16 before Ampere):
+    // refused alone, left out of a table of several with the reason.
+    if (const std::string why = queries->refuses_16bit(activation_dtype(p)); !why.empty()) {
+      if (precisions.size() == 1) throw std::invalid_argument(why);
+      std::cerr << "tidepool: " << to_string(p) << " left out: " << why << '\n';
+      continue;
+    }
+    MemorySettings base = mine;
+    base.precision = p;
+    if (settings.empty()) settings.push_back(base);
+    for (const MemorySettings& m :
+         table_settings(base, lists.modes.empty() ? table_modes(mine.budget_bytes, model.has_value()) : lists.modes,
+                        given_or(lists.schemes, kSchemes), given_or(lists.orders, kOrders),
+                        lists.heuristics.empty() ? allocator_names() : lists.heuristics))
+      if (!same_row(m, settings.front())) settings.push_back(m);
+  }
+  if (settings.empty()) throw std::invalid_argument("the device refuses every precision asked for");
+  std::vector<PlanRow> rows = plan_rows(net, rank_batch, *queries, settings, model ? &*model : nullptr);
+  rows.front().this_run = settings.front() == mine;
+  const std::size_t budget = mine.budget_bytes;
+  const PlanRequest& q = request;
+  const bool pageable = mine.host_memory == HostMemory::pageable;
+  // A precision column only where there is a choice to show.
+  const bool show_precision = precisions.size() > 1 || precisions[0] != Precision::fp32;
+  auto precision_cell = [&](const PlanRow& r) {
+    return show_precision ? std::string(to_string(r.settings.precision)) + " " : std::string();
+  };
+  if (q.json) {
+    nlohmann::json j = nlohmann::json::array();
+    for (const PlanRow& r : rows) {
+      nlohmann::json row = {{"this_run", r.this_run},
+                            {"fuse", to_string(run.fuse)},
+                            {"precision", to_string(r.settings.precision)},
+                            {"mode", to_string(r.settings.mode)},
+                            {"algo", to_string(r.settings.scheme)},
+                            {"order", to_string(r.settings.order)},
+                            {"heuristic", r.settings.heuristic}};
+      row["fits"] = r.fits(budget);
+      if (r.fits())
+        row.update(memory_json(r.memory));
+      else
+        row.update({{"minimum_pool_bytes", r.memory.minimum_pool_bytes}, {"refusal", r.refusal}});
+      if (r.predicted) {
+        row["predicted_iteration_us"] = r.predicted->iteration_us;
+        row["predicted_stall_us"] = r.predicted->stall_us;
+      }
+      j.push_back(std::move(row));
+    }
+    out << j.dump(2) << '\n';
+    return;
+  }
+  char line[256];
+  std::snprintf(line, sizeof line, "%s%s, %s input, batch %lld, %s transfers%s%s\n", run.model.c_str(),
+                run.fuse == Fusion::relu ? " (ReLUs fused)" : "",
+                std::string(models::to_string(input_for_dataset(run.dataset))).c_str(),
+                static_cast<long long>(run.batch_size), to_string(mine.transfer),
+                mine.compress ? ", compressed offloads (pinned: two staging slots)" : "",
+                pageable ? ", pageable host memory (pinned: the staging buffers)" : "");
+  out << line << "planned for " << planned_for << " (its workspaces, layout and 16-bit kernels)\n";
+  if (q.ranks > 1)
+    out << "each of " << q.ranks << " ranks: batch " << rank_batch << " of the global " << run.batch_size
+        << ", its parameter gradients all-reduced in buckets of " << format_bytes(mine.bucket_bytes)
+        << " (tensors of the plan, alive from backward to the update)\n";
+  std::snprintf(line, sizeof line, "%-8s %-4s %-17s %-10s %12s %12s %12s %7s %12s %12s %12s %5s\n", "mode", "algo",
+                "order", "heuristic", "peak load", "pool", "footprint", "ratio", "largest free", "offloaded", "pinned",
+                "parks");
+  line[std::strlen(line) - 1] = '\0';
+  out << (show_precision ? "prec " : "") << line << (pageable ? "     pageable" : "")
+      << (model ? "   pred ms  stall ms" : "") << (budget ? "  fits" : "") << '\n';
+  for (const PlanRow& r : rows) {
+    if (&r == &rows[1]) out << "alternatives:\n";
+    const MemorySummary& m = r.memory;
+    if (!r.fits()) {
+      std::snprintf(line, sizeof line, "%-8s %-4s %-17s %-10s does not fit: the smallest budget that works is %s\n",
+                    to_string(r.settings.mode), to_string(r.settings.scheme), to_string(r.settings.order),
+                    r.settings.heuristic.c_str(), format_bytes(m.minimum_pool_bytes).c_str());
+      out << precision_cell(r) << line;
+      continue;
+    }
+    std::snprintf(line, sizeof line, "%-8s %-4s %-17s %-10s %12s %12s %12s %7.3f %12s %12s %12s %5s",
+                  to_string(r.settings.mode), to_string(r.settings.scheme), to_string(r.settings.order),
+                  r.settings.heuristic.c_str(), format_bytes(m.peak_load_bytes).c_str(),
+                  format_bytes(m.pool_bytes).c_str(), format_bytes(m.footprint_bytes).c_str(), m.competitive_ratio(),
+                  format_bytes(m.largest_free_at_peak_bytes).c_str(), format_bytes(m.offloaded_bytes).c_str(),
+                  format_bytes(m.pinned_bytes).c_str(),
+                  m.pinned_bytes == 0 || mine.transfer == TransferMode::sync ? "-"
+                  : m.park_horizon == kParkUntilNeeded                      ? "all"
+                  : m.park_horizon == 0                                     ? "no"
+                                                                            : std::to_string(m.park_horizon).c_str());
+    out << precision_cell(r) << line;
+    if (pageable) {
+      std::snprintf(line, sizeof line, " %12s", format_bytes(m.pageable_bytes).c_str());
+      out << line;
+    }
+    if (r.predicted) {
+      std::snprintf(line, sizeof line, " %9.2f %9.2f", r.predicted->iteration_us / 1e3, r.predicted->stall_us / 1e3);
+      out << line;
+    }
+    if (budget) out << (r.fits(budget) ? "   yes" : "    no");
+    out << '\n';
+  }
+  out << "the first row is " << (rows.front().this_run ? "this run's" : "this run's settings in the first precision")
+      << (rows.size() > 1 ? "; the alternatives change what was not given (--mode, --algo, --order, --heuristic: "
+                            "one value keeps it, a list a,b plans each)\n"
+                          : "\n");
+  if (mine.transfer == TransferMode::async)
+    out << "parks: how many blocks freed by async offloads the pool holds parked at once, so forward does not "
+           "reuse them and wait for their copies (all: until the pool needs the room; no: the pool is too "
+           "tight)\n";
+  if (model)
+    out << "pred ms, stall ms: one iteration as " << model->profile().name
+        << " would run it, by AccUDNN's model (engine/plan/accudnn_schedule.h); accudnn rows: all's inputs that "
+           "go without a stall offloaded, the rest kept"
+        << (budget ? " in the budget" : "") << "\n";
+  if (budget)
+    out << "fits: the pool the row needs fits --budget " << exact_bytes_text(budget)
+        << " (this run's row, and autoswap's and accudnn's, plan in it)\n";
+}
+
+Command add_plan_command(CLI::App& cli) {
+  auto q = std::make_shared<PlanRequest>();
+  auto* cmd = cli.add_subcommand(
+      "plan", "the memory a run would use, before it runs: give a run's options, see its row and the alternatives "
+              "(every offload mode, conv scheme, order and heuristic not given)");
+  RunOptions(*cmd, q->run, &q->lists).all();
+  cmd->add_option("--ranks", q->ranks,
+                  "plan one rank of a data-parallel run of this many (--batch-size is the global batch)")
+      ->capture_default_str()
+      ->transform(number(1, kMostRanks));
+  cmd->add_flag("--json", q->json, "a JSON list of result objects, this run's first (\"this_run\": true)");
+  return {cmd, [q](bool) {
+            plan_command(*q, std::cout);
+            return 0;
+          }};
+}
+
+}  // namespace tidepool::app

@@ -1,0 +1,35 @@
+// The options of a window, live (`tidepool`) or recorded (`tidepool view`),
+// declared once for both.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+#include "app/options/values.h"
+
+namespace tidepool::app {
+
+struct WindowLook {
+  // Write the window as PNG after `frames` frames showing data, then exit.
+  std::string screenshot;
+  int frames = 1;
+  int width = 1600, height = 900;
+};
+
+inline void add_window_options(CLI::App& cmd, WindowLook& w) {
+  auto* screenshot = cmd.add_option("--screenshot", w.screenshot,
+                                    "write the window as PNG after --frames frames showing data, then exit");
+  cmd.add_option("--frames", w.frames, "frames to draw with data before the screenshot")
+      ->capture_default_str()
+      ->needs(screenshot)
+      ->transform(number(1));
+  cmd.add_option("--window-width", w.width, "window width in pixels")
+      ->capture_default_str()
+      ->transform(number(kLeastWidth, kMostWindow));
+  cmd.add_option("--window-height", w.height, "window height in pixels")
+      ->capture_default_str()
+      ->transform(number(kLeastHeight, kMostWindow));
+}
+
+}  // namespace tidepool::app

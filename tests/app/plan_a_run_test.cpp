@@ -1,0 +1,119 @@
+// `tidepool plan` speaks a run's language: a --batch run's options pasted
+// after `plan` give that run's row first, equal to the run's summary.json;
+// a memory choice given once keeps the table to it, a list plans each, one
+// left out is enumerated; under --budget each row says whether it fits.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "app/cli.h"
+#include "engine/memory/allocator.h"
+#include "testing/temp_dir.h"
+#include "testing/tiny_datasets.h"
+
+namespace tidepool {
+namespace {
+
+struct Output {
+  int status = 0;
+  std::string out;
+};
+
+// The command line in this process, its stdout captured.
+Output tidepool(const std::string& args) {
+  std::vector<std::string> words{"tidepool"};
+  std::istringstream in(args);
+  for (std::string w; in >> w;) words.push_back(w);
+  std::vector<char*> argv;
+  for (std::string& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  ::testing::internal::CaptureStdout();
+  Output r;
+  r.status = app::run_cli(static_cast<int>(words.size()), argv.data());
+  std::fflush(stdout);
+  r.out = ::testing::internal::GetCapturedStdout();
+  return r;
+}
+
+nlohmann::json plan_json(const std::string& options) {
+  const Output r = tidepool("plan " + options + " --json");
+  EXPECT_EQ(r.status, 0) << r.out;
+  return nlohmann::json::parse(r.out);
+}
+
+TEST(PlanARun, TheRunsCommandLineAfterPlanGivesItsRowFirstAsItsSummarySays) {
+  testing::TempDir dir("plan-a-run");
+  testing::write_tiny_cifar10(dir.path() / "data");
+  const std::string options = "--model resnet20 --dataset cifar10 --data " + (dir.path() / "data").string() +
+                              " --batch-size 32 --iterations 1 --mode all --algo m --heuristic cnmem --out " +
+                              (dir.path() / "run").string();
+  ASSERT_EQ(tidepool("--quiet --batch " + options).status, 0);
+  std::ifstream file(dir.path() / "run" / "summary.json");
+  const nlohmann::json summary = nlohmann::json::parse(file);
+  const nlohmann::json rows = plan_json(options);
+  // mode, algo and heuristic given: the alternatives are the other order.
+  ASSERT_EQ(rows.size(), 2u) << rows.dump(1);
+  const nlohmann::json& mine = rows[0];
+  EXPECT_TRUE(mine.at("this_run").get<bool>());
+  EXPECT_FALSE(rows[1].at("this_run").get<bool>());
+  for (const char* key : {"mode", "algo", "order", "heuristic"}) EXPECT_EQ(mine.at(key), summary.at(key)) << key;
+  EXPECT_EQ(rows[1].at("order"), "derivative-first");
+  for (const char* key : {"pool_bytes", "peak_load_bytes", "footprint_bytes", "largest_free_at_peak_bytes",
+                          "offloaded_bytes", "pinned_host_bytes", "park_horizon"})
+    EXPECT_EQ(mine.at(key), summary.at(key)) << key;
+}
+
+TEST(PlanARun, AChoiceGivenOnceFiltersAListPlansEachAndOneLeftOutIsEnumerated) {
+  const std::string net = "--model resnet20 --dataset cifar10 --batch-size 8";
+  const nlohmann::json one = plan_json(net + " --mode conv --algo p --order derivative-first --heuristic first-fit");
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].at("mode"), "conv");
+  EXPECT_EQ(one[0].at("order"), "derivative-first");
+  EXPECT_EQ(one[0].at("heuristic"), "first-fit");
+
+  const nlohmann::json listed = plan_json(net + " --mode base,all --algo m --order prefetch-first --heuristic "
+                                                "smartpool,best-fit");
+  ASSERT_EQ(listed.size(), 4u);
+  EXPECT_EQ(listed[0].at("mode"), "base");  // the run's: each list's first
+  EXPECT_EQ(listed[0].at("heuristic"), "smartpool");
+  EXPECT_TRUE(listed[0].at("this_run").get<bool>());
+  int all_rows = 0;
+  for (const auto& row : listed) all_rows += row.at("mode") == "all";
+  EXPECT_EQ(all_rows, 2);
+
+  // Nothing given: a run's defaults first (base, p, prefetch-first,
+  // best-fit), then every mode x algo x order x heuristic.
+  const nlohmann::json every = plan_json(net);
+  EXPECT_EQ(every.size(), 4u * 2 * 2 * allocator_names().size());
+  EXPECT_EQ(every[0].at("mode"), "base");
+  EXPECT_EQ(every[0].at("algo"), "p");
+  EXPECT_EQ(every[0].at("heuristic"), "best-fit");
+}
+
+TEST(PlanARun, UnderABudgetEachRowSaysWhetherItFits) {
+  const std::string net = "--model resnet20 --dataset cifar10 --batch-size 8 --algo m --order prefetch-first "
+                          "--heuristic best-fit";
+  const nlohmann::json free = plan_json(net + " --mode base,all");
+  const std::size_t base_pool = free[0].at("pool_bytes").get<std::size_t>();
+  const std::size_t all_pool = free[1].at("pool_bytes").get<std::size_t>();
+  ASSERT_LT(all_pool, base_pool);
+  // A budget between the two: the run (all) plans in it; base does not fit.
+  const std::size_t budget = (all_pool + base_pool) / 2 / 1024 * 1024;
+  const nlohmann::json rows = plan_json(net + " --mode all,base --budget " + std::to_string(budget));
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_TRUE(rows[0].at("fits").get<bool>());
+  EXPECT_EQ(rows[0].at("pool_bytes").get<std::size_t>(), budget) << "a run with --budget has that pool";
+  EXPECT_FALSE(rows[1].at("fits").get<bool>());
+  EXPECT_EQ(rows[1].at("pool_bytes").get<std::size_t>(), base_pool) << "an alternative shows the pool it needs";
+  const Output text = tidepool("plan " + net + " --mode all,base --budget " + std::to_string(budget));
+  EXPECT_NE(text.out.find("fits"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("   no\n"), std::string::npos) << text.out;
+}
+
+}  // namespace
+}  // namespace tidepool
