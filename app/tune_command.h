@@ -10,7 +10,7 @@
 
 #include "engine/core/fusion.h"
 #include "engine/plan/batch_tuning.h"
-#include "engine/plan/memory_settings.h"
+#include "engine/schedule/memory_settings.h"
 #include "engine/run/run_settings.h"
 
 #include <nlohmann/json.hpp>
