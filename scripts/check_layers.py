@@ -112,7 +112,7 @@ def main(argv):
     for p in problems:
         print(p)
     if problems:
-        print(f"check_layers: {len(problems)} include(s) against the layering of {layers} engine folders")
+        print(f"check_layers: {len(problems)} problem(s) with the layering of {layers} engine folders")
         return 1
     print(f"check_layers: {files} engine files include only their own folder and its declared dependencies "
           f"({layers} folders)")
