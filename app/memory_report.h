@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/plan/memory_settings.h"
+#include "engine/schedule/memory_settings.h"
 #include "engine/plan/memory_summary.h"
 
 namespace tidepool::app {

@@ -13,7 +13,7 @@
 #include "engine/device/sim/sim_device.h"
 #include "engine/perf/spec_profiles.h"
 #include "engine/plan/planner.h"
-#include "engine/run/swap_weight_tuning.h"
+#include "engine/tune/swap_weight_tuning.h"
 #include "engine/run/lr_schedule.h"
 #include "models/registry.h"
 

@@ -34,7 +34,7 @@
 #include "engine/observe/events.h"
 #include "engine/perf/perf_model.h"
 #include "engine/plan/swap_weight_search.h"
-#include "engine/run/dyn_mode.h"
+#include "engine/tune/dyn_mode.h"
 #include "engine/run/run_settings.h"
 #include "engine/run/trainer.h"
 #include "ui/session_link.h"

@@ -26,7 +26,7 @@
 #include "engine/device/cpu/cpu_device.h"
 #include "engine/device/cpu/cpu_queries.h"
 #include "engine/device/sim/sim_device.h"
-#include "engine/perf/profiler.h"
+#include "engine/tune/profiler.h"
 #include "engine/run/trainer.h"
 #include "models/registry.h"
 

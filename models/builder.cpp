@@ -3,14 +3,14 @@
 #include <memory>
 #include <utility>
 
-#include "engine/core/layers/add.h"
-#include "engine/core/layers/batchnorm.h"
-#include "engine/core/layers/dropout.h"
-#include "engine/core/layers/flatten.h"
-#include "engine/core/layers/linear.h"
-#include "engine/core/layers/pooling.h"
-#include "engine/core/layers/relu.h"
-#include "engine/core/layers/softmax_xent.h"
+#include "engine/layers/add.h"
+#include "engine/layers/batchnorm.h"
+#include "engine/layers/dropout.h"
+#include "engine/layers/flatten.h"
+#include "engine/layers/linear.h"
+#include "engine/layers/pooling.h"
+#include "engine/layers/relu.h"
+#include "engine/layers/softmax_xent.h"
 
 namespace tidepool::models {
 

@@ -16,7 +16,7 @@
 #include <cstdint>
 #include <string>
 
-#include "engine/core/layers/conv2d.h"
+#include "engine/layers/conv2d.h"
 #include "engine/core/network.h"
 #include "models/registry.h"
 

@@ -15,7 +15,7 @@
 #include "engine/core/fusion.h"
 #include "engine/core/network.h"
 #include "engine/device/kernel_queries.h"
-#include "engine/plan/memory_settings.h"
+#include "engine/schedule/memory_settings.h"
 #include "engine/perf/perf_model.h"
 #include "engine/plan/accudnn_schedule.h"
 #include "engine/plan/memory_summary.h"

@@ -10,7 +10,7 @@
 
 #include "app/device_factory.h"
 #include "app/model_shapes.h"
-#include "engine/perf/profiler.h"
+#include "engine/tune/profiler.h"
 #include "engine/perf/spec_profiles.h"
 #include "engine/plan/planner.h"
 

@@ -11,7 +11,7 @@
 #include "app/commands/command.h"
 #include "engine/core/fusion.h"
 #include "engine/plan/batch_tuning.h"
-#include "engine/plan/memory_settings.h"
+#include "engine/schedule/memory_settings.h"
 #include "engine/run/run_settings.h"
 
 #include <nlohmann/json.hpp>

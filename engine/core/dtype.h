@@ -9,7 +9,7 @@
 namespace tidepool {
 
 // f16 and bf16 store activations and their gradients under --precision
-// (engine/plan/f32_views.h); i32 holds labels.
+// (engine/step_calls/f32_views.h); i32 holds labels.
 enum class DType : std::uint8_t { f32, f16, bf16, i32 };
 
 std::size_t dtype_bytes(DType t);

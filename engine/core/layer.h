@@ -12,10 +12,13 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/device/kernels.h"
+#include "engine/core/conv_scheme.h"
 #include "engine/core/tensor.h"
 
 namespace tidepool {
+
+class Kernels;        // engine/device/kernels.h: what a layer's calls run on
+class KernelQueries;  // engine/device/kernel_queries.h: what a layer's sizes may ask
 
 enum class ParamInit : std::uint8_t {
   kaiming_normal_fan_out,  // N(0, 2 / fan_out): torchvision's init for conv in ReLU nets
@@ -58,7 +61,7 @@ struct LayerArgs {
   Shape output_shape;
   // The activations (inputs, output and their gradients) hold `dtype`:
   // f32 (f32 tensors, or the step's f32 copies of 16-bit ones:
-  // engine/plan/f32_views.h), or bf16/f16 where the step computes in 16
+  // engine/step_calls/f32_views.h), or bf16/f16 where the step computes in 16
   // bits itself (NodeTensors::computes_16bit).
   // Labels are i32 whatever it says.
   DType dtype = DType::f32;

@@ -3,7 +3,6 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "engine/device/device.h"
 #include "engine/core/layer.h"
 
 namespace tidepool {
@@ -46,16 +45,6 @@ std::string_view to_string(Residency r) {
     case Residency::device: return "device";
     case Residency::host: return "host";
     case Residency::in_flight: return "in_flight";
-  }
-  return "?";
-}
-
-const char* to_string(Stream s) {
-  switch (s) {
-    case Stream::compute: return "compute";
-    case Stream::offload: return "offload";
-    case Stream::prefetch: return "prefetch";
-    case Stream::comm: return "comm";
   }
   return "?";
 }

@@ -31,7 +31,7 @@ class KernelQueries {
   // pooling and the residual add (the layers whose has_16bit_kernels() is
   // true) compute on activations of 16-bit `type` themselves (cuDNN in the
   // 16-bit type with f32 accumulation; oneDNN's bf16 primitives), so a
-  // 16-bit step of theirs needs no f32 copies (engine/plan/f32_views.h).
+  // 16-bit step of theirs needs no f32 copies (engine/step_calls/f32_views.h).
   virtual bool takes_16bit(DType type) const { return false; }
   // Why this device cannot train with 16-bit `type` at all ("" where it
   // can, natively or through f32 copies). A GPU without bf16 arithmetic

@@ -66,7 +66,7 @@ std::size_t conv_weights_copy_bytes(const ConvShape& s) {
 void require_f32(DType type, const char* op) {
   if (type != DType::f32)
     throw std::logic_error(std::string(op) + ": this kernel table computes on f32 only, and was given " +
-                           std::string(to_string(type)) + " (a 16-bit step needs f32 copies: engine/plan/f32_views.h)");
+                           std::string(to_string(type)) + " (a 16-bit step needs f32 copies: engine/step_calls/f32_views.h)");
 }
 
 // A table that keeps every tensor NCHW (channel_block() == 0) is never

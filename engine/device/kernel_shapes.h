@@ -7,14 +7,10 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "engine/core/conv_scheme.h"
 #include "engine/core/dtype.h"
 
 namespace tidepool {
-
-// vDNN's two convolution-algorithm schemes: `m` takes the algorithm with the
-// least workspace, `p` the fastest one.
-// (Its words are the settings': engine/plan/memory_settings.h.)
-enum class ConvScheme : std::uint8_t { m, p };
 
 // Activation layout. With a channel block b > 0, a 4-D activation (or its
 // gradient) whose channel count b divides is stored [n][c/b][h][w][b]

@@ -8,7 +8,7 @@
 // (takes_16bit): there convolution, batch norm, ReLU, pooling and add read
 // and write bf16 or f16 activations as their shapes' or calls' dtype says.
 // Elsewhere 16-bit activations are widened to f32 around the kernels that
-// compute with them (convert; engine/plan/f32_views.h). Scratch memory is
+// compute with them (convert; engine/step_calls/f32_views.h). Scratch memory is
 // never allocated inside a kernel: a caller asks for the workspace size first, takes that many bytes from the
 // arena and passes them in, which is what lets the planner see every byte.
 //
@@ -69,7 +69,7 @@ class Kernels : public KernelQueries {
 
   // --- batch normalisation over every rank's batch (--sync-bn) ------------
   // Each training pass in two halves with the per-channel sums all-reduced
-  // between them (engine/core/layers/batchnorm.cpp). `sums` holds
+  // between them (engine/layers/batchnorm.cpp). `sums` holds
   // batchnorm_sums_count(c) doubles, [c sums][c sums][the count]: this rank's
   // after a *_sums kernel, every rank's added up when a *_with_sums
   // kernel reads it. Doubles, so that E[x²] - E[x]² over a large global
@@ -142,7 +142,7 @@ class Kernels : public KernelQueries {
   // acc += x
   virtual void accumulate(std::int64_t count, const float* x, float* acc) = 0;
 
-  // --- 16-bit storage (--precision bf16|fp16: engine/plan/f32_views.h) ---
+  // --- 16-bit storage (--precision bf16|fp16: engine/step_calls/f32_views.h) ---
   // y = x * scale, from one of f32, bf16 and f16 to another, rounded to
   // nearest even; a value beyond f16's range becomes ±inf (which is how
   // fp16's loss scaling finds that its scale is too large).

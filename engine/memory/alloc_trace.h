@@ -46,7 +46,7 @@
 #include <vector>
 
 #include "engine/memory/allocator.h"
-#include "engine/plan/schedule.h"
+#include "engine/schedule/schedule.h"
 
 namespace tidepool {
 

@@ -3,7 +3,8 @@
 // so the same policy code places tensors on the cpu device, on a GPU and in
 // the planner's replay.
 //
-// Every request is rounded up to kAllocGranularity bytes, the same for every
+// Every request is rounded up to kAllocGranularity bytes
+// (engine/schedule/alloc_granularity.h), the same for every
 // policy (cudaMalloc and cnmem align to 256 bytes too), so that the memory
 // load the planner predicts is the load every policy sees.
 #pragma once
@@ -17,13 +18,10 @@
 
 #include "engine/core/tensor.h"
 #include "engine/memory/figures.h"
+#include "engine/schedule/alloc_granularity.h"
 
 namespace tidepool {
 
-inline constexpr std::size_t kAllocGranularity = 256;
-inline constexpr std::size_t round_up(std::size_t bytes) {
-  return (bytes + kAllocGranularity - 1) / kAllocGranularity * kAllocGranularity;
-}
 // The part of a pool the policies place in: whole granules, so that a
 // block placed at the top of a pool of any size (a budget of "1e9" bytes)
 // still starts on a granule.

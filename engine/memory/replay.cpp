@@ -5,7 +5,7 @@
 #include <iterator>
 #include <stdexcept>
 
-#include "engine/plan/schedule.h"
+#include "engine/schedule/schedule.h"
 
 namespace tidepool {
 

@@ -8,7 +8,7 @@
 
 #include "engine/core/json_file.h"
 #include "engine/perf/spec_profiles.h"
-#include "engine/plan/memory_settings.h"  // the ConvScheme words
+#include "engine/schedule/memory_settings.h"  // the ConvScheme words
 
 namespace tidepool {
 

@@ -2,8 +2,8 @@
 
 #include <cstdint>
 
-#include "engine/run/bucket_call.h"
-#include "engine/run/layer_args.h"
+#include "engine/step_calls/bucket_call.h"
+#include "engine/step_calls/layer_args.h"
 
 namespace tidepool {
 

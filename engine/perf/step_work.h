@@ -5,7 +5,7 @@
 
 #include "engine/core/network.h"
 #include "engine/perf/work.h"
-#include "engine/plan/schedule.h"
+#include "engine/schedule/schedule.h"
 
 namespace tidepool {
 

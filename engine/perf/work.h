@@ -174,7 +174,7 @@ class WorkCounter final : public Kernels {
   }
   void copy(std::int64_t count, const float*, float*) override { add(WorkClass::copy, count); }
   void accumulate(std::int64_t count, const float*, float*) override { add(WorkClass::accumulate, count); }
-  // The f32 copies around a 16-bit step (engine/plan/f32_views.h) add to its
+  // The f32 copies around a 16-bit step (engine/step_calls/f32_views.h) add to its
   // work but leave it the class of what it computes.
   void convert(std::int64_t count, DType, const void*, DType, void*, float) override {
     add(WorkClass::copy, static_cast<double>(count), DType::f32, false);

@@ -15,7 +15,7 @@
 #include "engine/core/network.h"
 #include "engine/perf/perf_model.h"
 #include "engine/plan/accudnn.h"
-#include "engine/plan/schedule.h"
+#include "engine/schedule/schedule.h"
 
 namespace tidepool {
 

@@ -40,7 +40,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/plan/schedule.h"
+#include "engine/schedule/schedule.h"
 
 namespace tidepool {
 

@@ -29,9 +29,9 @@
 #include "engine/memory/replay.h"
 #include "engine/perf/perf_model.h"
 #include "engine/plan/accudnn_schedule.h"
-#include "engine/plan/memory_settings.h"
+#include "engine/schedule/memory_settings.h"
 #include "engine/plan/memory_summary.h"
-#include "engine/plan/schedule.h"
+#include "engine/schedule/schedule.h"
 
 namespace tidepool {
 

@@ -5,7 +5,7 @@
 
 #include "engine/memory/allocator.h"
 #include "engine/memory/allocators/free_list.h"
-#include "engine/plan/f32_views.h"
+#include "engine/step_calls/f32_views.h"
 
 namespace tidepool {
 namespace {
@@ -118,7 +118,7 @@ class Planner {
       for (const SavedSpec& sv : layer.saved(in, s_.channel_block, k_))
         nt.saved.push_back(add_bytes(layer.name() + "." + sv.suffix, sv.bytes, Role::activation, node));
       // The layer's workspace behind the f32 copies of its 16-bit tensors
-      // (engine/plan/f32_views.h) and, with --sync-bn, its rank sums.
+      // (engine/step_calls/f32_views.h) and, with --sync-bn, its rank sums.
       if (s_.syncs_statistics()) {
         nt.forward_rank_sums = layer.rank_sums(in, Pass::forward);
         nt.backward_rank_sums = layer.rank_sums(in, Pass::backward);
@@ -506,43 +506,6 @@ Schedule plan_schedule(const Network& network, std::int64_t batch, const PlanSet
   if (settings.memory.mode == OffloadMode::dyn)
     throw std::logic_error("mode dyn is chosen by profiling before anything is planned");
   return Planner(network, batch, settings, kernels).build();
-}
-
-const char* to_string(StepKind k) {
-  switch (k) {
-    case StepKind::alloc: return "alloc";
-    case StepKind::free: return "free";
-    case StepKind::forward: return "forward";
-    case StepKind::backward: return "backward";
-    case StepKind::accumulate: return "accumulate";
-    case StepKind::update: return "update";
-    case StepKind::all_reduce: return "all_reduce";
-    case StepKind::wait_all_reduce: return "wait_all_reduce";
-    case StepKind::offload: return "offload";
-    case StepKind::prefetch: return "prefetch";
-    case StepKind::wait_offload: return "wait_offload";
-    case StepKind::wait_prefetch: return "wait_prefetch";
-  }
-  return "?";
-}
-
-std::size_t Schedule::offloaded_bytes() const {
-  std::size_t bytes = 0;
-  for (const PlannedTensor& t : tensors)
-    if (t.offloaded) bytes += t.info.bytes();
-  return bytes;
-}
-
-std::vector<std::size_t> Schedule::load_after_steps() const {
-  std::vector<std::size_t> out;
-  out.reserve(steps.size());
-  std::size_t load = persistent_bytes;
-  for (const Step& st : steps) {
-    if (st.kind == StepKind::alloc) load += round_up(tensors[st.tensor].info.bytes());
-    if (st.kind == StepKind::free) load -= round_up(tensors[st.tensor].info.bytes());
-    out.push_back(load);
-  }
-  return out;
 }
 
 }  // namespace tidepool

@@ -12,7 +12,7 @@
 
 #include "engine/device/kernel_queries.h"
 #include "engine/core/network.h"
-#include "engine/plan/schedule.h"
+#include "engine/schedule/schedule.h"
 
 namespace tidepool {
 

@@ -16,7 +16,7 @@
 #include <functional>
 #include <vector>
 
-#include "engine/plan/memory_settings.h"
+#include "engine/schedule/memory_settings.h"
 
 namespace tidepool {
 

@@ -8,8 +8,8 @@
 #include <string>
 
 #include "engine/core/bytes_text.h"
-#include "engine/run/bucket_call.h"
-#include "engine/run/layer_args.h"
+#include "engine/step_calls/bucket_call.h"
+#include "engine/step_calls/layer_args.h"
 
 namespace tidepool {
 

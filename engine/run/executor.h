@@ -19,9 +19,9 @@
 #include "engine/device/device.h"
 #include "engine/memory/device_pool.h"
 #include "engine/observe/events.h"
-#include "engine/plan/schedule.h"
+#include "engine/schedule/schedule.h"
 #include "engine/run/copy_threads.h"
-#include "engine/run/layer_args.h"
+#include "engine/step_calls/layer_args.h"
 #include "engine/run/zero_value_store.h"
 
 namespace tidepool {

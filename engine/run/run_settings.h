@@ -12,7 +12,7 @@
 
 #include "engine/core/choices.h"
 #include "engine/core/fusion.h"
-#include "engine/plan/memory_settings.h"
+#include "engine/schedule/memory_settings.h"
 #include "engine/run/lr_schedule.h"
 
 namespace tidepool {

@@ -45,7 +45,7 @@ class CpuKernels : public Kernels {
   // that sums in f32 and rounds once. Elsewhere (AVX2; AVX-512 without
   // BF16, where oneDNN would emulate it) and for f16, which oneDNN 2.6
   // cannot train on x86, the table takes f32 only and 16-bit steps get f32
-  // copies (engine/plan/f32_views.h). Capped by ONEDNN_MAX_CPU_ISA like
+  // copies (engine/step_calls/f32_views.h). Capped by ONEDNN_MAX_CPU_ISA like
   // the rest of oneDNN.
   bool takes_16bit(DType type) const override { return type == DType::bf16 && native_bf16_; }
 

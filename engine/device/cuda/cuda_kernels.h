@@ -18,7 +18,7 @@
 // activations themselves (takes_16bit): cuDNN's convolutions in the 16-bit
 // type with f32 accumulation, tensor-op math allowed (the precision asks
 // for it), on 16-bit copies of the f32 weights; the other ops work on f32
-// copies as on the cpu device (engine/plan/f32_views.h). Only cuDNN
+// copies as on the cpu device (engine/step_calls/f32_views.h). Only cuDNN
 // algorithms that report themselves deterministic are ever chosen, and our
 // own reductions use fixed trees instead of atomics: the same inputs give
 // the same bits on the same GPU, which is what lets every offload mode

@@ -13,14 +13,14 @@
 #include <string>
 #include <vector>
 
-#include "engine/core/layers/add.h"
-#include "engine/core/layers/batchnorm.h"
-#include "engine/core/layers/conv2d.h"
-#include "engine/core/layers/flatten.h"
-#include "engine/core/layers/linear.h"
-#include "engine/core/layers/pooling.h"
-#include "engine/core/layers/relu.h"
-#include "engine/core/layers/softmax_xent.h"
+#include "engine/layers/add.h"
+#include "engine/layers/batchnorm.h"
+#include "engine/layers/conv2d.h"
+#include "engine/layers/flatten.h"
+#include "engine/layers/linear.h"
+#include "engine/layers/pooling.h"
+#include "engine/layers/relu.h"
+#include "engine/layers/softmax_xent.h"
 #include "engine/device/cpu/cpu_device.h"
 #include "engine/device/cpu/cpu_kernels.h"
 #include "engine/plan/memory_plan.h"

@@ -16,13 +16,13 @@
 #include <vector>
 
 #include "engine/core/bytes_text.h"
-#include "engine/core/layers/conv2d.h"
+#include "engine/layers/conv2d.h"
 #include "engine/device/cpu/cpu_queries.h"
 #include "engine/device/gpu_queries.h"
-#include "engine/plan/f32_views.h"
+#include "engine/step_calls/f32_views.h"
 #include "engine/plan/memory_plan.h"
 #include "engine/plan/planner.h"
-#include "engine/run/layer_args.h"
+#include "engine/step_calls/layer_args.h"
 #include "models/registry.h"
 #include "testing/networks.h"
 

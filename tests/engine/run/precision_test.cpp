@@ -19,7 +19,7 @@
 #include "engine/device/cpu/cpu_device.h"
 #include "engine/device/cpu/cpu_kernels.h"
 #include "engine/plan/planner.h"
-#include "engine/run/layer_args.h"
+#include "engine/step_calls/layer_args.h"
 #include "engine/run/trainer.h"
 #include "testing/batches.h"
 #include "testing/networks.h"

@@ -10,8 +10,8 @@
 #include <stdexcept>
 #include <vector>
 
-#include "engine/core/layers/dropout.h"
-#include "engine/core/layers/flatten.h"
+#include "engine/layers/dropout.h"
+#include "engine/layers/flatten.h"
 #include "engine/device/cpu/cpu_kernels.h"
 #include "engine/device/kernel_cache.h"
 #include "testing/kernel_testing.h"
