@@ -270,7 +270,7 @@ nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& 
     const double eta = (total - session.iteration()) * static_cast<double>(s.batch_size) / tally.rate();
     progress.update(epoch, epochs, session.iteration(), total, numbers ? r.result.loss : std::nanf(""), tally.rate(),
                     eta);
-    if (session.iteration() == s.trace_iterations) folder.close_traced(trainer.memory().summary(), s.batch_size);
+    if (session.iteration() == s.trace_iterations) folder.close_traced(trainer.memory().summary(), s.batch_size, numbers);
 
     // A metrics row when an epoch (or the run) ends; a checkpoint then, at
     // a stop, and between as --checkpoint-every says.
@@ -332,7 +332,7 @@ nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& 
   if (resume) resumed_with = resumed_changes(*resume, session.settings(), earlier_changes(s.resume));
   const nlohmann::json summary = run_summary(session, totals, comm, tuned, resumed_with);
   print_compression_and_scaling(session, totals.last_compressed);
-  folder.finish(trainer.memory().summary(), s.batch_size, summary);
+  folder.finish(trainer.memory().summary(), s.batch_size, numbers, summary);
   if (session.diverged())  // after summary.json: the exit status says so as well
     throw std::runtime_error(session.divergence() + " (" + (folder.path() / "summary.json").string() +
                              " says \"status\": \"diverged\")");

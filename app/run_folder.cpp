@@ -223,17 +223,19 @@ void RunFolder::save_checkpoint(const Checkpoint& checkpoint) {
   if (rank_ == 0) app::save_checkpoint(path_ / "checkpoint.bin", checkpoint);
 }
 
-void RunFolder::close_traced(const MemorySummary& memory, std::int64_t batch) {
+void RunFolder::close_traced(const MemorySummary& memory, std::int64_t batch, bool computes_values) {
   if (!traced_ || traced_->closed) return;
   traced_->closed = true;
   traced_->filter.flush();
   if (rank_ > 0) return;  // the pictures are rank 0's
-  ui::write_run_pictures(traced_->pictures.snapshot(), memory.pool_bytes, batch, path_, memory.load_limit_bytes);
+  ui::write_run_pictures(traced_->pictures.snapshot(), memory.pool_bytes, batch, path_, memory.load_limit_bytes,
+                         computes_values);
 }
 
-void RunFolder::finish(const MemorySummary& memory, std::int64_t batch, const nlohmann::json& summary) {
+void RunFolder::finish(const MemorySummary& memory, std::int64_t batch, bool computes_values,
+                       const nlohmann::json& summary) {
   if (!opened_) throw std::logic_error("run folder: finished before open()");
-  close_traced(memory, batch);
+  close_traced(memory, batch, computes_values);
   if (rank_ == 0) write_json_atomically((path_ / "summary.json").string(), summary);
 }
 

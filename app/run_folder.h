@@ -91,10 +91,11 @@ class RunFolder {
   void save_checkpoint(const Checkpoint& checkpoint);
   // The traced iterations are done: their files closed, the pictures drawn
   // against the plan's pool (and AutoSwap's load limit). Once; later calls
-  // do nothing.
-  void close_traced(const MemorySummary& memory, std::int64_t batch);
+  // do nothing. `computes_values`: the device's (the sim's losses and
+  // accuracies are no numbers, and the memory load says so).
+  void close_traced(const MemorySummary& memory, std::int64_t batch, bool computes_values);
   // The end of the run: close_traced() if not done yet, summary.json.
-  void finish(const MemorySummary& memory, std::int64_t batch, const nlohmann::json& summary);
+  void finish(const MemorySummary& memory, std::int64_t batch, bool computes_values, const nlohmann::json& summary);
 
  private:
   struct Traced;       // the traced iterations' writers

@@ -55,7 +55,7 @@ constexpr const char* kFolder = "The run folder";
 
 CLI::Option* RunOptions::keep(CLI::Option* o, std::string settings_key, OnResume on_resume, const char* group) {
   o->group(group);
-  declared_.push_back({o, {o->get_lnames().front(), std::move(settings_key), on_resume}});
+  declared_.push_back({o, {o->get_lnames().front(), std::move(settings_key), on_resume, group == kFolder}});
   return o;
 }
 

@@ -134,6 +134,20 @@ TEST(Cli, WindowOptionsWithBatchAreRefused) {
     expect_error(run(std::string("--batch --quiet --iterations 1 ") + option), "leave out --batch");
 }
 
+// The window writes no run folder: the folder's options are refused there,
+// not ignored, and nothing is written.
+TEST(Cli, RunFolderOptionsWithoutBatchAreRefused) {
+  testing::TempDir dir("window-out");
+  for (const char* option : {"--out", "--force --out", "--stop-after 2 --out", "--checkpoint-every 2 --out",
+                             "--trace-iterations 2 --out"}) {
+    const std::string folder = (dir.path() / "run").string();
+    const std::string args = std::string(option) + " " + folder;
+    const std::string first = args.substr(2, args.find(' ') - 2);
+    expect_error(run_here(args), "--" + first + " is for --batch runs");
+    EXPECT_FALSE(std::filesystem::exists(folder)) << option;
+  }
+}
+
 TEST(Cli, ShowingAnotherRankOfOneProcessIsRefused) {
   expect_error(run("--show-rank 1 --screenshot shot.png"),
                "--show-rank 1: this run is one process (start ranks with mpirun -np N)");

@@ -13,6 +13,7 @@
 
 #include "app/session.h"
 #include "app/session_runner.h"
+#include "engine/comm/local_group.h"
 #include "engine/core/bytes_text.h"
 #include "engine/run/lr_schedule.h"
 #include "testing/temp_dir.h"
@@ -419,6 +420,41 @@ TEST(SessionRunner, RestartsWithOtherSettingsAndReportsFailures) {
   runner.wait_for_iterations(std::numeric_limits<std::int64_t>::max(), kPatienceSeconds);
   EXPECT_EQ(runner.status().state, ui::RunState::failed);
   EXPECT_NE(runner.status().error.find("no-such-net"), std::string::npos) << runner.status().error;
+}
+
+// The ranks' guard: after an iteration every rank's parameters are
+// checksummed and compared; ranks that no longer train one model stop the
+// run, naming the rank that differs (every rank says the same).
+TEST(Session, RanksWhoseParametersDifferStopTheRunNamingTheRank) {
+  testing::TempDir dir("ranks-agree");
+  testing::write_tiny_cifar10(dir.path() / "data");
+  LocalGroup group(2);
+  std::string said[2];
+  bool agreed_first[2] = {false, false};
+  auto rank = [&](int r) {
+    TrainingSession session(tiny(dir.path() / "data"), {.comm = &group.rank(r)});
+    session.start(nullptr);
+    session.train_iteration();
+    session.check_ranks_agree();  // the same model on both: no word
+    agreed_first[r] = true;
+    if (r == 1) {  // one parameter of rank 1 off by its last bit
+      std::vector<float> state = session.trainer().read_state();
+      state[0] = std::nextafter(state[0], 1e9f);
+      session.trainer().write_state(state);
+    }
+    try {
+      session.check_ranks_agree();
+    } catch (const CommError& e) {
+      said[r] = e.what();
+    }
+  };
+  std::jthread other(rank, 1);
+  rank(0);
+  other.join();
+  for (int r : {0, 1}) {
+    EXPECT_TRUE(agreed_first[r]) << r;
+    EXPECT_NE(said[r].find("the parameters of rank 1 differ from rank 0's"), std::string::npos) << r << ": " << said[r];
+  }
 }
 
 }  // namespace

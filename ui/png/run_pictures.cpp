@@ -34,7 +34,7 @@ void write_png(const cv::Mat& image, const std::filesystem::path& file) {
 }  // namespace
 
 void write_run_pictures(const RingSnapshot& events, std::size_t pool_bytes, std::int64_t batch,
-                        const std::filesystem::path& folder, std::size_t load_limit_bytes) {
+                        const std::filesystem::path& folder, std::size_t load_limit_bytes, bool computes_values) {
   // A folder that cannot be made is reported by the first write, with the
   // file's name.
   std::error_code ignored;
@@ -44,7 +44,8 @@ void write_run_pictures(const RingSnapshot& events, std::size_t pool_bytes, std:
   write_png(png::timeline_image(timeline, kRunPictureWidth, kRunPictureHeight), folder / kTimelinePicture);
   const AddressMapScene map = build_address_map(events, pool_bytes);
   write_png(png::address_map_image(map, kRunPictureWidth, kRunPictureHeight), folder / kAddressMapPicture);
-  const MemoryLoadScene load = build_memory_load(events, pool_bytes, kMemoryLoadIterations, batch, load_limit_bytes);
+  const MemoryLoadScene load = build_memory_load(events, pool_bytes, kMemoryLoadIterations, batch, load_limit_bytes,
+                                                  computes_values);
   write_png(png::memory_load_image(load, kRunPictureWidth, kRunPictureHeight), folder / kMemoryLoadPicture);
 }
 

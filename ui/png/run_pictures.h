@@ -28,8 +28,11 @@ inline constexpr const char* kMemoryLoadPicture = "memory_load.png";
 // kRunPictureHeight. A snapshot with no events still gives three pictures,
 // each saying so. Throws std::runtime_error naming the file when one cannot
 // be written. `load_limit_bytes`: AutoSwap's limit, drawn on the memory
-// load (0: none).
+// load (0: none). `computes_values`: false for a device that computes no
+// numbers (sim), whose loss and accuracy panels say so instead of drawing
+// zeros.
 void write_run_pictures(const RingSnapshot& events, std::size_t pool_bytes, std::int64_t batch,
-                        const std::filesystem::path& folder, std::size_t load_limit_bytes = 0);
+                        const std::filesystem::path& folder, std::size_t load_limit_bytes = 0,
+                        bool computes_values = true);
 
 }  // namespace tidepool::ui

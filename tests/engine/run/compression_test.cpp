@@ -126,7 +126,11 @@ TEST(Compression, ARunStartedCompressedRefusesToOffloadUncompressedAndTrainsOn) 
   // The other way round always fits: compression needs less.
   CpuDevice other;
   Trainer plain(other, net, {.batch = 8, .memory = {.mode = OffloadMode::all}, .seed = 6});
-  EXPECT_NO_THROW(plain.apply({.mode = OffloadMode::all, .compress = true}));
+  plain.apply({.mode = OffloadMode::all, .compress = true});
+  EXPECT_TRUE(plain.memory().settings.compress);
+  const Batch b = random_batch(8, 1);
+  const IterationResult r = plain.train_step(b.images.data(), b.labels.data());
+  EXPECT_GT(r.compressed_from_bytes, 0u) << "the next iteration compresses its offloads";
 }
 
 }  // namespace

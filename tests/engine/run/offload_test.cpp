@@ -106,8 +106,16 @@ TEST(Offload, BudgetBelowTheMinimumNamesTheMinimumAndTheMinimumWorks) {
   CpuDevice device2;
   o.memory.budget_bytes = minimum;
   Trainer t(device2, net, o);
+  EXPECT_EQ(t.memory().pool_bytes, minimum) << "the run's pool is its budget";
   const Batch b = random_batch(8, 1);
-  EXPECT_NO_THROW(t.train_step(b.images.data(), b.labels.data()));
+  t.train_step(b.images.data(), b.labels.data());
+  // At the minimum budget it trains base's numbers.
+  CpuDevice device3;
+  TrainerOptions base_options = o;
+  base_options.memory = {};
+  Trainer base(device3, net, base_options);
+  base.train_step(b.images.data(), b.labels.data());
+  EXPECT_EQ(t.param_checksum(), base.param_checksum());
 }
 
 // With a slow link, async offloads run while the compute stream goes on;

@@ -291,6 +291,20 @@ TEST(Png, WriteRunPicturesWritesThreePngsTheRightSize) {
     EXPECT_EQ(cv::imread((dir / "empty" / name).string()).size(), cv::Size(kRunPictureWidth, kRunPictureHeight));
 }
 
+// A sim run's memory_load.png says its losses and accuracies are no
+// numbers: the loss panel draws no line (its colour, 0xE8B04C, is left to
+// the legend's swatch at most).
+TEST(Png, WriteRunPicturesOfASimRunDrawNoLossLine) {
+  TempDir dir;
+  write_run_pictures(two_iterations(), 256 * KiB, 32, dir / "cpu");
+  write_run_pictures(two_iterations(), 256 * KiB, 32, dir / "sim", 0, /*computes_values=*/false);
+  auto loss_pixels = [&](const char* run) {
+    const cv::Mat image = cv::imread((dir / run / kMemoryLoadPicture).string(), cv::IMREAD_COLOR);
+    return count(image, cv::Rect(0, 0, image.cols, image.rows), 0xE8B04C);
+  };
+  EXPECT_GT(loss_pixels("cpu"), loss_pixels("sim") + 100);
+}
+
 TEST(Png, WriteRunPicturesNamesTheFileItCannotWrite) {
   TempDir dir;
   std::ofstream(dir / "not_a_folder") << "x";  // a file where the folder should be
