@@ -13,17 +13,7 @@
 //   pool.free(tensor, step, /*after_copy=*/true);      // parked: its copy may still read it
 //   pool.figures();                                     // peak load, footprint, largest free at peak
 //
-// The figures (README, "What the figures mean"), per iteration:
-//   memory load           bytes of live blocks; parked blocks are dead and do not count.
-//   peak load             the most the load reaches.
-//   extent                one past the highest taken byte (live or parked), as the
-//                         policy reports it: cnmem's is the end of the pools it claimed,
-//                         exact's is its load (it stands for the ideal, no fragmentation).
-//   footprint             the most the extent reaches.
-//   largest free block    the largest free range below the extent (between taken blocks,
-//   at the peak           not across one of cnmem's pool boundaries, at most the extent
-//                         less the load), when the load last reached its peak: the room
-//                         fragmentation left unusable at the worst moment.
+// The figures it computes are defined in docs/memory.md#what-the-figures-mean.
 #pragma once
 
 #include <cstddef>
