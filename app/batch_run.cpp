@@ -182,7 +182,7 @@ RunSettings resume_settings(const RunSettings& cli, const std::set<std::string>&
     const RunOption* declared = find_run_option(option);
     if (!declared || declared->on_resume == OnResume::invocation) continue;
     const std::string& key = declared->settings_key;
-    if (mine[key] == theirs[key]) continue;
+    if (mine.at(key) == theirs.at(key)) continue;
     if (declared->on_resume == OnResume::may_change) {
       merged[key] = mine[key];
       changed.push_back("--" + option + " " + json_text(mine[key]) + " (was " + json_text(theirs[key]) + ")");
@@ -329,7 +329,8 @@ nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& 
   totals.last_train_loss = last_train_loss;
   totals.wall_seconds = seconds_since(wall_start);
   nlohmann::json resumed_with;
-  if (resume) resumed_with = resumed_changes(*resume, session.settings(), earlier_changes(s.resume));
+  // As resumed (`s`): dyn mode rewrites the session's mode as it chooses.
+  if (resume) resumed_with = resumed_changes(*resume, s, earlier_changes(s.resume));
   const nlohmann::json summary = run_summary(session, totals, comm, tuned, resumed_with);
   print_compression_and_scaling(session, totals.last_compressed);
   folder.finish(trainer.memory().summary(), s.batch_size, numbers, summary);

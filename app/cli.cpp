@@ -44,7 +44,7 @@ int run_cli(int argc, char** argv) {
   CLI::App cli{"Tidepool: train CNNs under a GPU memory budget and see what the memory does."};
   std::string models;
   for (const std::string& m : models::model_names()) models += (models.empty() ? "" : ", ") + m;
-  cli.footer("models: " + models + "\nrun `tidepool models` for their sizes; README.md for the details");
+  cli.footer("models: " + models + "\nrun `tidepool models` for their sizes; README.md and docs/ for the details");
   bool quiet = false;
   cli.add_flag("--quiet", quiet, "no progress bar");
   // The top-level command trains; each subcommand is one file of app/commands/.
@@ -71,7 +71,17 @@ int run_cli(int argc, char** argv) {
   }
   try {
     for (const Command& c : subcommands)
-      if (*c.cmd) return c.run(quiet);
+      if (*c.cmd) {
+        // A run's option before the subcommand would be the top-level
+        // command's, and the subcommand would not see it.
+        for (const CLI::Option* o : cli.get_options())
+          if (o->count() > 0 && o->get_name() != "--quiet") {
+            std::fprintf(stderr, "tidepool: %s before '%s' is not the subcommand's: put it after '%s'\n",
+                         o->get_name().c_str(), c.cmd->get_name().c_str(), c.cmd->get_name().c_str());
+            return 2;
+          }
+        return c.run(quiet);
+      }
     return train.run(quiet);
   } catch (const std::exception& e) {
     return report_failure(e, nullptr);

@@ -21,10 +21,10 @@ nlohmann::json resumed_changes(const Checkpoint& saved, const RunSettings& now, 
   nlohmann::json changes = earlier.is_array() ? earlier : nlohmann::json::array();
   const nlohmann::json was = to_json(saved.settings), is = to_json(now);
   for (const RunOption& o : run_option_table())
-    if (o.on_resume == OnResume::may_change && was[o.settings_key] != is[o.settings_key])
+    if (o.on_resume == OnResume::may_change && was.at(o.settings_key) != is.at(o.settings_key))
       changes.push_back({{"option", "--" + o.name},
-                         {"was", was[o.settings_key]},
-                         {"now", is[o.settings_key]},
+                         {"was", was.at(o.settings_key)},
+                         {"now", is.at(o.settings_key)},
                          {"from_iteration", saved.iteration + 1}});
   return changes;
 }

@@ -105,6 +105,13 @@ std::vector<PlanRow> plan_table(const Network& net, std::int64_t batch, const Ke
 void plan_command(const PlanRequest& request, std::ostream& out) {
   const RunSettings& run = request.run;
   const PlanLists& lists = request.lists;
+  if (!run.resume.empty())
+    throw std::invalid_argument("plan plans a run from its options; to plan a run being resumed, give the options it "
+                                "was started with (its summary.json's \"settings\")");
+  if (run.device == DeviceKind::cuda && run.profile.empty())
+    throw std::invalid_argument("plan asks a device's answers without running it: for the cuda device, give a "
+                                "profile measured on it (tidepool profile --device cuda -o gpu.json; plan --profile "
+                                "gpu.json)");
   MemorySettings mine = run.memory;  // this run's
   mine.ranks = request.ranks;
   if (request.ranks < 1) throw std::invalid_argument("--ranks must be at least 1");
@@ -164,7 +171,8 @@ void plan_command(const PlanRequest& request, std::ostream& out) {
                             {"algo", to_string(r.settings.scheme)},
                             {"order", to_string(r.settings.order)},
                             {"heuristic", r.settings.heuristic}};
-      row["fits"] = r.fits(budget);
+      row["fits"] = r.fits();  // planned, not refused
+      if (budget) row["fits_budget"] = r.fits(budget);  // ... and the pool it needs fits --budget
       if (r.fits())
         row.update(memory_json(r.memory));
       else
@@ -196,8 +204,9 @@ void plan_command(const PlanRequest& request, std::ostream& out) {
   line[std::strlen(line) - 1] = '\0';
   out << (show_precision ? "prec " : "") << line << (pageable ? "     pageable" : "")
       << (model ? "   pred ms  stall ms" : "") << (budget ? "  fits" : "") << '\n';
-  for (const PlanRow& r : rows) {
-    if (&r == &rows[1]) out << "alternatives:\n";
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const PlanRow& r = rows[i];
+    if (i == 1) out << "alternatives:\n";
     const MemorySummary& m = r.memory;
     if (!r.fits()) {
       std::snprintf(line, sizeof line, "%-8s %-4s %-17s %-10s does not fit: the smallest budget that works is %s\n",

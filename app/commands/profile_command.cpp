@@ -142,7 +142,10 @@ Command add_profile_command(CLI::App& cli) {
       ->transform(number(1, 1000));
   cmd->add_option("--spec", q->spec, "derive the profile from a GPU specification instead: " + gpu_spec_names());
   cmd->add_option("-o,--out", q->out, "the profile JSON to write")->required();
-  return {cmd, [q](bool quiet) {
+  return {cmd, [q, cmd](bool quiet) {
+            if (cmd->count("--profile"))
+              throw std::invalid_argument("profile measures a device (or derives from --spec) and writes -o FILE; "
+                                          "--profile is what a run or plan reads: leave it out");
             q->progress = !quiet;
             return profile_command(*q, std::cout);
           }};

@@ -104,7 +104,7 @@ int replay_command(const std::string& file, std::ostream& out) {
 Command add_replay_command(CLI::App& cli) {
   auto file = std::make_shared<std::string>();
   auto* cmd = cli.add_subcommand("replay", "run an allocation trace (CSV) through every heuristic");
-  cmd->add_option("file", *file, "CSV of alloc/free events (format: README.md)")->required();
+  cmd->add_option("file", *file, "CSV of alloc/free events (format: docs/memory.md)")->required();
   return {cmd, [file](bool) { return replay_command(*file, std::cout); }};
 }
 

@@ -46,10 +46,12 @@ int train_in_window(RunSettings settings, const TrainRequest& w, Communicator* r
   if (!settings.resume.empty()) throw std::invalid_argument("--resume continues a --batch run: add --batch");
   // The window keeps its run in memory and writes no run folder: the
   // folder's options would be ignored without a word.
+  std::string folder_options;
   for (const RunOption& o : w.options->given())
-    if (o.run_folder)
-      throw std::invalid_argument("--" + o.name + " is for --batch runs, which write a run folder; the window "
-                                  "writes none (add --batch to train headless into one)");
+    if (o.run_folder) folder_options += (folder_options.empty() ? "--" : ", --") + o.name;
+  if (!folder_options.empty())
+    throw std::invalid_argument(folder_options + ": for --batch runs, which write a run folder; the window writes "
+                                "none (add --batch to train headless into one)");
   const int size = ranks ? ranks->size() : 1;
   if (w.show_rank >= size)
     throw std::invalid_argument("--show-rank " + std::to_string(w.show_rank) + ": " +

@@ -40,8 +40,9 @@ RunAnswers run_answers(DeviceKind kind, double link_gbps, const Profile* profile
   return {nullptr, queries_for(*profile)};
 }
 
-// eq. 9's starting point, --lr, as it was given (0.1, not 0.1f's double).
-double base_lr(const TuneRequest& q) { return std::stod(number_text(q.run.lr)); }
+// eq. 9's starting point, --lr, as it was given (0.1, not 0.1f's double):
+// as the run's settings record it.
+double base_lr(const TuneRequest& q) { return to_json(q.run).at("lr").get<double>(); }
 
 }  // namespace
 
@@ -189,7 +190,7 @@ TunedRun tune_run(RunSettings s) {
                 {"efficiency_optimal_batch", *t.best},
                 {"predicted_images_per_second", rate},
                 {"learning_rate", t.lr},
-                {"base_learning_rate", s.lr},
+                {"base_learning_rate", base_lr(q)},
                 {"base_batch_size", s.batch_size},
                 {"convexity", q.convexity},
                 {"mode", "accudnn"}};

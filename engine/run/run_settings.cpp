@@ -59,7 +59,9 @@ namespace {
 double as_given(float v) {
   char text[32];
   const auto end = std::to_chars(text, text + sizeof text, v).ptr;
-  return std::strtod(std::string(text, end).c_str(), nullptr);
+  double d = 0;
+  std::from_chars(text, end, d);  // (from_chars, unlike strtod, ignores the locale)
+  return static_cast<float>(d) == v ? d : static_cast<double>(v);
 }
 }  // namespace
 

@@ -134,6 +134,17 @@ TEST(Cli, WindowOptionsWithBatchAreRefused) {
     expect_error(run(std::string("--batch --quiet --iterations 1 ") + option), "leave out --batch");
 }
 
+// A heuristic is checked as it is read, with a guess; a run's option put
+// before a subcommand is not the subcommand's, and is refused.
+TEST(Cli, AHeuristicIsCheckedAsItIsReadAndRunOptionsGoAfterTheSubcommand) {
+  const Result bad = run_here("--batch --heuristic best-fti");
+  expect_error(bad, "unknown allocator heuristic 'best-fti'");
+  EXPECT_NE(bad.output.find("did you mean 'best-fit'?"), std::string::npos) << bad.output;
+  const Result before = run_here("--model vgg16 plan");
+  EXPECT_EQ(before.status, 2) << before.output;
+  EXPECT_NE(before.output.find("--model before 'plan' is not the subcommand's"), std::string::npos) << before.output;
+}
+
 // The window writes no run folder: the folder's options are refused there,
 // not ignored, and nothing is written.
 TEST(Cli, RunFolderOptionsWithoutBatchAreRefused) {
@@ -142,8 +153,12 @@ TEST(Cli, RunFolderOptionsWithoutBatchAreRefused) {
                              "--trace-iterations 2 --out"}) {
     const std::string folder = (dir.path() / "run").string();
     const std::string args = std::string(option) + " " + folder;
-    const std::string first = args.substr(2, args.find(' ') - 2);
-    expect_error(run_here(args), "--" + first + " is for --batch runs");
+    const Result r = run_here(args);
+    expect_error(r, "for --batch runs, which write a run folder");
+    for (std::istringstream words(option); words;) {  // every one named
+      std::string word;
+      if (words >> word && word.rfind("--", 0) == 0) EXPECT_NE(r.output.find(word), std::string::npos) << word;
+    }
     EXPECT_FALSE(std::filesystem::exists(folder)) << option;
   }
 }

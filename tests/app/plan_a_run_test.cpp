@@ -95,10 +95,21 @@ TEST(PlanARun, AChoiceGivenOnceFiltersAListPlansEachAndOneLeftOutIsEnumerated) {
   EXPECT_EQ(every[0].at("heuristic"), "best-fit");
 }
 
+// What plan cannot plan from the options alone is refused, not ignored.
+TEST(PlanARun, AResumeAndTheCudaDeviceWithoutAProfileAreRefused) {
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(tidepool("plan --resume runs/x").status, 1);
+  EXPECT_EQ(tidepool("plan --device cuda").status, 1);
+  const std::string said = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(said.find("to plan a run being resumed, give the options it was started with"), std::string::npos) << said;
+  EXPECT_NE(said.find("for the cuda device, give a profile measured on it"), std::string::npos) << said;
+}
+
 TEST(PlanARun, UnderABudgetEachRowSaysWhetherItFits) {
   const std::string net = "--model resnet20 --dataset cifar10 --batch-size 8 --algo m --order prefetch-first "
                           "--heuristic best-fit";
   const nlohmann::json free = plan_json(net + " --mode base,all");
+  EXPECT_FALSE(free[0].contains("fits_budget")) << "no budget, no budget column";
   const std::size_t base_pool = free[0].at("pool_bytes").get<std::size_t>();
   const std::size_t all_pool = free[1].at("pool_bytes").get<std::size_t>();
   ASSERT_LT(all_pool, base_pool);
@@ -107,8 +118,10 @@ TEST(PlanARun, UnderABudgetEachRowSaysWhetherItFits) {
   const nlohmann::json rows = plan_json(net + " --mode all,base --budget " + std::to_string(budget));
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_TRUE(rows[0].at("fits").get<bool>());
+  EXPECT_TRUE(rows[0].at("fits_budget").get<bool>());
   EXPECT_EQ(rows[0].at("pool_bytes").get<std::size_t>(), budget) << "a run with --budget has that pool";
-  EXPECT_FALSE(rows[1].at("fits").get<bool>());
+  EXPECT_TRUE(rows[1].at("fits").get<bool>()) << "planned: its figures are there";
+  EXPECT_FALSE(rows[1].at("fits_budget").get<bool>());
   EXPECT_EQ(rows[1].at("pool_bytes").get<std::size_t>(), base_pool) << "an alternative shows the pool it needs";
   const Output text = tidepool("plan " + net + " --mode all,base --budget " + std::to_string(budget));
   EXPECT_NE(text.out.find("fits"), std::string::npos) << text.out;
