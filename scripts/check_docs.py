@@ -12,7 +12,10 @@ Fails (exit 1, one line per problem) when
   - a folder named in the README's layout block (the first ``` block after
     "## Layout") does not exist;
   - an option (--something) in `tidepool --help` or `tidepool <command> --help`
-    appears in none of README.md and docs/*.md.
+    appears in none of README.md and docs/*.md;
+  - a `tidepool` command line in a shell block of README.md or docs/*.md
+    gives an option its command does not have (a renamed or removed option
+    leaves no example behind).
 Links to http(s):, mailto: and the like are not followed. Text in code blocks
 and inline code is not read for links.
 """
@@ -156,6 +159,63 @@ def subcommands(text):
     return names
 
 
+def options_of(text):
+    """The long options a --help text lists, in order."""
+    options = []
+    for line in text.split('\n'):
+        m = re.match(r'\s+(?:-\w,)?(--[a-z][\w-]*)', line)
+        if m and m.group(1) not in options:
+            options.append(m.group(1))
+    return options
+
+
+def shell_commands(path):
+    """(line number, command line) of each line of a sh block, continuations joined."""
+    out, fenced, pending, start = [], False, '', 0
+    for n, line in enumerate(open(path, encoding='utf-8').read().split('\n'), 1):
+        if line.lstrip().startswith('```'):
+            fenced = line.strip() in ('```sh', '```bash', '```shell') if not fenced else False
+            continue
+        if not fenced:
+            continue
+        if not pending:
+            start = n
+        if line.rstrip().endswith('\\'):
+            pending += line.rstrip()[:-1] + ' '
+            continue
+        out.append((start, pending + line))
+        pending = ''
+    return out
+
+
+def check_commands(root, binary, commands, texts):
+    """Every option a documented tidepool command line gives is its command's."""
+    problems = []
+    invocation = re.compile(r'(?:^|[\s/])tidepool(?=\s|$)')
+    for path in doc_files(root):
+        if not os.path.exists(path):
+            continue
+        for n, line in shell_commands(path):
+            line = re.sub(r'\s#.*$', '', line)  # a comment
+            starts = [m.end() for m in invocation.finditer(line)]
+            if not starts:
+                continue
+            words = line[starts[-1]:].split('|')[0].replace('&&', ' ; ').split(';')[0].split()
+            command = 'tidepool'
+            for w in words:
+                if not w.startswith('-'):
+                    if f'tidepool {w}' in texts:
+                        command = f'tidepool {w}'
+                    break
+            known = set(options_of(texts[command])) | {'--help'}
+            for w in words:
+                option = w.split('=', 1)[0]
+                if re.fullmatch(r'--[a-z][\w-]*', option) and option not in known:
+                    rel = os.path.relpath(path, root)
+                    problems.append(f'{rel}:{n}: `{command} ... {option}`: {command} has no option {option}')
+    return problems
+
+
 def check_options(root, binary):
     top = help_text(binary)
     commands = subcommands(top)
@@ -165,13 +225,9 @@ def check_options(root, binary):
     for command in commands:
         texts[f'tidepool {command}'] = help_text(binary, command)
     docs = '\n'.join(open(p, encoding='utf-8').read() for p in doc_files(root) if os.path.exists(p))
-    problems = []
+    problems = check_commands(root, binary, commands, texts)
     for where, text in texts.items():
-        options = []
-        for line in text.split('\n'):
-            m = re.match(r'\s+(?:-\w,)?(--[a-z][\w-]*)', line)
-            if m and m.group(1) not in options:
-                options.append(m.group(1))
+        options = options_of(text)
         if not options:
             problems.append(f'{where} --help: no options found')
         for option in options:
