@@ -13,6 +13,7 @@
 
 #include "app/cli.h"
 #include "testing/run_command.h"
+#include "testing/run_here.h"
 #include "testing/temp_dir.h"
 #include "testing/tiny_datasets.h"
 
@@ -23,24 +24,9 @@ using Result = testing::CommandResult;
 
 Result run(const std::string& args) { return testing::run_command(std::string(TIDEPOOL_BINARY) + " " + args); }
 
-// The same command line in this process (words split at spaces), what it
-// writes to stderr captured: for the many checks that refuse it while it
-// is read, where starting the binary (half a second) would be most of
-// the time.
-Result run_here(const std::string& args) {
-  std::vector<std::string> words{"tidepool"};
-  std::istringstream in(args);
-  for (std::string w; in >> w;) words.push_back(w);
-  std::vector<char*> argv;
-  for (std::string& w : words) argv.push_back(w.data());
-  argv.push_back(nullptr);
-  Result r;
-  ::testing::internal::CaptureStderr();
-  r.status = app::run_cli(static_cast<int>(words.size()), argv.data());
-  std::fflush(stderr);
-  r.output = ::testing::internal::GetCapturedStderr();
-  return r;
-}
+// The same command line in this process, its stderr captured: for the many
+// checks that refuse it while it is read.
+Result run_here(const std::string& args) { return testing::run_here(args); }
 
 void expect_error(const Result& r, const std::string& needle) {
   EXPECT_EQ(r.status, 1) << r.output;

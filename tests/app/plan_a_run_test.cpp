@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "app/cli.h"
+#include "testing/run_here.h"
 #include "engine/memory/allocator.h"
 #include "testing/temp_dir.h"
 #include "testing/tiny_datasets.h"
@@ -26,18 +26,8 @@ struct Output {
 
 // The command line in this process, its stdout captured.
 Output tidepool(const std::string& args) {
-  std::vector<std::string> words{"tidepool"};
-  std::istringstream in(args);
-  for (std::string w; in >> w;) words.push_back(w);
-  std::vector<char*> argv;
-  for (std::string& w : words) argv.push_back(w.data());
-  argv.push_back(nullptr);
-  ::testing::internal::CaptureStdout();
-  Output r;
-  r.status = app::run_cli(static_cast<int>(words.size()), argv.data());
-  std::fflush(stdout);
-  r.out = ::testing::internal::GetCapturedStdout();
-  return r;
+  const testing::CommandResult r = testing::run_here(args, testing::Captured::stdout_only);
+  return {r.status, r.output};
 }
 
 nlohmann::json plan_json(const std::string& options) {
