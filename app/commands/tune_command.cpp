@@ -226,6 +226,11 @@ Command add_tune_command(CLI::App& cli) {
   return {cmd, [q, cmd](bool quiet) {
             if (cmd->count("--mode"))
               throw std::invalid_argument("tune finds AccUDNN's batch, whose mode is accudnn: leave out --mode");
+            // Memory settings that change nothing tune decides: who copies, how many
+            // threads compress, AutoSwap's score, the buckets of ranks it does not plan.
+            for (const char* unused : {"--copy-engine", "--compress-threads", "--swap-score", "--bucket-size"})
+              if (cmd->count(unused))
+                throw std::invalid_argument(std::string(unused) + " changes nothing tune decides: leave it out");
             q->progress = !quiet;
             return tune_command(*q, std::cout);
           }};

@@ -126,6 +126,8 @@ TEST(Cli, AHeuristicIsCheckedAsItIsReadAndRunOptionsGoAfterTheSubcommand) {
   const Result bad = run_here("--batch --heuristic best-fti");
   expect_error(bad, "unknown allocator heuristic 'best-fti'");
   EXPECT_NE(bad.output.find("did you mean 'best-fit'?"), std::string::npos) << bad.output;
+  expect_error(run_here("tune --budget 20m --copy-engine threads"), "--copy-engine changes nothing tune decides");
+  expect_error(run_here("tune --budget 20m --mode all"), "leave out --mode");
   const Result before = run_here("--model vgg16 plan");
   EXPECT_EQ(before.status, 2) << before.output;
   EXPECT_NE(before.output.find("--model before 'plan' is not the subcommand's"), std::string::npos) << before.output;
