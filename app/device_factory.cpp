@@ -22,12 +22,16 @@ bool cuda_backend_built() {
 #endif
 }
 
+void require_sim_profile(DeviceKind kind, const std::string& profile) {
+  if (kind == DeviceKind::sim && profile.empty())
+    throw std::invalid_argument("--device sim runs on a performance profile: give --profile FILE (one written by "
+                                "`tidepool profile`) or a GPU specification (" + gpu_spec_names() + ")");
+}
+
 std::unique_ptr<Device> make_device(DeviceKind kind, double link_gbps, bool for_window, const std::string& profile) {
   constexpr int kWindowWorkerNice = 10;
   if (kind == DeviceKind::sim) {
-    if (profile.empty())
-      throw std::invalid_argument("--device sim runs on a performance profile: give --profile FILE (one written by "
-                                  "`tidepool profile`) or a GPU specification (" + gpu_spec_names() + ")");
+    require_sim_profile(kind, profile);
     if (link_gbps != 0)
       throw std::invalid_argument("--link-gbps throttles the cpu device's link; the sim device's link is its "
                                   "profile's (leave --link-gbps at 0)");

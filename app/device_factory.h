@@ -28,6 +28,11 @@ namespace tidepool::app {
 std::unique_ptr<Device> make_device(DeviceKind kind, double link_gbps, bool for_window = false,
                                     const std::string& profile = "");
 
+// The sim device without a profile: refused, as every command that runs or
+// plans it says (std::invalid_argument naming --profile and the GPU
+// specifications).
+void require_sim_profile(DeviceKind kind, const std::string& profile);
+
 // The answers a plan for `profile`'s device asks (engine/device/
 // kernel_queries.h): a GPU profile's own (GpuQueries, whatever the host),
 // or, for a profile measured on the cpu device, this machine's cpu

@@ -108,6 +108,8 @@ void plan_command(const PlanRequest& request, std::ostream& out) {
   if (!run.resume.empty())
     throw std::invalid_argument("plan plans a run from its options; to plan a run being resumed, give the options it "
                                 "was started with (its summary.json's \"settings\")");
+  // A GPU's plan comes from that GPU's answers, never this host's.
+  require_sim_profile(run.device, run.profile);
   if (run.device == DeviceKind::cuda && run.profile.empty())
     throw std::invalid_argument("plan asks a device's answers without running it: for the cuda device, give a "
                                 "profile measured on it (tidepool profile --device cuda -o gpu.json; plan --profile "
@@ -154,14 +156,13 @@ void plan_command(const PlanRequest& request, std::ostream& out) {
   std::vector<PlanRow> rows = plan_rows(net, rank_batch, *queries, settings, model ? &*model : nullptr);
   rows.front().this_run = settings.front() == mine;
   const std::size_t budget = mine.budget_bytes;
-  const PlanRequest& q = request;
   const bool pageable = mine.host_memory == HostMemory::pageable;
   // A precision column only where there is a choice to show.
   const bool show_precision = precisions.size() > 1 || precisions[0] != Precision::fp32;
   auto precision_cell = [&](const PlanRow& r) {
     return show_precision ? std::string(to_string(r.settings.precision)) + " " : std::string();
   };
-  if (q.json) {
+  if (request.json) {
     nlohmann::json j = nlohmann::json::array();
     for (const PlanRow& r : rows) {
       nlohmann::json row = {{"this_run", r.this_run},
@@ -194,8 +195,8 @@ void plan_command(const PlanRequest& request, std::ostream& out) {
                 mine.compress ? ", compressed offloads (pinned: two staging slots)" : "",
                 pageable ? ", pageable host memory (pinned: the staging buffers)" : "");
   out << line << "planned for " << planned_for << " (its workspaces, layout and 16-bit kernels)\n";
-  if (q.ranks > 1)
-    out << "each of " << q.ranks << " ranks: batch " << rank_batch << " of the global " << run.batch_size
+  if (request.ranks > 1)
+    out << "each of " << request.ranks << " ranks: batch " << rank_batch << " of the global " << run.batch_size
         << ", its parameter gradients all-reduced in buckets of " << format_bytes(mine.bucket_bytes)
         << " (tensors of the plan, alive from backward to the update)\n";
   std::snprintf(line, sizeof line, "%-8s %-4s %-17s %-10s %12s %12s %12s %7s %12s %12s %12s %5s\n", "mode", "algo",

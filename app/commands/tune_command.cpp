@@ -36,7 +36,7 @@ struct RunAnswers {
 RunAnswers run_answers(DeviceKind kind, double link_gbps, const Profile* profile) {
   if (kind == DeviceKind::cpu) return {nullptr, make_cpu_queries()};
   if (kind == DeviceKind::cuda) return {make_device(kind, link_gbps), nullptr};
-  if (!profile) throw std::invalid_argument("the sim device runs on a profile: give --profile to tune on it");
+  if (!profile) require_sim_profile(kind, "");
   return {nullptr, queries_for(*profile)};
 }
 
@@ -51,8 +51,7 @@ PerfModel tuning_model(const TuneRequest& q, const Network& net, std::string& no
     note = "profile " + q.run.profile;
     return PerfModel(resolve_profile(q.run.profile));
   }
-  if (q.run.device == DeviceKind::sim)
-    throw std::invalid_argument("the sim device runs on a profile: give --profile to tune on it");
+  require_sim_profile(q.run.device, q.run.profile);
   // Measured now, on the device itself: the largest batch is planned with
   // that device's answers (a cuda device of its own, gone before the
   // profiler makes the ones it measures on).

@@ -90,9 +90,11 @@ TEST(PlanARun, AResumeAndTheCudaDeviceWithoutAProfileAreRefused) {
   ::testing::internal::CaptureStderr();
   EXPECT_EQ(tidepool("plan --resume runs/x").status, 1);
   EXPECT_EQ(tidepool("plan --device cuda").status, 1);
+  EXPECT_EQ(tidepool("plan --device sim").status, 1);  // not the host's answers for a GPU
   const std::string said = ::testing::internal::GetCapturedStderr();
   EXPECT_NE(said.find("to plan a run being resumed, give the options it was started with"), std::string::npos) << said;
   EXPECT_NE(said.find("for the cuda device, give a profile measured on it"), std::string::npos) << said;
+  EXPECT_NE(said.find("--device sim runs on a performance profile: give --profile"), std::string::npos) << said;
 }
 
 TEST(PlanARun, UnderABudgetEachRowSaysWhetherItFits) {
