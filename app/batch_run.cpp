@@ -14,8 +14,7 @@
 #include "app/memory_report.h"
 #include "app/options/run_options.h"
 #include "app/progress.h"
-#include "app/run_folder.h"
-#include "app/run_summary.h"
+#include "app/run_record.h"
 #include "app/session.h"
 #include "engine/core/bytes_text.h"
 #include "engine/perf/profile.h"
@@ -26,7 +25,6 @@ namespace tidepool::app {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 void print_memory(TrainingSession& session) {
   const Trainer& trainer = session.trainer();
@@ -36,55 +34,10 @@ void print_memory(TrainingSession& session) {
   std::fflush(stdout);
 }
 
-// The run folder: --out, or a new one named by the time; under mpirun
-// every rank names it as rank 0 does (its time stamp).
-fs::path run_folder_path(const RunSettings& s, Communicator* comm) {
-  fs::path path = s.out.empty() ? RunFolder::default_path(s) : fs::path(s.out);
-  if (comm && s.out.empty()) {
-    std::string text = path.string();
-    std::int64_t length = static_cast<std::int64_t>(text.size());
-    comm->broadcast(&length, sizeof length, 0);
-    text.resize(static_cast<std::size_t>(length));
-    comm->broadcast(text.data(), text.size(), 0);
-    path = text;
-  }
-  return path;
-}
-
-// A resumed run that has trained all it is asked to: nothing to do, and
-// nothing changes. One asked for fewer iterations than it has trained is
-// refused: a run is continued, never cut back.
-bool is_finished(const Checkpoint& resume, const TrainingSession& session, const std::string& folder) {
-  const std::int64_t done = resume.iteration, planned = session.total_iterations();
-  if (done > planned)
-    throw std::invalid_argument("the run in " + folder + " has trained " + std::to_string(done) +
-                                " iterations, more than the " + std::to_string(planned) +
-                                " asked for: a run is continued, never cut back (give --iterations " +
-                                std::to_string(done) + " or more, or leave it out)");
-  if (done < planned) return false;
-  std::printf("the run in %s is finished (%lld of %lld iterations): nothing to do, nothing changed; give a "
-              "later --epochs or --iterations to continue it\n",
-              folder.c_str(), static_cast<long long>(done), static_cast<long long>(planned));
-  return true;
-}
-
-// Rank 0 first: under --force it empties the folder the other ranks then
-// write their traced files into (the broadcast is the barrier).
-void open_on_every_rank(RunFolder& folder, int rank, Communicator* comm) {
-  if (rank == 0) folder.open();
-  if (comm) {
-    int opened = 1;
-    comm->broadcast(&opened, sizeof opened, 0);
-  }
-  if (rank != 0) folder.open();
-}
-
-// What the run is, where it writes, its memory; the profile it plans with
-// goes into its folder.
+// What the run is, where it writes, its memory.
 void print_start(TrainingSession& session, const fs::path& folder, const Checkpoint* resume, Communicator* comm) {
   const RunSettings& s = session.settings();
   const Network& net = session.network();
-  const Trainer& trainer = session.trainer();
   if (resume) {
     std::printf("resuming %s at epoch %lld, iteration %lld\n", folder.string().c_str(),
                 static_cast<long long>(resume->epoch + 1), static_cast<long long>(resume->iteration));
@@ -103,8 +56,6 @@ void print_start(TrainingSession& session, const fs::path& folder, const Checkpo
                     ? "batch norm normalises over the whole global batch (--sync-bn)"
                     : "batch norm's statistics are each rank's, rank 0's at every evaluation and checkpoint");
   print_memory(session);
-  // The profile travels with the run: `--device sim --profile RUN/profile.json` replays it anywhere.
-  if (const PerfModel* model = trainer.model()) save_profile(model->profile(), (folder / "profile.json").string());
   if (const auto& bo = session.swap_weight_search()) {
     double best_single = bo->history.empty() ? 0 : std::numeric_limits<double>::infinity();
     for (std::size_t i = 1; i < std::min<std::size_t>(5, bo->history.size()); ++i)  // tries 2-5: each score alone
@@ -131,41 +82,9 @@ void print_compression_and_scaling(TrainingSession& session, const IterationResu
                 static_cast<long long>(session.iteration()), static_cast<double>(trainer.loss_scaler().scale()));
 }
 
-// What the iterations of the current epoch added up to; a run resumed
-// mid-epoch starts from what the checkpoint says its first part added up to.
-struct EpochTally {
-  EpochSoFar sum;
-  Clock::time_point start = Clock::now();
-  void add(const StepReport& r) {
-    sum.train_seconds += r.seconds;
-    sum.images += r.images;
-    sum.correct += r.result.correct;
-    sum.loss_sum += static_cast<double>(r.result.loss) * r.images;
-    sum.peak_load_bytes = std::max<std::uint64_t>(sum.peak_load_bytes, r.result.memory.peak_load_bytes);
-    sum.footprint_bytes = std::max<std::uint64_t>(sum.footprint_bytes, r.result.memory.footprint_bytes);
-  }
-  double rate() const { return sum.train_seconds > 0 ? sum.images / sum.train_seconds : 0.0; }
-  double mean_loss() const { return sum.images ? sum.loss_sum / sum.images : 0.0; }
-  double accuracy() const { return sum.images ? static_cast<double>(sum.correct) / sum.images : 0.0; }
-  EpochSoFar so_far() const {
-    EpochSoFar e = sum;
-    e.wall_seconds += seconds_since(start);
-    return e;
-  }
-};
-
 }  // namespace
 
 namespace {
-
-// What earlier invocations of a resumed run recorded of the settings their
-// resumes changed: its summary.json's "resumed_with", where it has one.
-nlohmann::json earlier_changes(const std::string& folder) {
-  std::ifstream in(fs::path(folder) / "summary.json");
-  if (!in) return nullptr;
-  const nlohmann::json summary = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  return summary.is_object() && summary.contains("resumed_with") ? summary["resumed_with"] : nlohmann::json();
-}
 
 std::string json_text(const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
@@ -221,17 +140,21 @@ nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& 
   TrainingSession session(s, {.comm = comm,
                               .kernel_choices = resume ? resume->kernel_choices : std::vector<std::string>{},
                               .measured_profile = measured});
-  const fs::path path = run_folder_path(s, comm);
-  // Every refusal comes before the folder is written (RunFolder::open).
-  RunFolder folder(path, resume ? &*resume : nullptr, s.resume, s.trace_iterations, session.rank(), s.force);
-  if (resume && is_finished(*resume, session, s.resume)) return nlohmann::json();
-  session.start(folder.sink());
+  // Every refusal comes before the folder is written (RunRecord::open).
+  RunRecord record(s, resume ? &*resume : nullptr, comm, wall_start);
+  if (record.nothing_to_do(session)) {
+    std::printf("the run in %s is finished (%lld of %lld iterations): nothing to do, nothing changed; give a "
+                "later --epochs or --iterations to continue it\n",
+                s.resume.c_str(), static_cast<long long>(session.total_iterations()),
+                static_cast<long long>(session.total_iterations()));
+    return nlohmann::json();
+  }
+  session.start(record.sink());
   // Restoring can still refuse (a checkpoint that does not fit this data).
   if (resume)
     session.restore(resume->state, resume->epoch, resume->batch_in_epoch, resume->iteration, resume->loss_scale);
-  open_on_every_rank(folder, session.rank(), comm);
-  Trainer& trainer = session.trainer();
-  print_start(session, folder.path(), resume ? &*resume : nullptr, comm);
+  record.open(session);
+  print_start(session, record.path(), resume ? &*resume : nullptr, comm);
   const std::int64_t epochs = session.epochs(), total = session.total_iterations();
 
   const bool imagenet = s.dataset == "imagenet";
@@ -239,16 +162,9 @@ nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& 
   // missing (null, empty cells, words), never zeros a script would average.
   const bool numbers = session.device().caps().computes_values;
   Progress progress(s.progress);
-  RunTotals totals;
-  Evaluation last_eval;
-  bool evaluated = false;  // last_eval is of the parameters as they are now
-  double last_train_loss = 0;
   const std::int64_t start_iteration = session.iteration();
   const std::int64_t stop_at = s.stop_after ? std::min(total, start_iteration + s.stop_after) : total;
-  EpochTally tally;
-  if (resume && resume->batch_in_epoch > 0) tally.sum = resume->epoch_so_far;
-  auto last_checkpoint = Clock::now();
-  float lr = s.lr;
+  IterationResult last_compressed;
   while (session.iteration() < stop_at) {
     const std::int64_t epoch = session.epoch();
     const StepReport r = session.train_iteration();
@@ -260,90 +176,55 @@ nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& 
       std::printf("dyn: chose %s\n", to_string(r.dyn->mode));
       print_memory(session);
     }
-    lr = r.lr;
-    tally.add(r);
-    totals.peak_seen = std::max<std::size_t>(totals.peak_seen, r.result.memory.peak_load_bytes);
-    totals.train_seconds += r.seconds;
-    totals.train_images += r.images;
-    evaluated = false;
-    if (r.result.compressed_from_bytes) totals.last_compressed = r.result;
+    record.add(session, r);
+    if (r.result.compressed_from_bytes) last_compressed = r.result;
+    const EpochTally& tally = record.tally();
     const double eta = (total - session.iteration()) * static_cast<double>(s.batch_size) / tally.rate();
     progress.update(epoch, epochs, session.iteration(), total, numbers ? r.result.loss : std::nanf(""), tally.rate(),
                     eta);
-    if (session.iteration() == s.trace_iterations) folder.close_traced(trainer.memory().summary(), s.batch_size, numbers);
 
     // A metrics row when an epoch (or the run) ends; a checkpoint then, at
     // a stop, and between as --checkpoint-every says.
     const bool row = r.epoch_end || session.finished();
-    bool every = s.checkpoint_every > 0 ? session.iteration() % s.checkpoint_every == 0
-                 : s.checkpoint_every == kCheckpointByTime && seconds_since(last_checkpoint) >= kCheckpointSeconds;
-    // Each rank has its own clock: they checkpoint together when any says so.
-    if (comm && s.checkpoint_every == kCheckpointByTime) every = comm->all_reduce_max(every ? 1 : 0) != 0;
-    if (!row && !every && session.iteration() < stop_at) continue;
+    if (!row && !record.checkpoint_due(session) && session.iteration() < stop_at) continue;
     session.check_ranks_agree();  // before anything is scored or saved
-    last_train_loss = tally.mean_loss();
-    if (row) {
-      const Evaluation eval = session.evaluate();
-      if (session.diverged()) break;  // summary.json keeps the last good evaluation
-      last_eval = eval;
-      evaluated = true;
-      char text[200];
-      if (numbers)
-        std::snprintf(text, sizeof text,
-                      "epoch %lld: train loss %.4f, accuracy %.2f%% | test loss %.4f, accuracy %.2f%%%s",
-                      static_cast<long long>(epoch + 1), last_train_loss, 100.0 * tally.accuracy(), last_eval.loss,
-                      100.0 * last_eval.accuracy,
-                      imagenet ? (", top-5 " + std::to_string(100.0 * last_eval.top5).substr(0, 5) + "%").c_str() : "");
-      else
-        std::snprintf(text, sizeof text, "epoch %lld: no numbers (simulated), %.1f images/s",
-                      static_cast<long long>(epoch + 1), tally.rate());
-      progress.line(text);
-      const EpochSoFar e = tally.so_far();
-      // Before the checkpoint: a kill between the two rewinds metrics.csv
-      // to the last checkpoint, which writes the row again (app/run_folder.h).
-      folder.append_metrics({epoch + 1, session.iteration(), lr, last_train_loss, tally.accuracy(), last_eval.loss,
-                             last_eval.accuracy, last_eval.top5, tally.rate(), e.peak_load_bytes, e.footprint_bytes,
-                             e.wall_seconds, numbers});
+    if (!row) {
+      record.save(session, epoch, r, nullptr);
+      continue;
     }
-    if (r.epoch_end) tally = EpochTally{};
-    folder.save_checkpoint({session.settings(), session.epoch(), session.batch_in_epoch(), session.iteration(),
-                            tally.so_far(), trainer.loss_scaler().state(), session.device().kernel_choices(),
-                            // where the run is, not parameters nobody computed
-                            numbers ? trainer.read_state() : std::vector<float>{}});
-    last_checkpoint = Clock::now();
-  }
-  if (!evaluated && !session.diverged()) {  // nothing trained, or stopped mid-epoch
     const Evaluation eval = session.evaluate();
-    if (!session.diverged()) last_eval = eval;  // as above: the last good evaluation
+    if (session.diverged()) break;  // summary.json keeps the last good evaluation
+    char text[200];
+    if (numbers)
+      std::snprintf(text, sizeof text,
+                    "epoch %lld: train loss %.4f, accuracy %.2f%% | test loss %.4f, accuracy %.2f%%%s",
+                    static_cast<long long>(epoch + 1), tally.mean_loss(), 100.0 * tally.accuracy(), eval.loss,
+                    100.0 * eval.accuracy,
+                    imagenet ? (", top-5 " + std::to_string(100.0 * eval.top5).substr(0, 5) + "%").c_str() : "");
+    else
+      std::snprintf(text, sizeof text, "epoch %lld: no numbers (simulated), %.1f images/s",
+                    static_cast<long long>(epoch + 1), tally.rate());
+    progress.line(text);
+    record.save(session, epoch, r, &eval);
   }
-  // How the run ended: trained to its planned end, stopped short by
-  // --stop-after (resumable), or diverged.
-  const char* status = session.diverged() ? "diverged" : session.iteration() < total ? "stopped" : "done";
-  if (status == std::string("stopped"))
+  const nlohmann::json summary = record.finish(session, tuned);
+  const std::string status = summary["status"].get<std::string>();
+  if (status == "stopped")
     std::printf("stopped after %lld of %lld iterations; continue with --resume %s\n",
                 static_cast<long long>(session.iteration()), static_cast<long long>(total),
-                folder.path().string().c_str());
-
-  totals.status = status;
-  totals.last_eval = last_eval;
-  totals.last_train_loss = last_train_loss;
-  totals.wall_seconds = seconds_since(wall_start);
-  nlohmann::json resumed_with;
-  // As resumed (`s`): dyn mode rewrites the session's mode as it chooses.
-  if (resume) resumed_with = resumed_changes(*resume, s, earlier_changes(s.resume));
-  const nlohmann::json summary = run_summary(session, totals, comm, tuned, resumed_with);
-  print_compression_and_scaling(session, totals.last_compressed);
-  folder.finish(trainer.memory().summary(), s.batch_size, numbers, summary);
+                record.path().string().c_str());
+  print_compression_and_scaling(session, last_compressed);
   if (session.diverged())  // after summary.json: the exit status says so as well
-    throw std::runtime_error(session.divergence() + " (" + (folder.path() / "summary.json").string() +
+    throw std::runtime_error(session.divergence() + " (" + (record.path() / "summary.json").string() +
                              " says \"status\": \"diverged\")");
-  if (session.device().caps().computes_values)
-    std::printf("%s: test accuracy %.2f%%, %.1f images/s; %s\n", status, 100.0 * last_eval.accuracy,
-                summary["images_per_second"].get<double>(), (folder.path() / "summary.json").string().c_str());
+  if (numbers)
+    std::printf("%s: test accuracy %.2f%%, %.1f images/s; %s\n", status.c_str(),
+                100.0 * summary["final_test_accuracy"].get<double>(), summary["images_per_second"].get<double>(),
+                (record.path() / "summary.json").string().c_str());
   else
-    std::printf("%s (simulated: no numbers, so no accuracy), %.1f images/s on %s; %s\n", status,
+    std::printf("%s (simulated: no numbers, so no accuracy), %.1f images/s on %s; %s\n", status.c_str(),
                 summary["images_per_second"].get<double>(), session.device().caps().name.c_str(),
-                (folder.path() / "summary.json").string().c_str());
+                (record.path() / "summary.json").string().c_str());
   return summary;
 }
 

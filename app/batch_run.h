@@ -1,5 +1,6 @@
 // `tidepool --batch`: the epoch loop. Trains headless through a
-// TrainingSession and reports to the run folder (app/run_folder.h): a
+// TrainingSession and reports to the run folder (app/run_record.h, which
+// the window's session with --out writes through as well): a
 // progress line per iteration; per epoch an evaluation, a metrics row and a
 // checkpoint; checkpoints also at a stop (--stop-after) and within epochs
 // (--checkpoint-every); the pictures when the traced iterations are done;
@@ -23,9 +24,6 @@
 #include "engine/run/run_settings.h"
 
 namespace tidepool::app {
-
-// RunSettings::checkpoint_every == kCheckpointByTime: the time between checkpoints.
-inline constexpr double kCheckpointSeconds = 300;
 
 // The settings of a resumed run: the checkpoint's, except what the command
 // line gave explicitly (`given` holds long option names such as "epochs")

@@ -1,4 +1,5 @@
-// The folder a `--batch` run leaves behind, and everything that writes it:
+// The folder a `--batch` run (or a window session saved with --out) leaves
+// behind, and everything that writes it:
 //
 //   metrics.csv        one row per epoch, written when the epoch ends (and at the run's end)
 //   trace.json         Chrome trace of the first traced iterations
@@ -28,8 +29,8 @@
 // On machines without a shared file system each keeps its own folder of
 // the same path, and rank 0's is the run's.
 //
-// The epoch loop (app/batch_run.cpp) reports to it; it decides nothing
-// about training.
+// A run's record (app/run_record.h, for the --batch epoch loop and the
+// window's runner alike) reports to it; it decides nothing about training.
 #pragma once
 
 #include <cstdint>

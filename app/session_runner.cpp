@@ -1,6 +1,8 @@
 #include "app/session_runner.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 
 #include "app/device_factory.h"
 
@@ -16,6 +18,12 @@ SessionRunner::SessionRunner(RunSettings settings, RingCapacities ring, Communic
 }
 
 SessionRunner::~SessionRunner() { stop(); }
+
+void SessionRunner::record_to(std::unique_ptr<RunRecord> record, std::optional<Checkpoint> resume) {
+  if (comm_) throw std::invalid_argument("a data-parallel window keeps no run folder: train with --batch under mpirun");
+  record_ = std::move(record);
+  resume_ = std::move(resume);
+}
 
 void SessionRunner::start(bool paused) {
   {
@@ -166,34 +174,80 @@ bool SessionRunner::wait_for_turn(TrainingSession& session) {
   }
 }
 
+void SessionRunner::train(TrainingSession& session, RunRecord* record) {
+  // --stop-after N: a recorded session trains N iterations and stops, saved.
+  const std::int64_t total = session.total_iterations();
+  const std::int64_t stop_at =
+      record && settings_.stop_after ? std::min(total, session.iteration() + settings_.stop_after) : total;
+  while (session.iteration() < stop_at && wait_for_turn(session)) {
+    const std::int64_t epoch = session.epoch();
+    const StepReport r = session.train_iteration();
+    {
+      std::lock_guard lock(mutex_);
+      ++trained_;
+    }
+    if (session.diverged()) break;  // no training on garbage: wait below, the last events on show
+    if (record) record->add(session, r);
+    // A recorded run's last iteration is scored and written as --batch's is.
+    if (r.epoch_end || (record && session.finished())) {
+      publish(session.status(), ui::RunState::evaluating);
+      session.check_ranks_agree();  // as every other rank does now (app/window_ranks.cpp)
+      const Evaluation eval = session.evaluate();
+      if (session.diverged()) break;
+      if (record) record->save(session, epoch, r, &eval);
+    } else if (record && record->checkpoint_due(session)) {
+      record->save(session, epoch, r, nullptr);
+    }
+    publish(session.status(), ui::RunState::training);
+  }
+  if (!record) return;
+  // Its training is over (its end, a stop, a divergence, the window closed
+  // or a scenario starting over): the run folder is finished now.
+  if (!session.diverged()) publish(session.status(), ui::RunState::evaluating);  // finish() may evaluate
+  const nlohmann::json summary = record->finish(session);
+  const std::string folder = record->path().string(), status = summary["status"].get<std::string>();
+  std::printf("saved the run in %s: %s, %lld of %lld iterations (`tidepool view %s` shows it%s)\n", folder.c_str(),
+              status.c_str(), static_cast<long long>(session.iteration()), static_cast<long long>(total),
+              folder.c_str(),
+              status == "stopped" ? (", `tidepool --batch --resume " + folder + "` continues it").c_str() : "");
+  std::fflush(stdout);
+}
+
 void SessionRunner::run() {
   RunSettings settings = settings_;
   for (bool first = true;; first = false) {
+    // The first session's run folder, where there is one: declared before
+    // the session, whose trainer sends events to it until it is gone.
+    std::unique_ptr<RunRecord> record = first ? std::move(record_) : nullptr;
+    std::optional<Checkpoint> resume = first ? std::move(resume_) : std::nullopt;
+    FanOutSink sinks;  // the ring, and the run folder's
     std::unique_ptr<TrainingSession> session;
     try {
       if (!first) tell_ranks(Turn::Kind::restart, settings);  // the other ranks start over with this one
       session = std::make_unique<TrainingSession>(
-          settings, SessionOptions{.room_to_grow = true, .for_window = true, .comm = comm_});
+          settings, SessionOptions{.room_to_grow = true,
+                                   .for_window = true,
+                                   .comm = comm_,
+                                   .kernel_choices = resume ? resume->kernel_choices : std::vector<std::string>{}});
+      if (record && record->nothing_to_do(*session))
+        throw std::invalid_argument("the run in " + settings.resume + " is finished (" +
+                                    std::to_string(session->total_iterations()) + " iterations): nothing to do, "
+                                    "nothing changed. `tidepool view " + settings.resume + "` shows it; a later "
+                                    "--epochs or --iterations continues it");
       publish(session->status(), ui::RunState::starting);
-      session->start(&ring_);
+      sinks.add(ring_);
+      if (record && record->sink()) sinks.add(*record->sink());
+      session->start(&sinks);
+      // Restoring can still refuse (a checkpoint that does not fit this data).
+      if (resume)
+        session->restore(resume->state, resume->epoch, resume->batch_in_epoch, resume->iteration, resume->loss_scale);
+      resume.reset();  // its state is the session's now
+      if (record) record->open(*session);  // every check has passed: the folder is written from here
       publish(session->status(), ui::RunState::training);
-      while (!session->finished() && wait_for_turn(*session)) {
-        const StepReport r = session->train_iteration();
-        {
-          std::lock_guard lock(mutex_);
-          ++trained_;
-        }
-        if (r.epoch_end && !session->diverged()) {
-          publish(session->status(), ui::RunState::evaluating);
-          session->check_ranks_agree();  // as every other rank does now (app/window_ranks.cpp)
-          session->evaluate();
-        }
-        if (session->diverged()) break;  // no training on garbage: wait below, the last events on show
-        publish(session->status(), ui::RunState::training);
-      }
+      train(*session, record.get());
       if (session->diverged())
         publish(session->status(), ui::RunState::diverged, session->divergence());
-      else if (session->finished())
+      else if (session->finished() || record)
         publish(session->status(), ui::RunState::finished);
     } catch (const std::exception& e) {
       ui::SessionStatus s = session ? session->status() : status();

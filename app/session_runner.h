@@ -9,6 +9,16 @@
 // On a data-parallel run (mpirun) this is rank 0's runner: it sends every
 // other rank the turn it takes (app/window_ranks.h), and receives their
 // events for the window's Rank menu.
+//
+// With a run record (`tidepool --out DIR` without --batch, record_to())
+// the session the runner starts with writes its run folder as --batch
+// does, through the same writer (app/run_record.h): the traced iterations'
+// files, a metrics row and a checkpoint at every epoch's end, checkpoints
+// as --checkpoint-every says, and when its training ends (its planned
+// end, --stop-after, a divergence, the window closing or a teaching
+// scenario starting over) a checkpoint and summary.json. Only the training
+// thread touches the record; the UI thread still only reads snapshots and
+// writes requests.
 #pragma once
 
 #include <condition_variable>
@@ -18,6 +28,8 @@
 #include <string>
 #include <thread>
 
+#include "app/checkpoint.h"
+#include "app/run_record.h"
 #include "app/session.h"
 #include "engine/comm/communicator.h"
 #include "engine/observe/rank_events.h"
@@ -42,6 +54,12 @@ class SessionRunner final : public ui::SessionLink {
   ~SessionRunner() override;
   SessionRunner(const SessionRunner&) = delete;
   SessionRunner& operator=(const SessionRunner&) = delete;
+
+  // The first session writes its run folder through `record`, whose checks
+  // have passed (RunRecord's constructor), continuing `resume` where given
+  // (--resume: its settings are the runner's). Before start(); one process
+  // only (a data-parallel window keeps no run folder).
+  void record_to(std::unique_ptr<RunRecord> record, std::optional<Checkpoint> resume = std::nullopt);
 
   // Starts the thread: sets the session up (a failure becomes state
   // `failed` with its message) and trains until the planned end or until
@@ -76,6 +94,9 @@ class SessionRunner final : public ui::SessionLink {
   // meanwhile; false when the session must end (stop or restart).
   bool wait_for_turn(TrainingSession& session);
   void publish(const ui::SessionStatus& s, ui::RunState state, const std::string& error = {});
+  // Trains `session` until its end, a stop or a restart; with `record`,
+  // writing its run folder.
+  void train(TrainingSession& session, RunRecord* record);
 
   // Sends the other ranks `turn` (nothing on one process).
   void tell_ranks(Turn::Kind kind, const RunSettings& settings) const;
@@ -85,6 +106,9 @@ class SessionRunner final : public ui::SessionLink {
   Communicator* comm_ = nullptr;
   std::unique_ptr<RankEvents> rank_events_;  // the other ranks' events, on a data-parallel run
   std::thread thread_;
+  // The first session's run folder (record_to), the training thread's once it runs.
+  std::unique_ptr<RunRecord> record_;
+  std::optional<Checkpoint> resume_;
 
   mutable std::mutex mutex_;
   mutable std::condition_variable changed_;

@@ -7,8 +7,10 @@
 
 namespace tidepool::app {
 
-int run_window(const RunSettings& settings, ui::WindowOptions window, Communicator* ranks) {
+int run_window(const RunSettings& settings, ui::WindowOptions window, Communicator* ranks,
+               std::unique_ptr<RunRecord> record, std::optional<Checkpoint> resume) {
   SessionRunner runner(settings, kWindowRing, ranks);
+  if (record) runner.record_to(std::move(record), std::move(resume));
   window.on_open = [&runner] { runner.start(); };
   const int status = ui::run_window(runner, window);
   if (!runner.stop()) {

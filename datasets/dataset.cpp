@@ -57,10 +57,8 @@ void require_directory(const std::filesystem::path& dir, std::string_view what) 
 
 std::unique_ptr<Dataset> make_dataset(std::string_view name, const std::filesystem::path& dir,
                                       Split split, const DatasetOptions& options) {
-  if (name == "generated") {
-    ensure_generated_cifar10(dir);
-    return std::make_unique<CifarDataset>(CifarKind::cifar10, dir, split, options, "generated");
-  }
+  // Written when a loader first reads an image, not here (datasets/generated.h).
+  if (name == "generated") return std::make_unique<GeneratedDataset>(dir, split, options);
   if (name == "cifar10") return std::make_unique<CifarDataset>(CifarKind::cifar10, dir, split, options);
   if (name == "cifar100") return std::make_unique<CifarDataset>(CifarKind::cifar100, dir, split, options);
   if (name == "fashion-mnist") return std::make_unique<FashionMnistDataset>(dir, split, options);

@@ -137,7 +137,8 @@ struct DatasetOptions {
 // Names make_dataset accepts, in the order they are listed to the user.
 std::span<const std::string_view> dataset_names();
 
-// "generated" (written to `dir` on first use, then read as CIFAR-10),
+// "generated" (written to `dir` when an image is first read, then read as
+// CIFAR-10; nothing is written before),
 // "cifar10", "cifar100", "fashion-mnist", "imagenet" or "imagenet-shapes"
 // (which reads no files: `dir` is not used). An unknown name throws
 // DatasetError listing the valid ones.

@@ -62,16 +62,10 @@ std::string file_name(std::int64_t file) {
   return file < kGeneratedTrainFiles ? "data_batch_" + std::to_string(file + 1) + ".bin" : "test_batch.bin";
 }
 
-// One file's records: exactly kGeneratedImagesPerFile / 10 of each class, in
-// an order shuffled from the file's own seed.
+// One file's records: its labels (generated_labels) and their images.
 std::vector<std::uint8_t> generate_file(std::int64_t file) {
   const std::int64_t n = kGeneratedImagesPerFile, rec = CifarDataset::record_bytes(CifarKind::cifar10);
-  std::vector<int> labels(static_cast<std::size_t>(n));
-  for (std::int64_t i = 0; i < n; ++i) labels[static_cast<std::size_t>(i)] = static_cast<int>(i % kGeneratedClasses);
-  Rng rng(mix_seed(kSeed, static_cast<std::uint64_t>(file)));
-  for (std::int64_t i = n - 1; i > 0; --i) {
-    std::swap(labels[static_cast<std::size_t>(i)], labels[rng.below(static_cast<std::uint64_t>(i + 1))]);
-  }
+  const std::vector<std::uint8_t> labels = generated_labels(file);
   std::vector<std::uint8_t> out(static_cast<std::size_t>(n * rec));
   for (std::int64_t i = 0; i < n; ++i) {
     std::uint8_t* r = out.data() + i * rec;
@@ -107,6 +101,62 @@ void write_atomically(const fs::path& path, const std::vector<std::uint8_t>& byt
 }
 
 }  // namespace
+
+// Exactly kGeneratedImagesPerFile / 10 of each class, in an order shuffled
+// from the file's own seed.
+std::vector<std::uint8_t> generated_labels(std::int64_t file) {
+  const std::int64_t n = kGeneratedImagesPerFile;
+  std::vector<std::uint8_t> labels(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i)
+    labels[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(i % kGeneratedClasses);
+  Rng rng(mix_seed(kSeed, static_cast<std::uint64_t>(file)));
+  for (std::int64_t i = n - 1; i > 0; --i) {
+    std::swap(labels[static_cast<std::size_t>(i)], labels[rng.below(static_cast<std::uint64_t>(i + 1))]);
+  }
+  return labels;
+}
+
+GeneratedDataset::GeneratedDataset(fs::path dir, Split split, const DatasetOptions& options)
+    : dir_(std::move(dir)), split_(split), options_(options), augment_(options.augment.value_or(split == Split::train)) {
+  // The files' order: data_batch_1..5 for training, test_batch for test.
+  const std::int64_t first = split == Split::train ? 0 : kGeneratedTrainFiles;
+  const std::int64_t last = split == Split::train ? kGeneratedTrainFiles : kGeneratedTrainFiles + 1;
+  for (std::int64_t file = first; file < last; ++file) {
+    const std::vector<std::uint8_t> labels = generated_labels(file);
+    labels_.insert(labels_.end(), labels.begin(), labels.end());
+  }
+}
+
+GeneratedDataset::~GeneratedDataset() = default;
+
+std::string GeneratedDataset::name() const {
+  return "generated (" + std::string(to_string(split_)) + ", " + dir_.string() + ")";
+}
+
+ImageShape GeneratedDataset::image_shape() const { return {3, kSide, kSide}; }
+
+Normalization GeneratedDataset::normalization() const {
+  return CifarDataset::standard_normalization(CifarKind::cifar10);
+}
+
+const CifarDataset& GeneratedDataset::files() const {
+  if (const CifarDataset* f = files_.load(std::memory_order_acquire)) return *f;
+  // The first reader writes and loads them; the others wait for it. One
+  // that throws leaves the next reader to try again.
+  std::call_once(load_once_, [this] {
+    ensure_generated_cifar10(dir_);
+    loaded_ = std::make_unique<CifarDataset>(CifarKind::cifar10, dir_, split_, options_, "generated");
+    if (loaded_->size() != size())
+      throw DatasetError("generated: " + dir_.string() + " holds " + std::to_string(loaded_->size()) + " " +
+                         std::string(to_string(split_)) + " images, not " + std::to_string(size()));
+    files_.store(loaded_.get(), std::memory_order_release);
+  });
+  return *files_.load(std::memory_order_acquire);
+}
+
+bool GeneratedDataset::read(std::int64_t index, float* image_chw, std::int32_t& label, Rng& rng) const {
+  return files().read(index, image_chw, label, rng);
+}
 
 void render_generated_image(std::uint64_t seed, int label, std::uint8_t* rgb_planes) {
   Rng rng(seed);

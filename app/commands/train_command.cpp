@@ -9,6 +9,8 @@
 #include <string>
 
 #include "app/batch_run.h"
+#include "app/checkpoint.h"
+#include "app/run_record.h"
 #include "app/commands/tune_command.h"
 #include "app/options/run_options.h"
 #include "app/options/window_options.h"
@@ -43,15 +45,22 @@ struct TrainRequest {
 // follow its turns headless (app/window_ranks.h), so only rank 0 needs a
 // display.
 int train_in_window(RunSettings settings, const TrainRequest& w, Communicator* ranks) {
-  if (!settings.resume.empty()) throw std::invalid_argument("--resume continues a --batch run: add --batch");
-  // The window keeps its run in memory and writes no run folder: the
-  // folder's options would be ignored without a word.
+  // The window writes a run folder only where it is told to (--out DIR, or
+  // --resume DIR), and then as --batch does; the folder's other options
+  // without one would be ignored without a word.
   std::string folder_options;
   for (const RunOption& o : w.options->given())
     if (o.run_folder) folder_options += (folder_options.empty() ? "--" : ", --") + o.name;
-  if (!folder_options.empty())
-    throw std::invalid_argument(folder_options + ": for --batch runs, which write a run folder; the window writes "
-                                "none (add --batch to train headless into one)");
+  const bool saves = !settings.out.empty() || !settings.resume.empty();
+  if (ranks && !folder_options.empty())
+    throw std::invalid_argument(folder_options + ": a data-parallel window keeps no run folder (under mpirun, "
+                                "train with --batch to write one)");
+  if (!saves && !folder_options.empty())
+    throw std::invalid_argument(folder_options + ": the window writes a run folder only with --out DIR (or "
+                                "--resume DIR): give one, or add --batch to train headless into one");
+  if (w.overlap && !settings.resume.empty())
+    throw std::invalid_argument("--overlap-scenario trains a network of its own: it cannot continue the run in " +
+                                settings.resume + " (leave out --resume)");
   const int size = ranks ? ranks->size() : 1;
   if (w.show_rank >= size)
     throw std::invalid_argument("--show-rank " + std::to_string(w.show_rank) + ": " +
@@ -63,6 +72,18 @@ int train_in_window(RunSettings settings, const TrainRequest& w, Communicator* r
     return 0;
   }
 #ifdef TIDEPOOL_HAVE_GUI
+  // A saved session: the checkpoint it continues, and the folder's checks,
+  // before the window opens, so that a refusal is said as --batch says it
+  // and leaves the disk as it was.
+  std::optional<Checkpoint> checkpoint;
+  if (!settings.resume.empty()) {
+    checkpoint = load_checkpoint(std::filesystem::path(settings.resume) / "checkpoint.bin");
+    std::set<std::string> given;
+    for (const RunOption& o : w.options->given()) given.insert(o.name);
+    settings = resume_settings(settings, given, *checkpoint, settings.resume);
+  }
+  std::unique_ptr<RunRecord> record;
+  if (saves) record = std::make_unique<RunRecord>(settings, checkpoint ? &*checkpoint : nullptr);
   ui::WindowOptions window;
   window.width = w.look.width;
   window.height = w.look.height;
@@ -72,7 +93,7 @@ int train_in_window(RunSettings settings, const TrainRequest& w, Communicator* r
   window.overlap_scenario = w.overlap;
   window.show_rank = w.show_rank;
   window.title = "Tidepool: " + settings.model + " on " + settings.dataset;
-  return run_window(settings, window, ranks);
+  return run_window(settings, window, ranks, std::move(record), std::move(checkpoint));
 #else
   std::fprintf(stderr,
                "tidepool: error: this build has no window (it was configured without Dear ImGui and GLFW: run "

@@ -197,7 +197,7 @@ void RunOptions::memory() {
 }
 
 void RunOptions::folder() {
-  keep(cmd_.add_option("--out", s_.out, "run folder (default runs/<model>-<dataset>-<time>)"), "out",
+  keep(cmd_.add_option("--out", s_.out, "run folder (--batch: default runs/<model>-<dataset>-<time>; the window saves its session only when given one)"), "out",
        OnResume::invocation, kFolder);
   keep(cmd_.add_option("--resume", s_.resume, "continue the run in this folder from its checkpoint"), "resume",
        OnResume::invocation, kFolder);

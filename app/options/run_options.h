@@ -34,7 +34,7 @@ struct RunOption {
   std::string name;          // the long name, without "--"
   std::string settings_key;  // its key in to_json(RunSettings)
   OnResume on_resume;
-  bool run_folder = false;   // of the run folder group: for --batch runs, which write one
+  bool run_folder = false;   // of the run folder group: for runs that write one (--batch, the window with --out)
 };
 
 // The memory settings a plan enumerates, each as given on the command line

@@ -133,22 +133,30 @@ TEST(Cli, AHeuristicIsCheckedAsItIsReadAndRunOptionsGoAfterTheSubcommand) {
   EXPECT_NE(before.output.find("--model before 'plan' is not the subcommand's"), std::string::npos) << before.output;
 }
 
-// The window writes no run folder: the folder's options are refused there,
-// not ignored, and nothing is written.
-TEST(Cli, RunFolderOptionsWithoutBatchAreRefused) {
-  testing::TempDir dir("window-out");
-  for (const char* option : {"--out", "--force --out", "--stop-after 2 --out", "--checkpoint-every 2 --out",
-                             "--trace-iterations 2 --out"}) {
-    const std::string folder = (dir.path() / "run").string();
-    const std::string args = std::string(option) + " " + folder;
-    const Result r = run_here(args);
-    expect_error(r, "for --batch runs, which write a run folder");
+// The window saves its session only where it is told to (--out DIR or
+// --resume DIR): the folder's other options without one are refused, not
+// ignored; and --out into a folder holding a run is refused before any
+// window opens, as --batch refuses it, and the folder is left as it was.
+TEST(Cli, TheWindowWritesARunFolderOnlyWithOut) {
+  for (const char* option : {"--force", "--stop-after 2", "--checkpoint-every 2", "--trace-iterations 2",
+                             "--force --stop-after 2"}) {
+    const Result r = run_here(option);
+    expect_error(r, "the window writes a run folder only with --out DIR");
     for (std::istringstream words(option); words;) {  // every one named
       std::string word;
       if (words >> word && word.rfind("--", 0) == 0) EXPECT_NE(r.output.find(word), std::string::npos) << word;
     }
-    EXPECT_FALSE(std::filesystem::exists(folder)) << option;
   }
+  testing::TempDir dir("window-out");
+  const std::filesystem::path run = dir.path() / "run";
+  std::filesystem::create_directories(run);
+  std::ofstream(run / "summary.json") << "{}";
+  const Result r = run_here("--out " + run.string() + " --screenshot " + (dir.path() / "shot.png").string());
+  if (r.output.find("this build has no window") != std::string::npos) GTEST_SKIP() << r.output;
+  expect_error(r, "--out " + run.string() + " holds a run (summary.json): continue it with --resume " + run.string() +
+                      ", give --force to replace it");
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path()), {}), 1) << "only the run folder";
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(run), {}), 1);
 }
 
 TEST(Cli, ShowingAnotherRankOfOneProcessIsRefused) {

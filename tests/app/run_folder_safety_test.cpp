@@ -196,5 +196,27 @@ TEST_F(RunFolderSafety, ARefusedStartLeavesTheDiskAsItWas) {
   }
 }
 
+// The generated dataset (36 MB, data/generated) is written when a loader
+// first reads an image: a start refused before then writes nothing, and a
+// sim run, whose loaders hand out labels only, never writes it.
+TEST_F(RunFolderSafety, TheGeneratedDatasetIsWrittenOnlyWhenAnImageIsRead) {
+  auto generated = [&](const std::string& args) {
+    return testing::run_command("cd " + dir.path().string() + " && " + TIDEPOOL_BINARY +
+                                " --batch --quiet --dataset generated --batch-size 16 --iterations 2 " + args);
+  };
+  const auto before = snapshot(dir.path());
+  for (const std::string& args : {std::string("--device sim"), std::string("--heuristic Best-Fit"),
+                                  std::string("--budget 100"), std::string("--mode accudnn"),
+                                  std::string("--device sim --profile v100 --compress")}) {
+    const auto r = generated(args);
+    EXPECT_NE(r.status, 0) << args << "\n" << r.output;
+    EXPECT_EQ(snapshot(dir.path()), before) << args << "\n" << r.output;
+  }
+  const auto sim = generated("--device sim --profile v100 --out sim");
+  ASSERT_EQ(sim.status, 0) << sim.output;
+  EXPECT_TRUE(fs::exists(dir.path() / "sim" / "summary.json"));
+  EXPECT_FALSE(fs::exists(dir.path() / "data" / "generated")) << "a sim run wrote the generated dataset";
+}
+
 }  // namespace
 }  // namespace tidepool

@@ -8,14 +8,20 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <limits>
 #include <thread>
 
+#include "app/recorded_run.h"
+#include "app/run_record.h"
 #include "app/session.h"
 #include "app/session_runner.h"
 #include "engine/comm/local_group.h"
 #include "engine/core/bytes_text.h"
 #include "engine/run/lr_schedule.h"
+#include "testing/run_here.h"
 #include "testing/temp_dir.h"
 #include "testing/tiny_datasets.h"
 #include "ui/scene/memory_load.h"
@@ -420,6 +426,91 @@ TEST(SessionRunner, RestartsWithOtherSettingsAndReportsFailures) {
   runner.wait_for_iterations(std::numeric_limits<std::int64_t>::max(), kPatienceSeconds);
   EXPECT_EQ(runner.status().state, ui::RunState::failed);
   EXPECT_NE(runner.status().error.find("no-such-net"), std::string::npos) << runner.status().error;
+}
+
+nlohmann::json read_summary(const std::filesystem::path& folder) {
+  std::ifstream in(folder / "summary.json");
+  return nlohmann::json::parse(in);
+}
+
+// The window's session saved (`tidepool --out DIR` without --batch): the
+// runner writes the run folder as --batch does while the UI steps it;
+// stopped (the window closed), the folder is a stopped run that `tidepool
+// view` opens and `--batch --resume` continues to the same bits as a run
+// that was never interrupted.
+TEST(SessionRunner, AnOutFolderSavesTheSessionAndBatchResumeContinuesIt) {
+  testing::TempDir dir("runner-out");
+  testing::write_tiny_cifar10(dir.path() / "data");
+  RunSettings settings = tiny(dir.path() / "data");  // 10 iterations per epoch
+  settings.iterations = 14;
+  settings.trace_iterations = 2;
+  settings.out = (dir.path() / "window").string();
+  {
+    SessionRunner runner(settings);
+    runner.record_to(std::make_unique<RunRecord>(settings, nullptr));
+    runner.start(/*paused=*/true);
+    for (int i = 0; i < 12; ++i) runner.step();
+    ASSERT_TRUE(runner.wait_for_iterations(12, kPatienceSeconds)) << runner.status().error;
+    runner.stop();  // the window closed: a checkpoint and summary.json
+    EXPECT_NE(runner.status().state, ui::RunState::failed) << runner.status().error;
+  }
+  const std::filesystem::path folder = settings.out;
+  for (const char* file : {"events.bin", "trace.json", "metrics.csv", "memory_load.csv", "summary.json",
+                           "checkpoint.bin", "timeline.png", "address_map.png", "memory_load.png"})
+    EXPECT_TRUE(std::filesystem::exists(folder / file)) << file;
+  const nlohmann::json saved = read_summary(folder);
+  EXPECT_EQ(saved.at("status"), "stopped");
+  EXPECT_EQ(saved.at("iterations"), 12);
+  EXPECT_EQ(saved.at("total_iterations"), 14);
+  {
+    std::ifstream metrics(folder / "metrics.csv");
+    std::string header, row, more;
+    std::getline(metrics, header);
+    std::getline(metrics, row);
+    EXPECT_EQ(row.rfind("1,10,", 0), 0u) << "the first epoch's row: " << row;
+    EXPECT_FALSE(std::getline(metrics, more)) << "a row for the epoch the stop cut: " << more;
+  }
+  // `tidepool view` reads it.
+  const RecordedRun recorded(folder);
+  EXPECT_EQ(recorded.status().iteration, 12);
+  EXPECT_FALSE(recorded.events(0).iterations.empty());
+
+  // --batch --resume continues it; an uninterrupted --batch run ends with the same bits.
+  const auto resumed = testing::run_here("--batch --quiet --resume " + folder.string(), testing::Captured::stdout_only);
+  ASSERT_EQ(resumed.status, 0) << resumed.output;
+  const std::string straight = (dir.path() / "straight").string();
+  const auto whole = testing::run_here("--batch --quiet --model resnet20 --dataset cifar10 --data " +
+                                           (dir.path() / "data").string() +
+                                           " --batch-size 32 --lr 0.05 --iterations 14 --trace-iterations 2 --out " +
+                                           straight,
+                                       testing::Captured::stdout_only);
+  ASSERT_EQ(whole.status, 0) << whole.output;
+  const nlohmann::json continued = read_summary(folder), uninterrupted = read_summary(straight);
+  EXPECT_EQ(continued.at("status"), "done");
+  EXPECT_EQ(continued.at("iterations"), 14);
+  EXPECT_EQ(continued.at("param_checksum"), uninterrupted.at("param_checksum"));
+  EXPECT_EQ(continued.at("final_test_accuracy"), uninterrupted.at("final_test_accuracy"));
+}
+
+// A saved session is refused where --batch would be: --out into a folder
+// that holds a run names --resume and --force, and nothing is written.
+TEST(SessionRunner, AnOutFolderThatHoldsARunIsRefusedBeforeTheSessionStarts) {
+  testing::TempDir dir("runner-out-refused");
+  std::filesystem::create_directories(dir.path() / "run");
+  std::ofstream(dir.path() / "run" / "summary.json") << "{}";
+  RunSettings settings = tiny(dir.path() / "data");
+  settings.out = (dir.path() / "run").string();
+  try {
+    RunRecord record(settings, nullptr);
+    ADD_FAILURE() << "accepted";
+  } catch (const std::invalid_argument& e) {
+    const std::string said = e.what();
+    EXPECT_NE(said.find("holds a run"), std::string::npos) << said;
+    EXPECT_NE(said.find("--resume " + settings.out), std::string::npos) << said;
+    EXPECT_NE(said.find("--force"), std::string::npos) << said;
+  }
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path() / "run"), {}), 1);
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "data"));
 }
 
 // The ranks' guard: after an iteration every rank's parameters are

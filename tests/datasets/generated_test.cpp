@@ -152,5 +152,43 @@ TEST_F(Generated, TrainsThroughTheBatchLoader) {
   for (int c = 0; c < 10; ++c) EXPECT_EQ(seen[static_cast<std::size_t>(c)], 1000);
 }
 
+// Its size, classes and labels come from its description: nothing is
+// written until an image is read (a sim run reads labels only), and the
+// labels it knows are the ones the files then hold.
+TEST(GeneratedDescription, WritesNothingUntilAnImageIsRead) {
+  TempDir dir("generated-lazy");
+  const auto folder = dir.path() / "data" / "generated";
+  const auto train = make_dataset("generated", folder, Split::train);
+  const auto test = make_dataset("generated", folder, Split::test);
+  EXPECT_EQ(train->size(), 10000);
+  EXPECT_EQ(test->size(), 2000);
+  EXPECT_EQ(train->classes(), 10);
+  EXPECT_EQ(train->image_shape(), (ImageShape{3, 32, 32}));
+  EXPECT_EQ(train->name(), "generated (train, " + folder.string() + ")");
+  std::vector<std::int32_t> labels;
+  for (std::int64_t i = 0; i < test->size(); ++i) labels.push_back(test->label(i));
+  // Labels only, as the sim device's loaders ask: still nothing written.
+  LoaderOptions opt = LoaderOptions::evaluation(100);
+  opt.decode = false;
+  std::vector<std::byte> memory(BatchLoader::required_bytes(*test, opt));
+  {
+    BatchLoader loader(*test, memory, opt);
+    loader.start_epoch(0);
+    while (loader.next()) {
+    }
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "data")) << "labels alone wrote the dataset";
+
+  // The first image read writes the files, and the labels are theirs.
+  std::vector<float> image(3 * 32 * 32);
+  std::int32_t label = -1;
+  Rng rng(1);
+  ASSERT_TRUE(test->read(5, image.data(), label, rng));
+  EXPECT_EQ(label, labels[5]);
+  for (const char* f : kFiles) EXPECT_TRUE(std::filesystem::exists(folder / f)) << f;
+  const CifarDataset files(CifarKind::cifar10, folder, Split::test);
+  for (std::int64_t i = 0; i < files.size(); ++i) ASSERT_EQ(files.label(i), labels[static_cast<std::size_t>(i)]) << i;
+}
+
 }  // namespace
 }  // namespace tidepool::datasets

@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include <opencv2/imgcodecs.hpp>
@@ -113,6 +115,33 @@ TEST_F(Window, ScreenshotShowsEveryViewWithLiveData) {
   // Controls and stats: text.
   EXPECT_GT(count_bright(image, l[ViewId::controls]), 1000);
   EXPECT_GT(count_bright(image, l[ViewId::stats]), 1000);
+}
+
+// A live session saved (--out without --batch): when the window closes the
+// folder holds a stopped run, which `tidepool view` opens and `--batch
+// --resume` finishes.
+TEST_F(Window, OutSavesTheSessionForViewAndResume) {
+  const std::filesystem::path run = dir_.path() / "saved";
+  const std::string session = std::string(TIDEPOOL_BINARY) + " --model resnet20 --dataset cifar10 --data " +
+                              (dir_.path() / "data").string() + " --batch-size 32 --iterations 40 --trace-iterations 2";
+  const Result r = run_command("xvfb-run -a " + session + " --out " + run.string() + " --screenshot " +
+                               (dir_.path() / "live.png").string() + " --frames 3");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("saved the run in " + run.string() + ": "), std::string::npos) << r.output;
+  for (const char* file : {"events.bin", "summary.json", "checkpoint.bin", "metrics.csv", "trace.json"})
+    EXPECT_TRUE(std::filesystem::exists(run / file)) << file << "\n" << r.output;
+  const Result viewed = run_command("xvfb-run -a " + std::string(TIDEPOOL_BINARY) + " view " + run.string() +
+                                    " --screenshot " + (dir_.path() / "view.png").string() + " --frames 2");
+  EXPECT_EQ(viewed.status, 0) << viewed.output;
+  // Saved again into the same folder: refused before a window opens.
+  const Result again = run_command(session + " --out " + run.string());
+  EXPECT_EQ(again.status, 1) << again.output;
+  EXPECT_NE(again.output.find("holds a run"), std::string::npos) << again.output;
+  const Result resumed = run_command(std::string(TIDEPOOL_BINARY) + " --batch --quiet --resume " + run.string());
+  ASSERT_EQ(resumed.status, 0) << resumed.output;
+  std::ifstream in(run / "summary.json");
+  const std::string summary((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(summary.find("\"done\""), std::string::npos) << summary;
 }
 
 // Under mpirun rank 0 opens the window and the other ranks train in step
