@@ -151,28 +151,37 @@ TEST_F(Mpirun, ARankThatDiesStopsTheOthersAndTheCheckpointStaysGood) {
     }
     return -1;
   };
+  auto log_text = [&] {
+    std::ifstream in(log);
+    return std::string((std::istreambuf_iterator<char>(in)), {});
+  };
+  // Until rank 1 runs and the first checkpoint is written: the state the
+  // test waits for, however long a busy machine takes to get there. A
+  // launcher that ends first failed the run (its log says why).
+  int status = 0;
   pid_t victim = -1;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (std::chrono::steady_clock::now() < deadline && (victim < 0 || !fs::exists(run / "checkpoint.bin"))) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  while (victim < 0 || !fs::exists(run / "checkpoint.bin")) {
+    ASSERT_EQ(waitpid(launcher, &status, WNOHANG), 0) << "the run ended before its first checkpoint:\n" << log_text();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // how often to look, not a bound
     if (victim < 0) victim = rank1();
   }
-  ASSERT_GT(victim, 0) << "rank 1 never started";
-  ASSERT_TRUE(fs::exists(run / "checkpoint.bin")) << "no checkpoint within a minute";
   ::kill(victim, SIGKILL);
-  // The launcher must end on its own, soon.
-  int status = 0;
+  // The launcher must end on its own: rank 0 alone waits for rank 1's
+  // gradients forever unless mpirun stops it. The limit is a hang guard,
+  // far past any teardown, not a claim of speed: what fails the test is a
+  // launcher that does not end at all; and a test that waited forever
+  // would leave rank 0 training after ctest gave up on it.
+  constexpr auto kHangGuard = std::chrono::minutes(5);
   pid_t done = 0;
-  const auto stop_by = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  const auto stop_by = std::chrono::steady_clock::now() + kHangGuard;
   while ((done = waitpid(launcher, &status, WNOHANG)) == 0 && std::chrono::steady_clock::now() < stop_by)
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   if (done == 0) {
     ::kill(launcher, SIGKILL);
     waitpid(launcher, &status, 0);
-    FAIL() << "mpirun still waits a minute after rank 1 died";
+    FAIL() << "mpirun did not end after rank 1 died";
   }
-  std::ifstream in(log);
-  const std::string output((std::istreambuf_iterator<char>(in)), {});
+  const std::string output = log_text();
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 0) << output;
   EXPECT_NE(output.find("rank 1"), std::string::npos) << "the message names the rank that died:\n" << output;
 
