@@ -83,6 +83,36 @@ TEST_F(Mpirun, TwoRanksTrainTheSameBitsTwiceAndEachWritesItsTrace) {
   EXPECT_EQ(continued.at("ranks"), 1);
 }
 
+// The ranks of a normal run end holding one model: each rank's own
+// checksum of its parameters (per_rank, gathered from every rank as it
+// ends) is rank 0's, and is the run's.
+TEST_F(Mpirun, TheRanksEndWithTheSameParameters) {
+  const fs::path run = dir_.path() / "agree";
+  const auto r = testing::run_command(mpirun(2) + args(run, "--iterations 6 --checkpoint-every 2"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  const nlohmann::json s = summary_of(run);
+  ASSERT_EQ(s.at("per_rank").size(), 2u);
+  EXPECT_EQ(s.at("per_rank")[0].at("param_checksum"), s.at("param_checksum"));
+  EXPECT_EQ(s.at("per_rank")[1].at("param_checksum"), s.at("per_rank")[0].at("param_checksum"))
+      << "rank 1's parameters are not rank 0's";
+}
+
+// One rank's parameters moved by one bit (the test hook
+// TIDEPOOL_TEST_PERTURB_RANK, app/test_hooks.h, after its first iteration):
+// the run stops at its next check of the ranks, names the rank, and
+// writes no summary of a run that no longer trains one model.
+TEST_F(Mpirun, ARankWhoseParametersDifferStopsTheRunNamingIt) {
+  const fs::path run = dir_.path() / "perturbed";
+  const auto r = testing::run_command(testing::mpirun(2) + "-x TIDEPOOL_TEST_PERTURB_RANK=1 " + TIDEPOOL_BINARY +
+                                      args(run, "--iterations 6 --checkpoint-every 2"));
+  EXPECT_NE(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("rank 1 moved its first parameter"), std::string::npos)
+      << "the hook acted on rank 1:\n" << r.output;
+  EXPECT_NE(r.output.find("after iteration 2 the parameters of rank 1 differ from rank 0's"), std::string::npos)
+      << r.output;
+  EXPECT_FALSE(fs::exists(run / "summary.json"));
+}
+
 // --sync-bn: the ranks normalise over the global batch (every batch
 // norm's sums all-reduced on the comm track), finish agreeing (the run
 // compares their checksums at the end), say so and record it; the model
