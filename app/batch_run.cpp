@@ -16,6 +16,7 @@
 #include "app/progress.h"
 #include "app/run_record.h"
 #include "app/session.h"
+#include "app/test_hooks.h"
 #include "engine/core/bytes_text.h"
 #include "engine/perf/profile.h"
 
@@ -169,6 +170,7 @@ nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& 
     const std::int64_t epoch = session.epoch();
     const StepReport r = session.train_iteration();
     if (session.diverged()) break;  // no metrics row or checkpoint of garbage; summary.json says so
+    test_hooks::perturb_parameters_after_first_iteration(session);  // only under TIDEPOOL_TEST_PERTURB_RANK
     if (r.dyn) {
       for (const auto& p : r.dyn->profiles)
         std::printf("dyn: %-5s %s\n", to_string(p.mode),

@@ -112,7 +112,7 @@ void save_checkpoint(const std::filesystem::path& file, const Checkpoint& c) {
       write_all(out.get(), bytes.data(), written, tmp);
       std::fprintf(stderr, "tidepool: test hook: checkpoint save stalls half written\n");
       std::fflush(stderr);
-      std::this_thread::sleep_for(std::chrono::seconds(60));
+      std::this_thread::sleep_for(std::chrono::minutes(10));
     }
     write_all(out.get(), bytes.data() + written, bytes.size() - written, tmp);
     // On the disk before the rename makes it the checkpoint: otherwise a

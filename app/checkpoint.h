@@ -18,10 +18,12 @@
 //
 // Test hook: with TIDEPOOL_TEST_CHECKPOINT_STALL=N in the environment, the
 // N-th save of this process writes half of its temporary file, says so on
-// stderr ("checkpoint save stalls half written") and sleeps (60 s at most)
-// before going on, so that a test can kill the process in the middle of a
-// checkpoint write without depending on timing (tests/app/
-// kill_resume_test.cpp). Nothing else reads the variable.
+// stderr ("checkpoint save stalls half written") and sleeps before going
+// on, so that a test can kill the process in the middle of a checkpoint
+// write without depending on timing (tests/app/kill_resume_test.cpp). The
+// sleep (10 minutes) only bounds a process whose test died before killing
+// it: it outlasts ctest's timeout, so no test races it. Nothing else reads
+// the variable.
 #pragma once
 
 #include <cstdint>

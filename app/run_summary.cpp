@@ -85,11 +85,17 @@ nlohmann::json run_summary(TrainingSession& session, const RunTotals& t, Communi
   figures[mine] = static_cast<double>(t.peak_seen);
   figures[mine + 1] = t.train_seconds > 0 ? static_cast<double>(t.train_images) / ranks / t.train_seconds : 0.0;
   if (comm) comm->all_reduce_sum(figures.data(), figures.size());
+  // Each rank's own checksum of its parameters, as it ends: what shows that
+  // the ranks trained one model, beside the check that stops a run whose
+  // ranks differ (TrainingSession::check_ranks_agree).
+  const std::vector<std::uint64_t> checksums =
+      comm ? comm->all_gather(trainer.param_checksum()) : std::vector<std::uint64_t>{trainer.param_checksum()};
   nlohmann::json per_rank = nlohmann::json::array();
   for (int r = 0; r < ranks; ++r)
     per_rank.push_back({{"rank", r},
                         {"peak_load_bytes", static_cast<std::uint64_t>(figures[2 * static_cast<std::size_t>(r)])},
-                        {"images_per_second", figures[2 * static_cast<std::size_t>(r) + 1]}});
+                        {"images_per_second", figures[2 * static_cast<std::size_t>(r) + 1]},
+                        {"param_checksum", hex(checksums[static_cast<std::size_t>(r)])}});
   summary["ranks"] = ranks;
   summary["rank_batch_size"] = session.rank_batch();
   summary["bucket_bytes"] = ranks > 1 ? nlohmann::json(memory.bucket_bytes) : nlohmann::json(nullptr);

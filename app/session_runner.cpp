@@ -112,9 +112,9 @@ void SessionRunner::restart(const RunSettings& settings) {
   changed_.notify_all();
 }
 
-bool SessionRunner::wait_for_iterations(std::int64_t iterations, double timeout_seconds) const {
+void SessionRunner::wait_for_iterations(std::int64_t iterations) const {
   std::unique_lock lock(mutex_);
-  return changed_.wait_for(lock, std::chrono::duration<double>(timeout_seconds), [&] {
+  changed_.wait(lock, [&] {
     return trained_ >= iterations || status_.state == ui::RunState::finished ||
            status_.state == ui::RunState::failed || status_.state == ui::RunState::diverged;
   });

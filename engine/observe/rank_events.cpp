@@ -48,6 +48,11 @@ std::uint64_t EventForwarder::dropped() const {
   return dropped_;
 }
 
+std::uint64_t EventForwarder::sent() const {
+  std::lock_guard lock(mutex_);
+  return sent_;
+}
+
 std::string EventForwarder::error() const {
   std::lock_guard lock(mutex_);
   return error_;
@@ -77,7 +82,10 @@ void EventForwarder::send(std::unique_lock<std::mutex>& lock, bool last) {
     failed = e.what();
   }
   lock.lock();
-  if (!failed.empty()) error_ = failed;
+  if (failed.empty())
+    ++sent_;
+  else
+    error_ = failed;
 }
 
 RankEvents::RankEvents(Communicator& comm, RingCapacities capacities)
@@ -114,6 +122,12 @@ std::vector<std::string> RankEvents::problems() const {
   return problems_;
 }
 
+std::uint64_t RankEvents::wait_for_messages(std::uint64_t count) {
+  std::unique_lock lock(mutex_);
+  changed_.wait(lock, [&] { return taken_ >= count || stop_; });
+  return taken_;
+}
+
 bool RankEvents::all_finished() const {
   for (std::size_t r = 1; r < peers_.size(); ++r)
     if (!peers_[r].finished) return false;
@@ -134,7 +148,11 @@ void RankEvents::run() {
   std::unique_lock lock(mutex_);
   while (!stop_) {
     lock.unlock();
-    while (auto m = comm_.try_receive(kEventsTag)) take(*m);
+    while (auto m = comm_.try_receive(kEventsTag)) {
+      take(*m);
+      std::lock_guard counted(mutex_);
+      ++taken_;
+    }
     lock.lock();
     changed_.notify_all();
     changed_.wait_for(lock, kPollInterval, [&] { return stop_; });

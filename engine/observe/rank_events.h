@@ -63,6 +63,9 @@ class EventForwarder final : public EventSink {
 
   // Events dropped because too many waited.
   std::uint64_t dropped() const;
+  // Messages sent to rank 0 so far, the last one included: what a receiver
+  // that must have taken all of them waits for (RankEvents::wait_for_messages).
+  std::uint64_t sent() const;
   // Why sending stopped (a CommError's text), or "".
   std::string error() const;
 
@@ -88,6 +91,7 @@ class EventForwarder final : public EventSink {
   EventEncoder encoder_;  // this session's
   std::vector<unsigned char> pending_;
   std::uint64_t dropped_ = 0;
+  std::uint64_t sent_ = 0;
   std::string error_;
   std::thread thread_;
 };
@@ -111,6 +115,13 @@ class RankEvents {
   // of the lost one).
   std::vector<std::string> problems() const;
 
+  // Waits, with no time limit, until `count` messages from the other ranks
+  // have been taken, read or not (or
+  // receiving stopped), and returns how many were. For a caller that knows
+  // how many were sent (EventForwarder::sent): the tests, which decide on
+  // what was received, never on how long it took.
+  std::uint64_t wait_for_messages(std::uint64_t count);
+
   // Waits until every rank has sent its last message, or `timeout` has
   // passed (a rank that died), then stops receiving. True when all came.
   bool finish(std::chrono::milliseconds timeout);
@@ -131,6 +142,7 @@ class RankEvents {
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   bool stop_ = false;
+  std::uint64_t taken_ = 0;  // messages, under mutex_
   std::vector<std::string> problems_;
   std::thread thread_;
 };

@@ -3,15 +3,20 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
+#include <string>
 
 #include "app/commands/plan_command.h"
 #include "engine/memory/allocator.h"
+#include "engine/memory/pool_event.h"
+#include "engine/memory/replay.h"
 #include "engine/device/cpu/cpu_device.h"
 #include "engine/device/cpu/cpu_kernels.h"
 #include "engine/perf/spec_profiles.h"
 #include "engine/plan/memory_plan.h"
 #include "engine/run/trainer.h"
+#include "models/registry.h"
 #include "testing/batches.h"
 #include "testing/networks.h"
 
@@ -196,20 +201,128 @@ TEST(Plan, AProfileAddsAccudnnRowsAndPredictions) {
 namespace tidepool::app {
 namespace {
 
+// What a rank's gradient buckets add to its plan, derived from the plan's
+// own schedule: the buckets' tensors and the gradients they pack, and the
+// steady iteration replayed as the plan replays it, watching each bucket's
+// block come and go, so that the load can be read with the buckets taken
+// out at every event.
+struct BucketFigures {
+  std::size_t buckets = 0;
+  std::size_t bucket_bytes = 0;    // the bucket tensors'
+  std::size_t gradient_bytes = 0;  // the gradients packed into them
+  std::size_t distinct_gradients = 0, packed_gradients = 0;
+  std::size_t peak_load = 0;           // as the replay saw it, buckets in
+  std::size_t peak_without_buckets = 0;
+};
+
+class BucketWatch final : public PoolObserver {
+ public:
+  explicit BucketWatch(std::set<std::int64_t> buckets) : buckets_(std::move(buckets)) {}
+  void on_pool_event(const PoolEvent& e) override {
+    if (e.event < last_event_) peak_ = without_ = 0;  // the steady iteration begins: its figures are the plan's
+    last_event_ = e.event;
+    if (buckets_.count(e.id)) {
+      if (e.action == PoolAction::place) live_ += e.block.bytes;
+      if (e.action == PoolAction::free) live_ -= e.block.bytes;
+    }
+    peak_ = std::max(peak_, e.load_bytes);
+    without_ = std::max(without_, e.load_bytes - live_);
+  }
+  std::size_t peak() const { return peak_; }
+  std::size_t peak_without() const { return without_; }
+
+ private:
+  std::set<std::int64_t> buckets_;
+  int last_event_ = -1;
+  std::size_t live_ = 0, peak_ = 0, without_ = 0;
+};
+
+BucketFigures bucket_figures(const MemoryPlan& p) {
+  BucketFigures f;
+  std::set<std::int64_t> ids;
+  std::set<int> grads;
+  for (const GradientBucket& b : p.train.buckets) {
+    ids.insert(b.tensor);
+    f.bucket_bytes += p.train.tensors[static_cast<std::size_t>(b.tensor)].info.bytes();
+    for (int g : b.grads) {
+      f.gradient_bytes += p.train.tensors[static_cast<std::size_t>(g)].info.bytes();
+      grads.insert(g);
+      ++f.packed_gradients;
+    }
+  }
+  f.buckets = p.train.buckets.size();
+  f.distinct_gradients = grads.size();
+  BucketWatch watch(ids);
+  const ScheduleReplay r = replay_schedule(p.train, p.settings.heuristic, p.pool_bytes, p.park_horizon(), &watch);
+  EXPECT_TRUE(r.fits());
+  f.peak_load = watch.peak();
+  f.peak_without_buckets = watch.peak_without();
+  return f;
+}
+
+// A rank of two holds its gradients again, in buckets, and nothing else:
+// for every row of `tidepool plan`, the buckets pack each of resnet20's
+// 272,474 gradients once (1 MiB buckets: two), and the rank's load with
+// the buckets' blocks taken out peaks exactly where one process's does.
+TEST(Plan, TheGradientBucketsAreAllARankAdds) {
+  const Network net = models::make_model("resnet20", models::InputKind::cifar, 10);
+  constexpr std::size_t kGradientBytes = 272474 * sizeof(float);
+  ASSERT_EQ(static_cast<std::size_t>(net.parameter_count()) * sizeof(float), kGradientBytes);
+  CpuKernels kernels;
+  const auto one = plan_table(net, 64, kernels, {"best-fit"});
+  const auto two = plan_table(net, 64, kernels, {"best-fit"}, TransferMode::async, false, 0, nullptr, Precision::fp32,
+                              HostMemory::pinned, 2);
+  ASSERT_EQ(one.size(), two.size());
+  for (std::size_t i = 0; i < two.size(); ++i) {
+    const MemorySettings& m = two[i].settings;
+    SCOPED_TRACE(std::string(to_string(m.mode)) + " " + to_string(m.scheme) + " " + to_string(m.order));
+    ASSERT_TRUE(two[i].fits()) << two[i].refusal;
+    const MemoryPlan single = plan_memory(net, 64, one[i].settings, kernels);
+    const MemoryPlan rank = plan_memory(net, 64, m, kernels);
+    EXPECT_TRUE(single.train.buckets.empty());
+    const BucketFigures f = bucket_figures(rank);
+    EXPECT_EQ(f.buckets, 2u);
+    EXPECT_EQ(f.gradient_bytes, kGradientBytes);
+    EXPECT_EQ(f.bucket_bytes, kGradientBytes) << "a bucket holds its gradients and nothing more";
+    EXPECT_EQ(f.packed_gradients, f.distinct_gradients) << "a gradient in two buckets";
+    EXPECT_EQ(f.peak_load, rank.peak_load_bytes()) << "the replay above is the plan's";
+    EXPECT_EQ(two[i].memory.peak_load_bytes, rank.peak_load_bytes());
+    EXPECT_EQ(f.peak_without_buckets, single.peak_load_bytes()) << "the buckets are all a rank adds";
+    EXPECT_EQ(one[i].memory.peak_load_bytes, single.peak_load_bytes());
+  }
+}
+
 // `plan --ranks 2`: one rank at half the global batch, with its gradient
-// buckets in the pool, and the header says so.
+// buckets in the pool, and the header says so. Each row's extra peak is
+// what its buckets add at the peak, derived as above.
 TEST(Plan, ARankOfADataParallelRunHoldsItsGradientBuckets) {
   std::ostringstream one, two;
   plan_command(plan_request("resnet20", "cifar10", 64, "best-fit", 1, true), one);
   plan_command(plan_request("resnet20", "cifar10", 128, "best-fit", 2, true), two);
   const auto a = nlohmann::json::parse(one.str()), b = nlohmann::json::parse(two.str());
   ASSERT_EQ(a.size(), b.size());
-  // resnet20's 0.27 M gradients again, as buckets, in every row.
+  const Network net = models::make_model("resnet20", models::InputKind::cifar, 10);
+  CpuKernels kernels;
+  const auto rows = plan_table(net, 64, kernels, {"best-fit"}, TransferMode::async, false, 0, nullptr, Precision::fp32,
+                               HostMemory::pinned, 2);
+  auto key = [](const nlohmann::json& r) {
+    return r["mode"].get<std::string>() + " " + r["algo"].get<std::string>() + " " + r["order"].get<std::string>();
+  };
+  std::size_t checked = 0, with_buckets_at_peak = 0;
   for (std::size_t i = 0; i < a.size(); ++i) {
+    ASSERT_EQ(key(a[i]), key(b[i]));
     const auto extra = b[i]["peak_load_bytes"].get<std::int64_t>() - a[i]["peak_load_bytes"].get<std::int64_t>();
-    EXPECT_GE(extra, 0) << b[i].dump();
-    EXPECT_LE(extra, 272474 * 4 + 4096) << b[i].dump();
+    for (const PlanRow& row : rows) {
+      const MemorySettings& m = row.settings;
+      if (std::string(to_string(m.mode)) + " " + to_string(m.scheme) + " " + to_string(m.order) != key(b[i])) continue;
+      const BucketFigures f = bucket_figures(plan_memory(net, 64, m, kernels));
+      EXPECT_EQ(extra, static_cast<std::int64_t>(f.peak_load - f.peak_without_buckets)) << b[i].dump();
+      with_buckets_at_peak += extra > 0;
+      ++checked;
+    }
   }
+  EXPECT_EQ(checked, a.size()) << "every row of the table was derived";
+  EXPECT_GT(with_buckets_at_peak, 0u) << "in some rows a bucket is alive at the peak";
   std::ostringstream text;
   plan_command(plan_request("resnet20", "cifar10", 128, "best-fit", 2), text);
   EXPECT_NE(text.str().find("each of 2 ranks: batch 64 of the global 128"), std::string::npos) << text.str();

@@ -20,8 +20,6 @@
 namespace tidepool::app {
 namespace {
 
-constexpr double kPatienceSeconds = 400;
-
 RunSettings tiny(const std::filesystem::path& data) {
   RunSettings o;
   o.model = "resnet20";
@@ -33,13 +31,23 @@ RunSettings tiny(const std::filesystem::path& data) {
   return o;
 }
 
+// Waits until `done()` holds, looking every 10 ms: these tests wait for
+// what the runner recorded, never for a time (a run that hangs is failed
+// by ctest's timeout).
+template <typename Done>
+void wait_until(Done done) {
+  while (!done()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+}
+
 // Waits until rank `rank`'s events on the link hold `n` iterations.
-bool wait_for_events(const ui::SessionLink& link, int rank, std::size_t n) {
-  for (int i = 0; i < 40000; ++i) {
-    if (link.events(rank).iterations.size() >= n) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return false;
+void wait_for_events(const ui::SessionLink& link, int rank, std::size_t n) {
+  wait_until([&] { return link.events(rank).iterations.size() >= n; });
+}
+
+// Whether the run ended, well or not (the test then says which).
+bool ended(const SessionRunner& runner) {
+  const ui::RunState state = runner.status().state;
+  return state == ui::RunState::finished || state == ui::RunState::failed || state == ui::RunState::diverged;
 }
 
 // Rank 1, following on a thread; its exception, if any, kept for the test.
@@ -67,8 +75,8 @@ TEST(WindowRanks, RankOneTrainsWhatTheWindowStepsAndAppliesWhatItAsks) {
 
   runner.start(/*paused=*/true);
   runner.step();
-  ASSERT_TRUE(runner.wait_for_iterations(1, kPatienceSeconds));
-  ASSERT_TRUE(wait_for_events(runner, 1, 1)) << "rank 1 trained the iteration and forwarded its events";
+  runner.wait_for_iterations(1);
+  wait_for_events(runner, 1, 1);  // rank 1 trained the iteration and forwarded its events
   const IterationSummary base = runner.events(1).iterations.back();
   EXPECT_EQ(base.iteration, 0);
   EXPECT_EQ(base.peak_load_bytes, runner.events(0).iterations.back().peak_load_bytes) << "one plan on both ranks";
@@ -78,9 +86,9 @@ TEST(WindowRanks, RankOneTrainsWhatTheWindowStepsAndAppliesWhatItAsks) {
   all.mode = OffloadMode::all;
   runner.request(all);
   runner.step();
-  ASSERT_TRUE(runner.wait_for_iterations(2, kPatienceSeconds));
+  runner.wait_for_iterations(2);
   ASSERT_FALSE(runner.status().refused) << runner.status().message;
-  ASSERT_TRUE(wait_for_events(runner, 1, 2));
+  wait_for_events(runner, 1, 2);
   const IterationSummary offloaded = runner.events(1).iterations.back();
   EXPECT_EQ(offloaded.iteration, 1);
   EXPECT_LT(offloaded.peak_load_bytes, base.peak_load_bytes) << "rank 1 offloads too";
@@ -89,9 +97,8 @@ TEST(WindowRanks, RankOneTrainsWhatTheWindowStepsAndAppliesWhatItAsks) {
   // On to the end: the epoch ends at iteration 10, where both ranks
   // compare parameter checksums (a mismatch would fail the run).
   runner.resume();
-  ASSERT_TRUE(runner.wait_for_iterations(10, kPatienceSeconds));
-  for (int i = 0; i < 40000 && runner.status().state != ui::RunState::finished; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  runner.wait_for_iterations(10);
+  wait_until([&] { return ended(runner); });
   EXPECT_EQ(runner.status().state, ui::RunState::finished) << runner.status().error;
   EXPECT_GE(runner.status().test_accuracy, 0) << "evaluated over both ranks' shards";
 
@@ -109,17 +116,16 @@ TEST(WindowRanks, BothRanksStartOverTogether) {
   SessionRunner runner(settings, kWindowRing, &group.rank(0));
   Follower follower(settings, group.rank(1));
   runner.start();
-  ASSERT_TRUE(runner.wait_for_iterations(2, kPatienceSeconds));
-  ASSERT_TRUE(wait_for_events(runner, 1, 2));
+  runner.wait_for_iterations(2);
+  wait_for_events(runner, 1, 2);
 
   RunSettings again = settings;
   again.iterations = 3;
   again.memory.mode = OffloadMode::all;
   runner.restart(again);
-  ASSERT_TRUE(runner.wait_for_iterations(5, kPatienceSeconds));
-  for (int i = 0; i < 40000 && runner.status().state != ui::RunState::finished; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  ASSERT_TRUE(wait_for_events(runner, 1, 3));
+  runner.wait_for_iterations(5);
+  wait_until([&] { return ended(runner); });
+  wait_for_events(runner, 1, 3);
   const RingSnapshot rank1 = runner.events(1);
   EXPECT_EQ(rank1.iterations.size(), 3u) << "the first session's iterations were cleared";
   EXPECT_EQ(rank1.iterations.front().iteration, 0);

@@ -7,7 +7,10 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <numeric>
 #include <set>
 #include <thread>
@@ -33,6 +36,12 @@ class IndexDataset final : public Dataset {
   bool augments() const override { return true; }
   std::int32_t label(std::int64_t i) const override { return static_cast<std::int32_t>(i % 7); }
   bool read(std::int64_t i, float* image, std::int32_t& label, Rng& rng) const override {
+    started_.fetch_add(1);
+    const struct Finished {
+      std::atomic<std::int64_t>& count;
+      ~Finished() { count.fetch_add(1); }
+    } finished{finished_};
+    if (gate_from >= 0 && i >= gate_from) hold();
     if (delay_us > 0) std::this_thread::sleep_for(std::chrono::microseconds(delay_us));
     if (i == throw_at) throw DatasetError("index: cannot read sample " + std::to_string(i));
     label = this->label(i);
@@ -48,13 +57,45 @@ class IndexDataset final : public Dataset {
   }
   std::int64_t skipped() const override { return skipped_.load(); }
 
+  // Reads begun and reads returned (or thrown out of), counted by the
+  // dataset itself: what a test checks instead of how long something took.
+  std::int64_t reads_started() const { return started_.load(); }
+  std::int64_t reads_finished() const { return finished_.load(); }
+  // Reads of indices from `gate_from` on (-1: none) wait until open_gate():
+  // the way a test holds workers inside their chunks at a known point.
+  void open_gate() {
+    {
+      std::lock_guard lock(gate_mutex_);
+      gate_open_ = true;
+    }
+    gate_cv_.notify_all();
+  }
+  // Waits until `n` reads are held at the gate.
+  void wait_until_held(int n) const {
+    std::unique_lock lock(gate_mutex_);
+    gate_cv_.wait(lock, [&] { return held_ >= n; });
+  }
+
   std::vector<std::int64_t> bad;
   std::atomic<std::int64_t> throw_at{-1};  // atomic: changed while stale workers may still read
   int delay_us = 0;
+  std::int64_t gate_from = -1;
 
  private:
+  void hold() const {
+    std::unique_lock lock(gate_mutex_);
+    ++held_;
+    gate_cv_.notify_all();
+    gate_cv_.wait(lock, [&] { return gate_open_; });
+  }
+
   std::int64_t n_;
   mutable std::atomic<std::int64_t> skipped_{0};
+  mutable std::atomic<std::int64_t> started_{0}, finished_{0};
+  mutable std::mutex gate_mutex_;
+  mutable std::condition_variable gate_cv_;
+  mutable int held_ = 0;
+  bool gate_open_ = false;
 };
 
 struct Delivered {
@@ -233,20 +274,33 @@ TEST(BatchLoader, HeldBatchIsNotOverwrittenUntilReleased) {
   EXPECT_EQ(third->images[0], 8.0f);
 }
 
+// Destroyed with every worker inside a chunk and batches queued, the loader
+// stops: its destructor returns (a loader that waited for the epoch would
+// never return, and ctest's timeout would fail the test), every read that
+// began has ended (the workers were joined, none is left reading), and no
+// worker read past the batches its slots could hold.
 TEST(BatchLoader, ShutsDownCleanlyMidEpoch) {
+  constexpr int kWorkers = 4, kDepth = 4;
+  constexpr std::int64_t kBatch = 64;
   IndexDataset data(5000);
-  data.delay_us = 50;
-  const auto start = std::chrono::steady_clock::now();
+  data.delay_us = 50;       // a worker the gate lets go is still mid-chunk when the loader stops
+  data.gate_from = 2 * kBatch;  // dataset order: batches 0 and 1 read freely, later reads wait
+  LoaderOptions o = options(kBatch, true, 1, kWorkers, kDepth);
+  o.shuffle = false;
+  auto h = std::make_unique<Harness>(data, o);
+  h->loader.start_epoch(0);
+  ASSERT_TRUE(h->loader.next().has_value());
+  ASSERT_TRUE(h->loader.next().has_value());  // releases batch 0: batches 2 to 4 may be filled
+  data.wait_until_held(kWorkers);             // each worker has taken a chunk and is reading it
+  data.open_gate();
+  h.reset();
+  EXPECT_EQ(data.reads_finished(), data.reads_started()) << "a worker still reading after the loader was destroyed";
+  EXPECT_LE(data.reads_started(), (1 + kDepth) * kBatch) << "workers read past the slots they could fill";
+  EXPECT_GE(data.reads_started(), 2 * kBatch + kWorkers);
   {
-    Harness h(data, options(64, true, 1, 4, 4));
-    h.loader.start_epoch(0);
-    ASSERT_TRUE(h.loader.next().has_value());
-    ASSERT_TRUE(h.loader.next().has_value());
-  }  // destroyed with workers mid-chunk and batches queued
-  {
-    Harness never_started(data, options(64, true));
+    Harness never_started(data, options(kBatch, true));
   }
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  EXPECT_EQ(data.reads_finished(), data.reads_started());
 }
 
 TEST(BatchLoader, RestartingAnEpochMidwayStartsClean) {

@@ -5,7 +5,6 @@
 // does the same with a --batch run folder's recorded iterations.
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -237,7 +236,6 @@ TEST_F(Window, SimDeviceSaysNoNumbersAndShowsThePrediction) {
 // A run that cannot start (here a budget below the smallest) has nothing to
 // show: --screenshot says why at once instead of waiting for data.
 TEST_F(Window, ARunThatCannotStartEndsTheScreenshotWithItsReason) {
-  const auto started = std::chrono::steady_clock::now();
   const Result r = run_command("xvfb-run -a " + tiny_run() + " --mode autoswap --budget 1MiB --screenshot " +
                                (dir_.path() / "never.png").string() + " --frames 5");
   // tidepool exits 1; xvfb-run, whose server is torn down a moment after
@@ -245,7 +243,9 @@ TEST_F(Window, ARunThatCannotStartEndsTheScreenshotWithItsReason) {
   EXPECT_NE(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("the smallest budget that works is"), std::string::npos) << r.output;
   EXPECT_FALSE(std::filesystem::exists(dir_.path() / "never.png"));
-  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(60)) << "it did not wait for data";
+  // It ended on the run's failure, not on waiting for data until the window
+  // gave up (ui/window.cpp says which way it ended; no clock is read here).
+  EXPECT_EQ(r.output.find("no iteration reached the views"), std::string::npos) << r.output;
 }
 
 // `tidepool view`: a finished --batch run folder in the window, read only.

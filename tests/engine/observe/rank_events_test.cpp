@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <thread>
 #include <vector>
 
 #include "engine/comm/local_group.h"
@@ -46,12 +45,15 @@ TEST(RankEvents, EveryRanksEventsReachRankZeroWhole) {
   LocalGroup group(3);
   RankEvents received(group.rank(0), kAll);
   const std::vector<RecordedEvent> one = run_events(3), two = run_events(2);
-  {
-    EventForwarder a(group.rank(1), 1ms), b(group.rank(2), 1ms);
-    for (const RecordedEvent& e : one) testing::send(a, e);
-    for (const RecordedEvent& e : two) testing::send(b, e);
-  }  // finished: the last messages sent
-  ASSERT_TRUE(received.finish(30s)) << "every rank's last message came";
+  EventForwarder a(group.rank(1), 1ms), b(group.rank(2), 1ms);
+  for (const RecordedEvent& e : one) testing::send(a, e);
+  for (const RecordedEvent& e : two) testing::send(b, e);
+  a.finish();  // the last messages sent
+  b.finish();
+  // However many messages the 1 ms interval cut the events into, rank 0
+  // takes every one; then each rank has said it is done.
+  EXPECT_EQ(received.wait_for_messages(a.sent() + b.sent()), a.sent() + b.sent());
+  ASSERT_TRUE(received.finish(0ms)) << "every rank's last message came";
   EXPECT_TRUE(received.problems().empty());
   const testing::Recorder got1 = contents(received.ring(1)), want1 = recorded(one);
   EXPECT_EQ(got1.spans, want1.spans);
@@ -65,16 +67,20 @@ TEST(RankEvents, EveryRanksEventsReachRankZeroWhole) {
 TEST(RankEvents, ARankThatStartsOverReplacesItsEvents) {
   LocalGroup group(2);
   RankEvents received(group.rank(0), kAll);
-  EventForwarder forwarder(group.rank(1), 1ms);
+  // No interval passes in this test: only flush() and finish() send, so
+  // the messages are exactly the two below.
+  EventForwarder forwarder(group.rank(1), std::chrono::hours(1));
   for (const RecordedEvent& e : run_events(3)) testing::send(forwarder, e);
   forwarder.flush();
-  for (int i = 0; i < 3000 && received.ring(1).snapshot().iterations.size() < 3; ++i) std::this_thread::sleep_for(1ms);
+  ASSERT_EQ(received.wait_for_messages(1), 1u);
   ASSERT_EQ(received.ring(1).snapshot().iterations.size(), 3u);
 
   forwarder.start_over();  // a teaching scenario: a new session, new names
   testing::send(forwarder, SpanEvent{.iteration = 0, .layer = "scenario", .tensor = ""});
   forwarder.finish();
-  ASSERT_TRUE(received.finish(30s));
+  EXPECT_EQ(forwarder.sent(), 2u);
+  ASSERT_EQ(received.wait_for_messages(2), 2u);
+  ASSERT_TRUE(received.finish(0ms)) << "the second message was the last";
   const RingSnapshot s = received.ring(1).snapshot();
   EXPECT_TRUE(s.iterations.empty()) << "the old session's events are gone";
   ASSERT_EQ(s.spans.size(), 1u);
@@ -87,7 +93,8 @@ TEST(RankEvents, AMessageThatIsNotEventsIsReportedAndItsRankIgnored) {
   RankEvents received(group.rank(0), kAll);
   group.rank(1).send(0, kEventsTag, {0, 0, 0, 0, 0, 0, 0, 0, 0, 99});  // session 0, then record type 99
   group.rank(1).send(0, kEventsTag, {1, 2});                           // shorter than a header
-  EXPECT_FALSE(received.finish(300ms)) << "rank 1 never said it was done";
+  ASSERT_EQ(received.wait_for_messages(2), 2u);
+  EXPECT_FALSE(received.finish(0ms)) << "rank 1 never said it was done";
   const std::vector<std::string> problems = received.problems();
   ASSERT_EQ(problems.size(), 2u);
   EXPECT_NE(problems[0].find("rank 1: its events cannot be read: unknown record type 99"), std::string::npos)

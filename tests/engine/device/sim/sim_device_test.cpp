@@ -1,9 +1,13 @@
 // The sim device: virtual time from the performance model on the same
 // streams and events as the real devices, the real allocators, no values.
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "engine/device/cpu/cpu_device.h"
@@ -74,9 +78,40 @@ TEST(SimDevice, RefusesAnArenaLargerThanTheSimulatedGpuAndHostWork) {
   EXPECT_FALSE(device.caps().computes_values);
 }
 
+// The pages of [p, p + bytes) this process holds in memory, as the kernel
+// counts them (mincore): a page the device wrote, or read, is there.
+std::size_t resident_pages(const std::byte* p, std::size_t bytes) {
+  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  std::vector<unsigned char> in((bytes + page - 1) / page);
+  if (mincore(const_cast<std::byte*>(p), bytes, in.data()) != 0) {
+    ADD_FAILURE() << "mincore: " << std::strerror(errno);
+    return in.size();
+  }
+  return static_cast<std::size_t>(std::count_if(in.begin(), in.end(), [](unsigned char c) { return c & 1; }));
+}
+
+// An m40's 24 GiB arena on a machine that may have less: the sim device
+// reserves address space and never touches it, whatever it is asked to do
+// there, so not one page of the arena or the pinned region is in memory
+// after kernels that write the arena and copies both ways.
 TEST(SimDevice, ATwentyFourGigabyteArenaCostsNoMemory) {
   SimDevice device{PerfModel(test_profile())};
-  EXPECT_NE(device.reserve_arena(std::size_t{24} << 30), nullptr);
+  constexpr std::size_t kArena = std::size_t{24} << 30, kPinned = std::size_t{1} << 30, kMoved = std::size_t{64} << 20;
+  std::byte* arena = device.reserve_arena(kArena);
+  std::byte* pinned = device.reserve_pinned(kPinned);
+  ASSERT_NE(arena, nullptr);
+  ASSERT_NE(pinned, nullptr);
+  EXPECT_EQ(device.arena_bytes(), kArena);
+  EXPECT_EQ(device.pinned_bytes(), kPinned);
+  auto* values = reinterpret_cast<float*>(arena);
+  device.submit(Stream::compute, [&](Kernels& k) { k.fill(kMoved / sizeof(float), 1.0f, values); });
+  device.submit(Stream::compute, [&](Kernels& k) { k.relu_forward(kMoved / sizeof(float), DType::f32, values, values); });
+  device.copy_async(Stream::offload, pinned, arena, kMoved);
+  device.copy_async(Stream::prefetch, arena + kMoved, pinned, kMoved);
+  device.synchronize();
+  EXPECT_GT(device.now_us(), 0.0) << "the work was done, in virtual time";
+  EXPECT_EQ(resident_pages(arena, kArena), 0u) << "pages of the arena in memory";
+  EXPECT_EQ(resident_pages(pinned, kPinned), 0u) << "pages of the pinned region in memory";
 }
 
 // The must-show: for the same settings the sim device places every tensor
