@@ -19,7 +19,8 @@ std::vector<std::string> memory_lines(const MemorySummary& m, const MemorySettin
     lines.push_back("copy threads: a host thread per direction waits for each transfer's data, then copies it "
                     "synchronously in the compute stream's order (Zhuang's CPU multithreading)");
   if (s.transfer == TransferMode::async && m.pinned_bytes > 0) {
-    std::string parking = "async offloads: " + fact(MemoryFact::park_horizon);
+    std::string parking = std::string("async offloads: ") + fact_info(MemoryFact::park_horizon).label + ": " +
+                          fact_text(m, MemoryFact::park_horizon);
     if (m.park_horizon == kParkUntilNeeded)
       parking += ", until the pool needs the room: forward reuses none of them while their copies run, and those "
                  "still parked come back without a copy";
