@@ -12,6 +12,7 @@
 #include "engine/core/bytes_text.h"
 #include "engine/device/sim/sim_device.h"
 #include "engine/perf/spec_profiles.h"
+#include "engine/plan/memory_facts.h"
 #include "engine/plan/planner.h"
 #include "engine/tune/swap_weight_tuning.h"
 #include "engine/run/lr_schedule.h"
@@ -245,7 +246,8 @@ ApplyOutcome TrainingSession::apply(const MemorySettings& asked) {
     settings_.memory = wanted;
     choose_dyn_ = dyn;
     return {true, "applied before iteration " + std::to_string(iteration_ + 1) + ": pool " +
-                      format_bytes(plan.pool_bytes) + ", smallest workable " + format_bytes(plan.minimum_pool_bytes) +
+                      format_bytes(plan.pool_bytes) + ", " + fact_info(MemoryFact::minimum_pool).label + " " +
+                      format_bytes(plan.minimum_pool_bytes) +
                       (dyn ? "; dyn profiles the modes that fit now" : "")};
   } catch (const std::exception& e) {
     return {false, std::string("refused: ") + e.what()};

@@ -56,7 +56,7 @@ def run(args, out: Path, transfer: str, budget: str | None):
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode != 0:
         sys.exit(f"tidepool failed:\n{done.stdout}\n{done.stderr}")
-    pool = re.search(r"memory pool: ([0-9.]+ \w+)", done.stdout)
+    pool = re.search(r"memory: pool ([0-9.]+ \w+)", done.stdout)
     hint = re.search(r"with --budget (\S+) more are parked", done.stdout)
     summary = json.loads((out / "summary.json").read_text())
     return {"pool": pool.group(1) if pool else "?", "parking_budget": hint.group(1) if hint else None,
@@ -82,12 +82,12 @@ def main():
             rows.append(("async", row))
     print(f"vdnn_constructed, batch 32, mode all, lookahead 2, link {args.link_gbps:g} GB/s; "
           f"stall per iteration (median of {args.iterations - 1}, ms)")
-    print("| transfers | pool | freed blocks | forward | backward |")
+    print("| transfers | pool | freed blocks parked | forward | backward |")
     print("|---|---|---|---|---|")
     for transfer, r in rows:
         h = r["horizon"]
-        blocks = ("-" if transfer == "sync" else "reused at once" if h == 0 else
-                  "parked until needed" if h < 0 else f"up to {h} parked")
+        # tidepool's words for the park horizon (engine/plan/memory_facts.h)
+        blocks = "-" if transfer == "sync" else "none" if h == 0 else "all" if h < 0 else f"up to {h}"
         forward = statistics.median(f for f, _ in r["stalls"])
         backward = statistics.median(b for _, b in r["stalls"])
         print(f"| {transfer} | {r['pool']} | {blocks} | {forward:.1f} | {backward:.1f} |")

@@ -1,5 +1,6 @@
 #include "app/commands/plan_command.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -7,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "app/memory_report.h"
+#include "engine/plan/memory_facts.h"
 #include "app/options/values.h"
 #include "app/model_shapes.h"
 #include "engine/core/bytes_text.h"
@@ -177,7 +178,7 @@ void plan_command(const PlanRequest& request, std::ostream& out) {
       if (r.fits())
         row.update(memory_json(r.memory));
       else
-        row.update({{"minimum_pool_bytes", r.memory.minimum_pool_bytes}, {"refusal", r.refusal}});
+        row.update({{fact_info(MemoryFact::minimum_pool).key, r.memory.minimum_pool_bytes}, {"refusal", r.refusal}});
       if (r.predicted) {
         row["predicted_iteration_us"] = r.predicted->iteration_us;
         row["predicted_stall_us"] = r.predicted->stall_us;
@@ -199,38 +200,43 @@ void plan_command(const PlanRequest& request, std::ostream& out) {
     out << "each of " << request.ranks << " ranks: batch " << rank_batch << " of the global " << run.batch_size
         << ", its parameter gradients all-reduced in buckets of " << format_bytes(mine.bucket_bytes)
         << " (tensors of the plan, alive from backward to the update)\n";
-  std::snprintf(line, sizeof line, "%-8s %-4s %-17s %-10s %12s %12s %12s %7s %12s %12s %12s %5s\n", "mode", "algo",
-                "order", "heuristic", "peak load", "pool", "footprint", "ratio", "largest free", "offloaded", "pinned",
-                "parks");
-  line[std::strlen(line) - 1] = '\0';
-  out << (show_precision ? "prec " : "") << line << (pageable ? "     pageable" : "")
-      << (model ? "   pred ms  stall ms" : "") << (budget ? "  fits" : "") << '\n';
+  // The figures' columns, named and written as engine/plan/memory_facts.h
+  // declares them; "-" where a figure says nothing (parking without async
+  // offloads).
+  struct Column {
+    MemoryFact fact;
+    int width;
+  };
+  std::vector<Column> columns = {{MemoryFact::peak_load, 12},   {MemoryFact::pool, 12},
+                                 {MemoryFact::footprint, 12},   {MemoryFact::competitive_ratio, 7},
+                                 {MemoryFact::largest_free_at_peak, 12}, {MemoryFact::offloaded, 12},
+                                 {MemoryFact::pinned_host, 12}, {MemoryFact::park_horizon, 8}};
+  if (pageable) columns.push_back({MemoryFact::pageable_host, 12});
+  auto cell = [](const std::string& text, int width) {
+    return std::string(static_cast<std::size_t>(std::max(0, width - static_cast<int>(text.size()))) + 1, ' ') + text;
+  };
+  std::snprintf(line, sizeof line, "%-8s %-4s %-17s %-10s", "mode", "algo", "order", "heuristic");
+  out << (show_precision ? "prec " : "") << line;
+  for (const Column& c : columns) out << cell(fact_info(c.fact).column, c.width);
+  out << (model ? "   pred ms  stall ms" : "") << (budget ? "  fits" : "") << '\n';
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const PlanRow& r = rows[i];
     if (i == 1) out << "alternatives:\n";
     const MemorySummary& m = r.memory;
     if (!r.fits()) {
-      std::snprintf(line, sizeof line, "%-8s %-4s %-17s %-10s does not fit: the smallest budget that works is %s\n",
+      std::snprintf(line, sizeof line, "%-8s %-4s %-17s %-10s does not fit: the %s is %s\n",
                     to_string(r.settings.mode), to_string(r.settings.scheme), to_string(r.settings.order),
-                    r.settings.heuristic.c_str(), format_bytes(m.minimum_pool_bytes).c_str());
+                    r.settings.heuristic.c_str(), fact_info(MemoryFact::minimum_pool).label,
+                    fact_text(m, MemoryFact::minimum_pool).c_str());
       out << precision_cell(r) << line;
       continue;
     }
-    std::snprintf(line, sizeof line, "%-8s %-4s %-17s %-10s %12s %12s %12s %7.3f %12s %12s %12s %5s",
-                  to_string(r.settings.mode), to_string(r.settings.scheme), to_string(r.settings.order),
-                  r.settings.heuristic.c_str(), format_bytes(m.peak_load_bytes).c_str(),
-                  format_bytes(m.pool_bytes).c_str(), format_bytes(m.footprint_bytes).c_str(), m.competitive_ratio(),
-                  format_bytes(m.largest_free_at_peak_bytes).c_str(), format_bytes(m.offloaded_bytes).c_str(),
-                  format_bytes(m.pinned_bytes).c_str(),
-                  m.pinned_bytes == 0 || mine.transfer == TransferMode::sync ? "-"
-                  : m.park_horizon == kParkUntilNeeded                      ? "all"
-                  : m.park_horizon == 0                                     ? "no"
-                                                                            : std::to_string(m.park_horizon).c_str());
+    std::snprintf(line, sizeof line, "%-8s %-4s %-17s %-10s", to_string(r.settings.mode), to_string(r.settings.scheme),
+                  to_string(r.settings.order), r.settings.heuristic.c_str());
     out << precision_cell(r) << line;
-    if (pageable) {
-      std::snprintf(line, sizeof line, " %12s", format_bytes(m.pageable_bytes).c_str());
-      out << line;
-    }
+    const bool parks = m.pinned_bytes > 0 && mine.transfer == TransferMode::async;
+    for (const Column& c : columns)
+      out << cell(c.fact == MemoryFact::park_horizon && !parks ? "-" : fact_text(m, c.fact), c.width);
     if (r.predicted) {
       std::snprintf(line, sizeof line, " %9.2f %9.2f", r.predicted->iteration_us / 1e3, r.predicted->stall_us / 1e3);
       out << line;
@@ -243,8 +249,8 @@ void plan_command(const PlanRequest& request, std::ostream& out) {
                             "one value keeps it, a list a,b plans each)\n"
                           : "\n");
   if (mine.transfer == TransferMode::async)
-    out << "parks: how many blocks freed by async offloads the pool holds parked at once, so forward does not "
-           "reuse them and wait for their copies (all: until the pool needs the room; no: the pool is too "
+    out << "parked: how many blocks freed by async offloads the pool holds parked at once, so forward does not "
+           "reuse them and wait for their copies (all: until the pool needs the room; none: the pool is too "
            "tight)\n";
   if (model)
     out << "pred ms, stall ms: one iteration as " << model->profile().name

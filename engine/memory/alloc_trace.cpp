@@ -149,21 +149,21 @@ void validate(const AllocTrace& trace) {
       throw std::invalid_argument("trace event " + std::to_string(i) + ": " + err);
 }
 
-std::size_t peak_load_bytes(const AllocTrace& trace) {
+TraceLoad trace_load(const AllocTrace& trace) {
   std::unordered_map<std::int64_t, std::size_t> size;
-  std::size_t load = 0, peak = 0;
+  TraceLoad l;
   for (const TraceEvent& e : trace) {
     if (e.kind == TraceEvent::Kind::alloc) {
       const std::size_t b = round_up(e.bytes);
       size[e.id] = b;
-      load += b;
-      peak = std::max(peak, load);
+      l.end_bytes += b;
+      l.peak_bytes = std::max(l.peak_bytes, l.end_bytes);
     } else if (auto it = size.find(e.id); it != size.end()) {
-      load -= it->second;
+      l.end_bytes -= it->second;
       size.erase(it);
     }
   }
-  return peak;
+  return l;
 }
 
 std::size_t total_alloc_bytes(const AllocTrace& trace) {

@@ -17,7 +17,6 @@
 #include <vector>
 
 #include "engine/core/tensor.h"
-#include "engine/memory/figures.h"
 #include "engine/schedule/alloc_granularity.h"
 
 namespace tidepool {
@@ -36,17 +35,15 @@ struct AllocRequest {
   bool will_offload = false;  // vDNN++'s high-end policy places these at the top
 };
 
+// A pool now, as its policy sees it. The peaks of an iteration (peak load,
+// footprint) are the replay loop's (engine/memory/replay.h: PoolFigures),
+// computed from these as blocks come and go.
 struct PoolStats {
   std::size_t pool_bytes = 0;
   std::size_t load_bytes = 0;        // bytes of live blocks (the memory load)
-  std::size_t peak_load_bytes = 0;
   std::size_t extent_bytes = 0;      // one past the highest live byte
-  std::size_t peak_extent_bytes = 0; // the footprint: the most of the pool ever used
   std::size_t largest_free_block_bytes = 0;  // inside the pool
   std::size_t free_holes = 0;                // free blocks inside the pool
-  double competitive_ratio() const {
-    return tidepool::competitive_ratio(peak_extent_bytes, peak_load_bytes);
-  }
 };
 
 class Allocator {
@@ -71,8 +68,8 @@ class Allocator {
 // every one keeps all blocks inside [0, pool_bytes).
 //
 //   exact      the reference "one cudaMalloc per tensor" with no
-//              fragmentation: stats() report extent = load and footprint =
-//              peak load, the lower bound no arena reaches. Its offsets are
+//              fragmentation: stats() report extent = load, so its footprint
+//              is the peak load, the lower bound no arena reaches. Its offsets are
 //              best-fit's, so a real run works in a pool sized for them (the
 //              pool search, not its reported footprint): a bounded replay or
 //              the pool search sees best-fit's fragmentation.

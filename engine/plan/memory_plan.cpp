@@ -8,6 +8,7 @@
 #include "engine/memory/allocator.h"
 #include "engine/memory/pool_search.h"
 #include "engine/plan/autoswap.h"
+#include "engine/plan/memory_facts.h"
 #include "engine/plan/planner.h"
 
 namespace tidepool {
@@ -295,7 +296,8 @@ MemoryPlan plan_memory(const Network& net, std::int64_t batch, const MemorySetti
   const ScheduleReplay unparked = replay_schedule(p.train, heuristic, p.pool_bytes, 0);
   if (!unparked.fits() || !replay_schedule(p.eval, heuristic, p.pool_bytes, 0).fits())
     throw MemoryRefusal("a budget of " + format_bytes(p.pool_bytes) + " is too small for " + what +
-                            ": the smallest budget that works is " + format_bytes(p.minimum_pool_bytes),
+                            ": the " + fact_info(MemoryFact::minimum_pool).label + " is " +
+                            fact_text(p.summary(), MemoryFact::minimum_pool),
                         p.minimum_pool_bytes);
 
   // Async transfers park as many offloaded blocks as fit. Every outcome is

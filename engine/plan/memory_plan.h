@@ -96,6 +96,27 @@ struct MemoryPlan {
   std::size_t peak_load_bytes() const { return figures.peak_load_bytes; }
   std::size_t footprint_bytes() const { return figures.footprint_bytes; }
   std::size_t largest_free_at_peak_bytes() const { return figures.largest_free_at_peak.bytes; }
+  // The host memory a run reserves beside the arena, as the plan lays it
+  // out and the trainer only executes: one pinned region [the caller's
+  // `staging_bytes` (its loaders' batches)][the loss read-back][the
+  // offloads' slots], the slots in a pageable region of their own instead
+  // where pageable() says so (the device then stages their copies, as the
+  // CUDA driver does).
+  struct HostLayout {
+    std::size_t pinned_bytes = 0;  // the whole pinned region
+    Range staging, readback;       // in it
+    Range slots;                   // in it, or with `pageable_slots` the whole pageable region
+    bool pageable_slots = false;
+  };
+  HostLayout host_layout(std::size_t staging_bytes) const {
+    HostLayout l;
+    l.staging = {0, staging_bytes};
+    l.readback = {l.staging.end(), readback_pinned_bytes};
+    l.pageable_slots = pageable();
+    l.slots = {l.pageable_slots ? 0 : l.readback.end(), offload_host_bytes};
+    l.pinned_bytes = l.pageable_slots ? l.readback.end() : l.slots.end();
+    return l;
+  }
   // What the runtime needs to know about a run in progress.
   MemoryLimits limits() const { return {arena_bytes, offload_host_bytes, settings.host_memory, false}; }
   // Its figures, as every view prints them.

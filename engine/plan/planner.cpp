@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "engine/memory/alloc_trace.h"
 #include "engine/memory/allocator.h"
 #include "engine/memory/allocators/free_list.h"
 #include "engine/step_calls/f32_views.h"
@@ -431,24 +432,21 @@ class Planner {
     if (last_backward_reader_[nt.output] == i) emit_free(nt.output);
   }
 
+  // The schedule's peak load, as engine/memory/alloc_trace.h defines it for
+  // every trace; the trace's own checks catch a planner that allocates a
+  // tensor twice or frees one that is not live.
   void predict_load() {
-    std::size_t load = s_.persistent_bytes, peak = load;
-    std::vector<bool> live(s_.tensors.size(), false);
-    for (const Step& st : s_.steps) {
-      if (st.kind == StepKind::alloc) {
-        if (live[st.tensor]) throw std::logic_error("planner allocated " + name(st.tensor) + " twice");
-        live[st.tensor] = true;
-        load += round_up(s_.tensors[st.tensor].info.bytes());
-        peak = std::max(peak, load);
-      } else if (st.kind == StepKind::free) {
-        if (!live[st.tensor]) throw std::logic_error("planner freed " + name(st.tensor) + " while not live");
-        live[st.tensor] = false;
-        load -= round_up(s_.tensors[st.tensor].info.bytes());
-      }
+    const AllocTrace trace = trace_of(s_);
+    try {
+      validate(trace);
+    } catch (const std::invalid_argument& e) {
+      throw std::logic_error(std::string("the planner's schedule is inconsistent: ") + e.what());
     }
-    for (std::size_t t = 0; t < live.size(); ++t)
-      if (live[t]) throw std::logic_error("planner left " + name(static_cast<int>(t)) + " allocated");
-    s_.peak_load_bytes = peak;
+    const TraceLoad load = trace_load(trace);
+    if (load.end_bytes != s_.persistent_bytes)
+      throw std::logic_error("the planner's schedule leaves " + std::to_string(load.end_bytes - s_.persistent_bytes) +
+                             " bytes of transient tensors allocated");
+    s_.peak_load_bytes = load.peak_bytes;
   }
 
   // Pinned slots for offloaded tensors: taken at the offload, given back

@@ -28,18 +28,15 @@ Trainer::Trainer(Device& device, const Network& network, TrainerOptions options,
   MemoryPlan plan = plan_memory(network_, options_.batch, options_.memory, device_.kernels(),
                                 {.room_to_grow = options_.room_to_grow}, model());
   arena_ = device_.reserve_arena(plan.arena_bytes);
-  // Pinned: [the caller's staging][the loss read-back][the offloads' slots],
-  // the slots in a pageable region of their own instead where the plan
-  // says so (the device then stages their copies, as the CUDA driver does).
-  const std::size_t pinned_slots = plan.pageable() ? 0 : plan.offload_host_bytes;
-  std::byte* pinned = device_.reserve_pinned(options_.staging_bytes + plan.readback_pinned_bytes + pinned_slots);
-  staging_ = {pinned, options_.staging_bytes};
-  const std::span<std::byte> readback{pinned + options_.staging_bytes, plan.readback_pinned_bytes};
-  if (plan.pageable())
-    offload_region_ = {plan.offload_host_bytes ? device_.reserve_pageable(plan.offload_host_bytes) : nullptr,
-                       plan.offload_host_bytes};
+  const MemoryPlan::HostLayout host = plan.host_layout(options_.staging_bytes);
+  std::byte* pinned = device_.reserve_pinned(host.pinned_bytes);
+  auto in = [](std::byte* region, Range r) { return std::span<std::byte>(region + r.offset, r.bytes); };
+  staging_ = in(pinned, host.staging);
+  const std::span<std::byte> readback = in(pinned, host.readback);
+  if (!host.pageable_slots)
+    offload_region_ = in(pinned, host.slots);
   else
-    offload_region_ = {readback.data() + readback.size(), plan.offload_host_bytes};
+    offload_region_ = {host.slots.bytes ? device_.reserve_pageable(host.slots.bytes) : nullptr, host.slots.bytes};
   executor_ = std::make_unique<Executor>(device_, network_, arena_, offload_region_, readback, sink_,
                                          options_.compress_threads);
   executor_->set_communicator(options_.comm);

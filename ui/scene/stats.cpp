@@ -4,7 +4,6 @@
 #include <map>
 #include <string>
 
-#include "engine/memory/figures.h"
 
 namespace tidepool::ui {
 
@@ -16,7 +15,6 @@ IterationStats build_stats(const RingSnapshot& events, const TimelineScene& time
   s.iteration = last.iteration;
   s.peak_load_bytes = last.peak_load_bytes;
   s.footprint_bytes = last.footprint_bytes;
-  s.competitive_ratio = competitive_ratio(last.footprint_bytes, last.peak_load_bytes);
   s.iteration_ms = (last.end_us - last.start_us) * 1e-3;
   s.largest_free_at_peak_bytes = last.largest_free_at_peak.bytes;
   for (const TimelineIteration& it : timeline.iterations)

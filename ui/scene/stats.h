@@ -14,7 +14,6 @@ struct IterationStats {
   std::int64_t iteration = -1;  // -1: none finished yet
   std::size_t peak_load_bytes = 0;
   std::size_t footprint_bytes = 0;
-  double competitive_ratio = 0;  // footprint / peak load (1 is perfect)
   std::size_t largest_free_at_peak_bytes = 0;
   std::size_t pinned_host_bytes = 0;
   double stall_ms = 0;      // compute-stream waiting on transfers

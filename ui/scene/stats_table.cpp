@@ -4,7 +4,7 @@
 #include <cstdio>
 
 #include "engine/core/bytes_text.h"
-#include "engine/memory/parking.h"  // kParkUntilNeeded
+#include "engine/plan/memory_facts.h"
 
 namespace tidepool::ui {
 namespace {
@@ -26,12 +26,6 @@ std::string timing(const char* format, double ms, const SessionStatus& s, double
 
 }  // namespace
 
-std::string freed_blocks_text(int park_horizon) {
-  if (park_horizon == kParkUntilNeeded) return "parked until needed";
-  if (park_horizon > 0) return "up to " + std::to_string(park_horizon) + " parked at once";
-  return "reused at once";
-}
-
 std::vector<StatsRow> stats_table(const SessionStatus& s, const IterationStats& st, int rank) {
   std::vector<StatsRow> rows;
   auto row = [&](std::string figure, std::string value) { rows.push_back({std::move(figure), std::move(value)}); };
@@ -52,10 +46,13 @@ std::vector<StatsRow> stats_table(const SessionStatus& s, const IterationStats& 
     row("last iteration", std::to_string(st.iteration));
     row("iteration time", timing("%.2f ms", st.iteration_ms, s, s.predicted ? s.predicted->iteration_us : 0));
     row("stall time", timing("%.2f ms", st.stall_ms, s, s.predicted ? s.predicted->stall_us : 0));
-    row("peak load", format_bytes(st.peak_load_bytes));
-    row("footprint", format_bytes(st.footprint_bytes));
-    row("competitive ratio", number("%.3f", st.competitive_ratio));
-    row("largest free at peak", format_bytes(st.largest_free_at_peak_bytes));
+    MemorySummary measured;  // this iteration's, in the words of the plan's figures
+    measured.peak_load_bytes = st.peak_load_bytes;
+    measured.footprint_bytes = st.footprint_bytes;
+    measured.largest_free_at_peak_bytes = st.largest_free_at_peak_bytes;
+    for (MemoryFact f :
+         {MemoryFact::peak_load, MemoryFact::footprint, MemoryFact::competitive_ratio, MemoryFact::largest_free_at_peak})
+      row(fact_info(f).label, fact_text(measured, f));
     row("offloaded / prefetched", format_bytes(static_cast<std::size_t>(st.offloaded_bytes)) + " / " +
                                       format_bytes(static_cast<std::size_t>(st.prefetched_bytes)));
     row("batch upload", format_bytes(static_cast<std::size_t>(st.uploaded_bytes)));
@@ -74,23 +71,25 @@ std::vector<StatsRow> stats_table(const SessionStatus& s, const IterationStats& 
   const MemorySummary& m = s.memory;
   const MemorySettings& settings = s.settings.memory;
   const bool pageable = settings.host_memory == HostMemory::pageable;
-  row("pinned host", format_bytes(m.pinned_bytes) + (settings.compress && m.pinned_bytes ? " (two staging slots)"
-                                                     : pageable && m.pinned_bytes  ? " (staging buffers)"
-                                                                                   : ""));
-  if (pageable) row("pageable host", format_bytes(m.pageable_bytes) + " (the offloads, copied through the staging)");
+  auto fact = [&](MemoryFact f, const std::string& note = {}) { row(fact_info(f).label, fact_text(m, f) + note); };
+  fact(MemoryFact::pinned_host, settings.compress && m.pinned_bytes ? " (two staging slots)"
+                                : pageable && m.pinned_bytes        ? " (staging buffers)"
+                                                                    : "");
+  if (pageable) fact(MemoryFact::pageable_host, " (the offloads, copied through the staging)");
   if (settings.copy_engine == CopyEngine::threads) row("copies", "host threads, in the compute stream's order");
-  if (settings.transfer == TransferMode::async && m.pinned_bytes > 0) {
-    std::string parked = freed_blocks_text(m.park_horizon);
-    if (m.parking_pool_bytes) parked += "; more parked from " + format_bytes(m.parking_pool_bytes);
-    row("freed by offloads", parked);
+  if (settings.transfer == TransferMode::async && m.pinned_bytes > 0)
+    fact(MemoryFact::park_horizon,
+         m.parking_pool_bytes ? "; more parked from " + format_bytes(m.parking_pool_bytes) : std::string());
+  if (settings.mode == OffloadMode::autoswap) {
+    if (m.load_limit_bytes)
+      fact(MemoryFact::load_limit, " (offloads what keeps the load under)");
+    else
+      row(fact_info(MemoryFact::load_limit).label, "none: nothing offloaded (set a budget)");
   }
-  if (settings.mode == OffloadMode::autoswap)
-    row("AutoSwap load limit", m.load_limit_bytes ? format_bytes(m.load_limit_bytes) + " (offloads what keeps the load under)"
-                                                  : std::string("none: nothing offloaded (set a budget)"));
-  row("pool (budget)", format_bytes(m.pool_bytes));
-  row("smallest workable", format_bytes(m.minimum_pool_bytes));
-  row("planned peak load", format_bytes(m.peak_load_bytes));
-  row("arena reserved", format_bytes(m.arena_bytes));
+  fact(MemoryFact::pool);
+  fact(MemoryFact::minimum_pool);
+  row(std::string("planned ") + fact_info(MemoryFact::peak_load).label, fact_text(m, MemoryFact::peak_load));
+  fact(MemoryFact::arena);
   return rows;
 }
 

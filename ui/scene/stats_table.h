@@ -1,6 +1,7 @@
 // The Stats view's table as words, one row per figure: the run and its
 // state, the latest finished iteration's figures (ui/scene/stats.h) beside
-// the plan's prediction, and the MemoryPlan's figures from the status. The
+// the plan's prediction, and the MemoryPlan's figures from the status, each
+// named and written as engine/plan/memory_facts.h declares it. The
 // view (ui/views/stats_view.h) draws these rows as they are, so the tests
 // read what the window shows without drawing it.
 #pragma once
@@ -25,10 +26,5 @@ struct StatsRow {
 // On a data-parallel run a row says whose events the iteration figures are
 // (`rank`'s; the rest is rank 0's status, the same plan on every rank).
 std::vector<StatsRow> stats_table(const SessionStatus& status, const IterationStats& stats, int rank = 0);
-
-// What async offloads do with the blocks they free, for a park horizon
-// (MemorySummary::park_horizon): "parked until needed", "up to 2 parked at
-// once" or "reused at once".
-std::string freed_blocks_text(int park_horizon);
 
 }  // namespace tidepool::ui

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "engine/memory/allocator.h"
+#include "engine/plan/memory_facts.h"
 
 namespace tidepool::ui {
 namespace {
@@ -157,7 +158,8 @@ bool ControlsView::draw_settings(const SessionStatus& s) {
       changed = true;
     }
   }
-  ImGui::TextDisabled("smallest workable now: %s (red mark)", format_bytes(s.memory.minimum_pool_bytes).c_str());
+  ImGui::TextDisabled("%s now: %s (red mark)", fact_info(MemoryFact::minimum_pool).label,
+                      fact_text(s.memory, MemoryFact::minimum_pool).c_str());
   if (edit_.mode == OffloadMode::autoswap && automatic_budget_)
     ImGui::TextWrapped("autoswap offloads as little as fits the budget: without one it offloads nothing");
   if (s.link_adjustable) {

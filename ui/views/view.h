@@ -17,7 +17,8 @@
 #include "ui/scene/address_map.h"
 #include "ui/scene/memory_load.h"
 #include "ui/scene/stats.h"
-#include "ui/scene/stats_table.h"  // freed_blocks_text
+#include "engine/plan/memory_facts.h"  // park_horizon_text
+#include "ui/scene/stats_table.h"
 #include "ui/scene/timeline.h"
 #include "ui/session_link.h"
 

@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "engine/memory/allocator.h"
+#include "engine/memory/allocators/free_list.h"
 
 namespace tidepool {
 namespace {
@@ -49,7 +50,8 @@ class CnmemAllocator final : public Allocator {
  public:
   CnmemAllocator(std::size_t pool_bytes, std::size_t initial_pool_bytes)
       : arena_(pool_bytes),
-        initial_(std::min(round_up(initial_pool_bytes), pool_bytes / kAllocGranularity * kAllocGranularity)) {
+        initial_(std::min(round_up(initial_pool_bytes), pool_bytes / kAllocGranularity * kAllocGranularity)),
+        free_(pool_bytes, /*all_free=*/false) {
     reset();
   }
 
@@ -57,62 +59,23 @@ class CnmemAllocator final : public Allocator {
 
   std::optional<std::size_t> allocate(const AllocRequest& r) override {
     const std::size_t bytes = std::max(round_up(r.bytes), kAllocGranularity);
-    // Best fit over the free blocks of every pool (the lowest among equals);
-    // a few dozen holes, so a scan of a flat vector is the cheap way.
-    auto best = free_.end();
-    for (auto it = free_.begin(); it != free_.end(); ++it)
-      if (it->bytes >= bytes && (best == free_.end() || it->bytes < best->bytes)) {
-        best = it;
-        if (it->bytes == bytes) break;
-      }
-    std::size_t offset;
-    if (best != free_.end()) {
-      offset = best->offset;
-      if (best->bytes == bytes) {
-        free_.erase(best);
-      } else {
-        best->offset += bytes;
-        best->bytes -= bytes;
-      }
-    } else if (bytes <= arena_ - claimed_) {
+    // Best fit over the free blocks of every pool (the lowest among equals).
+    std::optional<std::size_t> offset = free_.take_best_fit(bytes);
+    if (!offset) {
+      if (bytes > arena_ - claimed_) return std::nullopt;
       offset = claim(bytes);  // a new pool of exactly the request, wholly used by it
-    } else {
-      return std::nullopt;
     }
-    live_.insert(lower(live_, offset), {offset, bytes});
-    load_ += bytes;
-    peak_load_ = std::max(peak_load_, load_);
+    live_.add(*offset, bytes);
     return offset;
   }
 
   void free(std::size_t offset) override {
-    auto it = lower(live_, offset);
-    if (it == live_.end() || it->offset != offset)
-      throw std::logic_error("free of offset " + std::to_string(offset) + ", which is not allocated");
-    std::size_t bytes = it->bytes;
-    live_.erase(it);
-    load_ -= bytes;
-    if (load_ == 0) {
+    const std::size_t bytes = live_.remove(offset).bytes;
+    if (live_.load_bytes() == 0) {
       reset();
       return;
     }
-    // Merge only with neighbours in the same pool: a pool boundary is
-    // where one cudaMalloc ends and another begins.
-    auto next = lower(free_, offset);
-    const bool join_prev = next != free_.begin() && std::prev(next)->offset + std::prev(next)->bytes == offset &&
-                           !is_pool_start(offset);
-    const bool join_next = next != free_.end() && next->offset == offset + bytes && !is_pool_start(next->offset);
-    if (join_prev && join_next) {
-      std::prev(next)->bytes += bytes + next->bytes;
-      free_.erase(next);
-    } else if (join_prev) {
-      std::prev(next)->bytes += bytes;
-    } else if (join_next) {
-      next->offset = offset;
-      next->bytes += bytes;
-    } else {
-      free_.insert(next, {offset, bytes});
-    }
+    free_.give_back(offset, bytes);  // merged only inside its pool: the free list is fenced at each pool's start
   }
 
   std::vector<std::size_t> pool_starts() const override {
@@ -123,52 +86,38 @@ class CnmemAllocator final : public Allocator {
   PoolStats stats() const override {
     PoolStats s;
     s.pool_bytes = arena_;
-    s.load_bytes = load_;
-    s.peak_load_bytes = peak_load_;
+    s.load_bytes = live_.load_bytes();
     s.extent_bytes = claimed_;
-    s.peak_extent_bytes = peak_claimed_;
     const std::size_t unclaimed = arena_ - claimed_;
-    std::size_t largest = unclaimed;
-    for (const Block& b : free_) largest = std::max(largest, b.bytes);
-    s.largest_free_block_bytes = largest;
-    s.free_holes = free_.size() + (unclaimed > 0 ? 1 : 0);
+    s.largest_free_block_bytes = std::max(unclaimed, free_.largest());
+    s.free_holes = free_.count() + (unclaimed > 0 ? 1 : 0);
     return s;
   }
 
  private:
-  struct Block {
-    std::size_t offset, bytes;
-  };
-  static std::vector<Block>::iterator lower(std::vector<Block>& v, std::size_t offset) {
-    return std::lower_bound(v.begin(), v.end(), offset, [](const Block& b, std::size_t o) { return b.offset < o; });
-  }
-  bool is_pool_start(std::size_t offset) const {
-    return std::binary_search(pool_starts_.begin(), pool_starts_.end(), offset);
-  }
-
   // Claims a new pool at the end of the claimed range and returns its start.
   std::size_t claim(std::size_t bytes) {
     const std::size_t start = claimed_;
+    if (start > 0) free_.add_fence(start);  // pools never merge
     pool_starts_.push_back(start);  // claimed in increasing order: stays sorted
     claimed_ += bytes;
-    peak_claimed_ = std::max(peak_claimed_, claimed_);
     return start;
   }
 
   void reset() {
-    free_.clear();
+    free_ = FreeList(arena_, /*all_free=*/false);  // the unclaimed arena is not a free block of any pool
+    live_ = LiveBlocks();
     pool_starts_.clear();
     claimed_ = 0;
-    if (initial_ > 0) free_.push_back({claim(initial_), initial_});
+    if (initial_ > 0) free_.give_back(claim(initial_), initial_);
   }
 
   std::size_t arena_;
   std::size_t initial_;
-  std::size_t claimed_ = 0, peak_claimed_ = 0;
-  std::size_t load_ = 0, peak_load_ = 0;
+  std::size_t claimed_ = 0;
   std::vector<std::size_t> pool_starts_;
-  std::vector<Block> free_;  // free blocks inside the pools, by offset
-  std::vector<Block> live_;  // live blocks, by offset
+  FreeList free_;     // free blocks inside the pools
+  LiveBlocks live_;
 };
 
 }  // namespace

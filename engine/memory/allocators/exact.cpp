@@ -11,8 +11,8 @@
 // peak load whatever the placement (vDNN++ §III-B). So the offsets it hands
 // out are best-fit's inside the pool — a real run on the cpu device or a GPU
 // still gets non-overlapping blocks — while stats() report the ideal:
-//   extent_bytes      = load_bytes       (all live bytes, packed)
-//   peak_extent_bytes = peak_load_bytes  (the footprint: a lower bound)
+// extent_bytes = load_bytes (all live bytes, packed), so the replay loop's
+// footprint is the peak load (a lower bound).
 // The largest free block and the hole count stay those of the real offset
 // space, because they describe what the next request can actually get; a
 // bounded replay or the pool search therefore see best-fit's fragmentation,
@@ -32,7 +32,6 @@ class ExactAllocator final : public SinglePoolAllocator {
     // The ideal: per-tensor allocations leave no gaps, so the used extent is
     // the load itself.
     s.extent_bytes = s.load_bytes;
-    s.peak_extent_bytes = s.peak_load_bytes;
     return s;
   }
 

@@ -12,7 +12,7 @@ namespace tidepool {
 
 class SinglePoolAllocator : public Allocator {
  public:
-  explicit SinglePoolAllocator(std::size_t pool_bytes) : free_(pool_bytes), live_(pool_bytes) {}
+  explicit SinglePoolAllocator(std::size_t pool_bytes) : free_(pool_bytes) {}
 
   std::optional<std::size_t> allocate(const AllocRequest& r) final {
     const std::size_t bytes = round_up(r.bytes);
@@ -21,11 +21,13 @@ class SinglePoolAllocator : public Allocator {
     return offset;
   }
 
-  void free(std::size_t offset) final { free_.give_back(offset, live_.remove(offset)); }
+  void free(std::size_t offset) final { free_.give_back(offset, live_.remove(offset).bytes); }
 
   PoolStats stats() const override {
     PoolStats s;
-    live_.fill(s);
+    s.pool_bytes = free_.pool_bytes();
+    s.load_bytes = live_.load_bytes();
+    s.extent_bytes = live_.extent_bytes();
     s.largest_free_block_bytes = free_.largest();
     s.free_holes = free_.count();
     return s;

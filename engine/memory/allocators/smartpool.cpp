@@ -88,6 +88,7 @@
 #include <vector>
 
 #include "engine/memory/allocator.h"
+#include "engine/memory/allocators/free_list.h"
 
 namespace tidepool {
 namespace {
@@ -97,132 +98,6 @@ constexpr std::size_t kMaxRecord = 1u << 18;   // recorded requests before the r
 constexpr std::size_t kCandidates = 8;        // earlier requests with the same key tried as a period's start
 // Beyond this many blocks only the recorded layout is kept: placement is quadratic.
 constexpr std::size_t kMaxOfflineBlocks = 1u << 12;
-
-// The free blocks, coalesced, in a vector sorted by offset. Serving a
-// learned period is a lookup plus an exact-range take, so the hot path is a
-// binary search and a small in-place edit; a vector of a few dozen holes
-// beats a node-based tree there by a wide margin. Best fit (only while
-// learning or falling back) scans the holes.
-class Holes {
- public:
-  explicit Holes(std::size_t pool_bytes) {
-    if (pool_bytes > 0) holes_.push_back({0, pool_bytes});
-    largest_ = pool_bytes;
-  }
-
-  std::optional<std::size_t> take_best_fit(std::size_t bytes) {
-    auto best = holes_.end();
-    for (auto it = holes_.begin(); it != holes_.end(); ++it)
-      if (it->size >= bytes && (best == holes_.end() || it->size < best->size)) {
-        best = it;
-        if (it->size == bytes) break;
-      }
-    if (best == holes_.end()) return std::nullopt;
-    const std::size_t offset = best->offset;
-    shrink(best, offset, bytes);
-    return offset;
-  }
-
-  // Takes [offset, offset + bytes) if it lies wholly inside one free block.
-  bool take_at(std::size_t offset, std::size_t bytes) {
-    auto it = std::upper_bound(holes_.begin(), holes_.end(), offset,
-                               [](std::size_t o, const Hole& h) { return o < h.offset; });
-    if (it == holes_.begin()) return false;
-    --it;
-    if (offset + bytes > it->offset + it->size) return false;
-    shrink(it, offset, bytes);
-    return true;
-  }
-
-  void give_back(std::size_t offset, std::size_t bytes) {
-    auto next = std::lower_bound(holes_.begin(), holes_.end(), offset,
-                                 [](const Hole& h, std::size_t o) { return h.offset < o; });
-    const bool join_prev = next != holes_.begin() && std::prev(next)->offset + std::prev(next)->size == offset;
-    const bool join_next = next != holes_.end() && next->offset == offset + bytes;
-    if (join_prev && join_next) {
-      auto prev = std::prev(next);
-      prev->size += bytes + next->size;
-      largest_ = std::max(largest_, prev->size);
-      holes_.erase(next);
-    } else if (join_prev) {
-      auto prev = std::prev(next);
-      prev->size += bytes;
-      largest_ = std::max(largest_, prev->size);
-    } else if (join_next) {
-      next->offset = offset;
-      next->size += bytes;
-      largest_ = std::max(largest_, next->size);
-    } else {
-      holes_.insert(next, {offset, bytes});
-      largest_ = std::max(largest_, bytes);
-    }
-  }
-
-  std::size_t largest() const {
-    if (stale_) {
-      largest_ = 0;
-      for (const Hole& h : holes_) largest_ = std::max(largest_, h.size);
-      stale_ = false;
-    }
-    return largest_;
-  }
-  std::size_t count() const { return holes_.size(); }
-
- private:
-  struct Hole {
-    std::size_t offset, size;
-  };
-
-  // Removes [offset, offset + bytes) from the hole `it` contains it in.
-  void shrink(std::vector<Hole>::iterator it, std::size_t offset, std::size_t bytes) {
-    if (!stale_ && it->size == largest_) stale_ = true;  // the largest may be this one
-    const std::size_t end = it->offset + it->size;
-    if (offset == it->offset) {
-      if (it->size == bytes) {
-        holes_.erase(it);
-      } else {
-        it->offset += bytes;
-        it->size -= bytes;
-      }
-    } else {
-      it->size = offset - it->offset;
-      if (end > offset + bytes) holes_.insert(std::next(it), {offset + bytes, end - offset - bytes});
-    }
-  }
-
-  std::vector<Hole> holes_;
-  mutable std::size_t largest_ = 0;
-  mutable bool stale_ = false;
-};
-
-// The live blocks, in a vector sorted by offset (the extent is the last).
-class LiveSet {
- public:
-  struct Block {
-    std::size_t offset, bytes;
-    int rec;  // index in the record, -1 when not recorded
-  };
-
-  // Returns whether the block is the highest.
-  bool add(const Block& b) {
-    auto it = std::lower_bound(blocks_.begin(), blocks_.end(), b.offset,
-                               [](const Block& x, std::size_t o) { return x.offset < o; });
-    const bool top = it == blocks_.end();
-    blocks_.insert(it, b);
-    return top;
-  }
-  Block* find(std::size_t offset) {
-    auto it = std::lower_bound(blocks_.begin(), blocks_.end(), offset,
-                               [](const Block& x, std::size_t o) { return x.offset < o; });
-    return it != blocks_.end() && it->offset == offset ? &*it : nullptr;
-  }
-  void erase(const Block* b) { blocks_.erase(blocks_.begin() + (b - blocks_.data())); }
-  std::size_t extent() const { return blocks_.empty() ? 0 : blocks_.back().offset + blocks_.back().bytes; }
-  const std::vector<Block>& blocks() const { return blocks_; }
-
- private:
-  std::vector<Block> blocks_;
-};
 
 struct Key {
   std::size_t bytes = 0;
@@ -485,30 +360,24 @@ class SmartPoolAllocator final : public Allocator {
   }
 
   void free(std::size_t offset) override {
-    const LiveSet::Block* it = live_.find(offset);
-    if (!it) throw std::logic_error("free of offset " + std::to_string(offset) + ", which is not allocated");
+    const LiveBlocks::Live l = live_.remove(offset);  // throws for an offset that is not live
     ++clock_;
-    const LiveSet::Block l = *it;
-    live_.erase(it);
-    load_ -= l.bytes;
     holes_.give_back(offset, l.bytes);
-    if (l.rec >= 0) {
-      record_[l.rec].end = clock_;
+    if (l.tag >= 0) {
+      record_[l.tag].end = clock_;
       while (max_live_ >= 0 && record_[max_live_].end != 0) --max_live_;  // each index passed once
     }
     // Suffix minima of the freed blocks' record indices, by clock: the
     // smallest index freed after any moment is the first entry past it.
-    while (!frees_.empty() && frees_.back().second >= l.rec) frees_.pop_back();
-    frees_.emplace_back(clock_, l.rec);
+    while (!frees_.empty() && frees_.back().second >= l.tag) frees_.pop_back();
+    frees_.emplace_back(clock_, l.tag);
   }
 
   PoolStats stats() const override {
     PoolStats s;
     s.pool_bytes = pool_bytes_;
-    s.load_bytes = load_;
-    s.peak_load_bytes = peak_load_;
-    s.extent_bytes = live_.extent();
-    s.peak_extent_bytes = peak_extent_;
+    s.load_bytes = live_.load_bytes();
+    s.extent_bytes = live_.extent_bytes();
     s.largest_free_block_bytes = holes_.largest();
     s.free_holes = holes_.count();
     return s;
@@ -523,10 +392,7 @@ class SmartPoolAllocator final : public Allocator {
   };
 
   void add_live(std::size_t offset, std::size_t bytes, int rec) {
-    const bool top = live_.add({offset, bytes, rec});
-    load_ += bytes;
-    peak_load_ = std::max(peak_load_, load_);
-    if (top) peak_extent_ = std::max(peak_extent_, offset + bytes);
+    live_.add(offset, bytes, rec);  // tagged with its index in the record
   }
 
   // Serving: the next request of the active plan's period. Returns nothing
@@ -718,7 +584,7 @@ class SmartPoolAllocator final : public Allocator {
   std::vector<Interval> live_intervals() const {
     std::vector<Interval> v;
     v.reserve(live_.blocks().size());
-    for (const LiveSet::Block& b : live_.blocks()) v.emplace_back(b.offset, b.offset + b.bytes);
+    for (const LiveBlocks::Live& b : live_.blocks()) v.emplace_back(b.offset, b.offset + b.bytes);
     return v;
   }
 
@@ -744,7 +610,7 @@ class SmartPoolAllocator final : public Allocator {
   // blocks from before the record (index -1).
   void clear_record() {
     for (const Recorded& r : record_)
-      if (r.end == 0) live_.find(r.offset)->rec = -1;
+      if (r.end == 0) live_.find(r.offset)->tag = -1;
     record_.clear();
     seen_.clear();
     frees_.clear();
@@ -752,9 +618,8 @@ class SmartPoolAllocator final : public Allocator {
   }
 
   std::size_t pool_bytes_;
-  Holes holes_;
-  LiveSet live_;
-  std::size_t load_ = 0, peak_load_ = 0, peak_extent_ = 0;
+  FreeList holes_;
+  LiveBlocks live_;  // tagged with their index in the record (-1: not recorded)
   std::uint64_t clock_ = 0;
 
   std::vector<Recorded> record_;

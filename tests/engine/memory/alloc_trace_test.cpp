@@ -167,7 +167,7 @@ TEST(AllocTrace, ReplayStopsAtTheFirstRequestThatDoesNotFit) {
   auto big = make_allocator("best-fit", 16 * U);
   const TraceReplay ok = replay(t, *big);
   EXPECT_TRUE(ok.fits);
-  EXPECT_EQ(ok.stats.peak_extent_bytes, 11 * U);
+  EXPECT_EQ(ok.figures.footprint_bytes, 11 * U);
   EXPECT_EQ(ok.figures.peak_load_bytes, 7 * U);
   EXPECT_EQ(ok.figures.largest_free_at_peak.bytes, 4 * U) << "the 4-unit hole the first block left";
 }

@@ -51,6 +51,7 @@ TEST(Executor, ReadsTheLossBackThroughAPinnedSlotThePlanSizes) {
   const MemoryPlan& plan = trainer.memory();
   EXPECT_GE(plan.readback_pinned_bytes, 3 * sizeof(float));
   EXPECT_EQ(device.pinned_bytes(), plan.readback_pinned_bytes + plan.offload_host_bytes);
+  EXPECT_EQ(device.pinned_bytes(), plan.host_layout(0).pinned_bytes) << "the trainer reserves the plan's layout";
   const Batch b = quadrant_batch(8, 1);
   const IterationResult r = trainer.train_step(b.images.data(), b.labels.data());
   EXPECT_TRUE(std::isfinite(r.loss));
@@ -176,6 +177,43 @@ TEST(Trainer, RejectsUnknownHeuristicAndBadBatch) {
   CpuDevice device;
   EXPECT_THROW(Trainer(device, net, {.batch = 8, .memory = {.heuristic = "nope"}}), std::invalid_argument);
   EXPECT_THROW(Trainer(device, net, {.batch = 0}), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace tidepool
+
+namespace tidepool {
+namespace {
+
+// The plan lays out the host memory and the trainer only executes it: the
+// caller's staging first, the loss read-back after it, the offloads' slots
+// last, in one pinned region (or, pageable, the slots apart).
+TEST(MemoryPlan, LaysOutTheHostMemoryTheTrainerReserves) {
+  const Network net = testing::residual_net();
+  for (HostMemory host : {HostMemory::pinned, HostMemory::pageable}) {
+    SCOPED_TRACE(to_string(host));
+    CpuDevice device;
+    Trainer trainer(device, net,
+                    {.batch = 8, .memory = {.mode = OffloadMode::all, .host_memory = host}, .staging_bytes = 4096});
+    const MemoryPlan& plan = trainer.memory();
+    ASSERT_GT(plan.offload_host_bytes, 0u);
+    const MemoryPlan::HostLayout l = plan.host_layout(4096);
+    EXPECT_EQ(l.staging.offset, 0u);
+    EXPECT_EQ(l.staging.bytes, 4096u);
+    EXPECT_EQ(l.readback.offset, 4096u);
+    EXPECT_EQ(l.readback.bytes, plan.readback_pinned_bytes);
+    EXPECT_EQ(l.slots.bytes, plan.offload_host_bytes);
+    EXPECT_EQ(l.pageable_slots, host == HostMemory::pageable);
+    if (host == HostMemory::pinned) {
+      EXPECT_EQ(l.slots.offset, l.readback.end());
+      EXPECT_EQ(l.pinned_bytes, l.slots.end());
+    } else {
+      EXPECT_EQ(l.pinned_bytes, l.readback.end());
+      EXPECT_EQ(device.pageable_bytes(), l.slots.bytes);
+    }
+    EXPECT_EQ(device.pinned_bytes(), l.pinned_bytes);
+    EXPECT_EQ(trainer.staging().size(), 4096u);
+  }
 }
 
 }  // namespace

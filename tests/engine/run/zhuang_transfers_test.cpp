@@ -81,6 +81,7 @@ TEST(ZhuangTransfers, PageableOffloadsPassThroughTheStagingBuffersAndPinOnlyThem
     // the loss read-back and nothing of theirs.
     EXPECT_EQ(device.pageable_bytes(), plan.offload_host_bytes);
     EXPECT_EQ(device.pinned_bytes(), plan.readback_pinned_bytes);
+    EXPECT_TRUE(plan.host_layout(0).pageable_slots);
     EXPECT_EQ(device.staged_bytes(), 0u);
 
     const Batch b = random_batch(16, 9);
