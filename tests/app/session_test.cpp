@@ -451,7 +451,8 @@ TEST(SessionRunner, AnOutFolderSavesTheSessionAndBatchResumeContinuesIt) {
     runner.record_to(std::make_unique<RunRecord>(settings, nullptr));
     runner.start(/*paused=*/true);
     for (int i = 0; i < 12; ++i) runner.step();
-    ASSERT_TRUE(runner.wait_for_iterations(12, kPatienceSeconds)) << runner.status().error;
+    runner.wait_for_iterations(12);
+    ASSERT_EQ(runner.status().iteration, 12) << runner.status().error;
     runner.stop();  // the window closed: a checkpoint and summary.json
     EXPECT_NE(runner.status().state, ui::RunState::failed) << runner.status().error;
   }
