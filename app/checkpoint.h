@@ -22,8 +22,8 @@
 // on, so that a test can kill the process in the middle of a checkpoint
 // write without depending on timing (tests/app/kill_resume_test.cpp). The
 // sleep (10 minutes) only bounds a process whose test died before killing
-// it: it outlasts ctest's timeout, so no test races it. Nothing else reads
-// the variable.
+// it; the test kills it as soon as it says so. Nothing else reads the
+// variable.
 #pragma once
 
 #include <cstdint>

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "app/device_factory.h"
+#include "app/options/run_options.h"
 
 
 namespace tidepool::app {
@@ -108,6 +109,7 @@ void SessionRunner::restart(const RunSettings& settings) {
   {
     std::lock_guard lock(mutex_);
     restart_ = settings;
+    status_.state = ui::RunState::starting;  // the old session's end is no longer the state (wait_for_iterations)
   }
   changed_.notify_all();
 }
@@ -157,8 +159,20 @@ bool SessionRunner::wait_for_turn(TrainingSession& session) {
     if (request) {
       RunSettings asked = session.settings();
       asked.memory = *request;
+      // A saved session is a run that --batch --resume continues to the
+      // same bits: what changes its numbers (--algo, --precision) stays.
+      const std::vector<std::string> changed = saving_ ? changes_the_numbers(session.settings(), asked)
+                                                       : std::vector<std::string>{};
+      if (!changed.empty()) asked.memory = session.settings().memory;
       tell_ranks(Turn::Kind::apply, asked);  // every rank re-plans at this same boundary
-      const ApplyOutcome outcome = session.apply(*request);
+      ApplyOutcome outcome;
+      if (changed.empty()) {
+        outcome = session.apply(*request);
+      } else {
+        outcome.applied = false;
+        outcome.message = "refused: this session is saved as a run, and " + changed.front() +
+                          " would change the numbers it computes; start the window without --out to try it";
+      }
       {
         std::lock_guard lock(mutex_);
         ++status_.requests;
@@ -179,7 +193,14 @@ void SessionRunner::train(TrainingSession& session, RunRecord* record) {
   const std::int64_t total = session.total_iterations();
   const std::int64_t stop_at =
       record && settings_.stop_after ? std::min(total, session.iteration() + settings_.stop_after) : total;
+  bool opened = false;
   while (session.iteration() < stop_at && wait_for_turn(session)) {
+    // The folder is written from the first iteration on (its start's events
+    // wait in memory): a session closed before it trains leaves it as it was.
+    if (record && !opened) {
+      record->open(session);
+      opened = true;
+    }
     const std::int64_t epoch = session.epoch();
     const StepReport r = session.train_iteration();
     {
@@ -201,6 +222,11 @@ void SessionRunner::train(TrainingSession& session, RunRecord* record) {
     publish(session.status(), ui::RunState::training);
   }
   if (!record) return;
+  if (!opened) {
+    std::printf("nothing trained: %s left as it was\n", record->path().string().c_str());
+    std::fflush(stdout);
+    return;
+  }
   // Its training is over (its end, a stop, a divergence, the window closed
   // or a scenario starting over): the run folder is finished now.
   if (!session.diverged()) publish(session.status(), ui::RunState::evaluating);  // finish() may evaluate
@@ -219,6 +245,7 @@ void SessionRunner::run() {
     // The first session's run folder, where there is one: declared before
     // the session, whose trainer sends events to it until it is gone.
     std::unique_ptr<RunRecord> record = first ? std::move(record_) : nullptr;
+    saving_ = record != nullptr;
     std::optional<Checkpoint> resume = first ? std::move(resume_) : std::nullopt;
     FanOutSink sinks;  // the ring, and the run folder's
     std::unique_ptr<TrainingSession> session;
@@ -242,7 +269,10 @@ void SessionRunner::run() {
       if (resume)
         session->restore(resume->state, resume->epoch, resume->batch_in_epoch, resume->iteration, resume->loss_scale);
       resume.reset();  // its state is the session's now
-      if (record) record->open(*session);  // every check has passed: the folder is written from here
+      if (!first && !settings_.out.empty()) {
+        std::printf("this session is not saved: only the window's first session is, in %s\n", settings_.out.c_str());
+        std::fflush(stdout);
+      }
       publish(session->status(), ui::RunState::training);
       train(*session, record.get());
       if (session->diverged())

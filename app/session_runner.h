@@ -109,6 +109,7 @@ class SessionRunner final : public ui::SessionLink {
   std::thread thread_;
   // The first session's run folder (record_to), the training thread's once it runs.
   std::unique_ptr<RunRecord> record_;
+  bool saving_ = false;  // the session now is saved (the training thread's alone)
   std::optional<Checkpoint> resume_;
 
   mutable std::mutex mutex_;

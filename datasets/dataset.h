@@ -1,9 +1,10 @@
 // The dataset boundary: everything the trainer needs to know about a set of
 // labelled images, whatever format they are stored in.
 //
-// A Dataset is immutable after construction and read() is const and
+// A Dataset is immutable after construction (GeneratedDataset writes its
+// files once, on the first read, behind a once-flag) and read() is const and
 // thread-safe, so the BatchLoader's workers can decode samples concurrently
-// without locks. Randomness (augmentation) comes only from the Rng the caller
+// without locks of their own. Randomness (augmentation) comes only from the Rng the caller
 // passes in, seeded per sample from (seed, epoch, index) - never from a global
 // generator - so a run's batches are the same whatever the thread timing.
 //

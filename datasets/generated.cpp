@@ -149,6 +149,12 @@ const CifarDataset& GeneratedDataset::files() const {
     if (loaded_->size() != size())
       throw DatasetError("generated: " + dir_.string() + " holds " + std::to_string(loaded_->size()) + " " +
                          std::string(to_string(split_)) + " images, not " + std::to_string(size()));
+    // Files of another generator (an older Tidepool's) would give read()
+    // other labels than label(), which a sim run reads alone.
+    for (std::int64_t i = 0; i < size(); ++i)
+      if (loaded_->label(i) != labels_[static_cast<std::size_t>(i)])
+        throw DatasetError("generated: the files in " + dir_.string() + " are not the images this Tidepool generates "
+                           "(image " + std::to_string(i) + "'s label differs): remove the folder to write them again");
     files_.store(loaded_.get(), std::memory_order_release);
   });
   return *files_.load(std::memory_order_acquire);

@@ -249,7 +249,7 @@ void plan_command(const PlanRequest& request, std::ostream& out) {
                             "one value keeps it, a list a,b plans each)\n"
                           : "\n");
   if (mine.transfer == TransferMode::async)
-    out << "parked: how many blocks freed by async offloads the pool holds parked at once, so forward does not "
+    out << fact_info(MemoryFact::park_horizon).column << ": how many blocks freed by async offloads the pool holds parked at once, so forward does not "
            "reuse them and wait for their copies (all: until the pool needs the room; none: the pool is too "
            "tight)\n";
   if (model)

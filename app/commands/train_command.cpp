@@ -41,6 +41,14 @@ struct TrainRequest {
   }
 };
 
+// The run `saved` continues, with what this command line gave (the rules
+// of app/batch_run.h's resume_settings), for the window and --batch alike.
+RunSettings continued(const RunSettings& s, const TrainRequest& q, const Checkpoint& saved) {
+  std::set<std::string> given;
+  for (const RunOption& o : q.options->given()) given.insert(o.name);
+  return resume_settings(s, given, saved, s.resume);
+}
+
 // The window; under mpirun (`ranks`) rank 0 opens it and the other ranks
 // follow its turns headless (app/window_ranks.h), so only rank 0 needs a
 // display.
@@ -78,9 +86,7 @@ int train_in_window(RunSettings settings, const TrainRequest& w, Communicator* r
   std::optional<Checkpoint> checkpoint;
   if (!settings.resume.empty()) {
     checkpoint = load_checkpoint(std::filesystem::path(settings.resume) / "checkpoint.bin");
-    std::set<std::string> given;
-    for (const RunOption& o : w.options->given()) given.insert(o.name);
-    settings = resume_settings(settings, given, *checkpoint, settings.resume);
+    settings = continued(settings, w, *checkpoint);
   }
   std::unique_ptr<RunRecord> record;
   if (saves) record = std::make_unique<RunRecord>(settings, checkpoint ? &*checkpoint : nullptr);
@@ -125,9 +131,7 @@ int train(TrainRequest& q, bool quiet) {
     std::optional<Checkpoint> checkpoint;
     if (!s.resume.empty()) {
       checkpoint = load_checkpoint_on_ranks(std::filesystem::path(s.resume) / "checkpoint.bin", ranks.get());
-      std::set<std::string> given;
-      for (const RunOption& o : q.options->given()) given.insert(o.name);
-      s = resume_settings(s, given, *checkpoint, s.resume);
+      s = continued(s, q, *checkpoint);
     }
     if (q.tune) {
       if (checkpoint)

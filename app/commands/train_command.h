@@ -1,6 +1,7 @@
 // `tidepool [--batch] [a run's options]`: train, in the window that shows
 // what memory does, or headless (--batch) into a run folder
-// (app/batch_run.h); --resume continues a --batch run, --tune picks its
+// (app/batch_run.h); --resume continues a saved run (a --batch run's, or a
+// window session saved with --out), --tune picks its
 // batch first (app/commands/tune_command.h). The command line's own
 // options, as the top-level command.
 #pragma once

@@ -1,5 +1,7 @@
 #include "app/options/run_options.h"
 
+#include <nlohmann/json.hpp>
+
 #include "app/options/values.h"
 #include "datasets/dataset.h"
 #include "engine/memory/allocator.h"
@@ -248,6 +250,16 @@ const RunOption* find_run_option(const std::string& name) {
   for (const RunOption& o : run_option_table())
     if (o.name == name) return &o;
   return nullptr;
+}
+
+std::vector<std::string> changes_the_numbers(const RunSettings& was, const RunSettings& is) {
+  const nlohmann::json a = to_json(was), b = to_json(is);
+  auto text = [](const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
+  std::vector<std::string> changed;
+  for (const RunOption& o : run_option_table())
+    if (o.on_resume == OnResume::must_match && a.at(o.settings_key) != b.at(o.settings_key))
+      changed.push_back("--" + o.name + " " + text(b.at(o.settings_key)) + " (was " + text(a.at(o.settings_key)) + ")");
+  return changed;
 }
 
 }  // namespace tidepool::app

@@ -84,4 +84,8 @@ const std::vector<RunOption>& run_option_table();
 // name that is not a run option.
 const RunOption* find_run_option(const std::string& name);
 
+// The options that change the numbers (OnResume::must_match) whose values
+// differ between `was` and `is`, each as "--algo m (was p)".
+std::vector<std::string> changes_the_numbers(const RunSettings& was, const RunSettings& is);
+
 }  // namespace tidepool::app

@@ -283,9 +283,8 @@ def fmt(v, unit="", digits=1):
 
 def parking(horizon: int) -> str:
     """What Tidepool's run did with the blocks its async offloads freed."""
-    if horizon == 0:
-        return "freed blocks reused at once"
-    return "freed blocks parked until needed" if horizon < 0 else f"up to {horizon} freed blocks parked"
+    # tidepool's words for the park horizon (engine/plan/memory_facts.h)
+    return "freed blocks parked: " + ("none" if horizon == 0 else "all" if horizon < 0 else f"up to {horizon}")
 
 
 def make_rows(results: dict, copy: dict | None) -> list[tuple[str, str, str, str]]:

@@ -149,21 +149,21 @@ void validate(const AllocTrace& trace) {
       throw std::invalid_argument("trace event " + std::to_string(i) + ": " + err);
 }
 
-TraceLoad trace_load(const AllocTrace& trace) {
+std::size_t peak_load_bytes(const AllocTrace& trace) {
   std::unordered_map<std::int64_t, std::size_t> size;
-  TraceLoad l;
+  std::size_t load = 0, peak = 0;
   for (const TraceEvent& e : trace) {
     if (e.kind == TraceEvent::Kind::alloc) {
       const std::size_t b = round_up(e.bytes);
       size[e.id] = b;
-      l.end_bytes += b;
-      l.peak_bytes = std::max(l.peak_bytes, l.end_bytes);
+      load += b;
+      peak = std::max(peak, load);
     } else if (auto it = size.find(e.id); it != size.end()) {
-      l.end_bytes -= it->second;
+      load -= it->second;
       size.erase(it);
     }
   }
-  return l;
+  return peak;
 }
 
 std::size_t total_alloc_bytes(const AllocTrace& trace) {

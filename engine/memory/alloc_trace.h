@@ -93,12 +93,7 @@ void validate(const AllocTrace& trace);
 // rounded up to kAllocGranularity. Its peak is the least pool any placement
 // could work in; the replay loop (engine/memory/replay.h) counts the same
 // load as it places, and a planned schedule's peak load is this one.
-struct TraceLoad {
-  std::size_t peak_bytes = 0;
-  std::size_t end_bytes = 0;  // still live after the last event
-};
-TraceLoad trace_load(const AllocTrace& trace);
-inline std::size_t peak_load_bytes(const AllocTrace& trace) { return trace_load(trace).peak_bytes; }
+std::size_t peak_load_bytes(const AllocTrace& trace);
 // Every allocation's rounded size summed (saturating): a pool big enough to
 // stand for "unbounded". The online policies never place a block above the
 // sum of the blocks allocated before it, and high-end, which fills from both

@@ -432,21 +432,23 @@ class Planner {
     if (last_backward_reader_[nt.output] == i) emit_free(nt.output);
   }
 
-  // The schedule's peak load, as engine/memory/alloc_trace.h defines it for
-  // every trace; the trace's own checks catch a planner that allocates a
-  // tensor twice or frees one that is not live.
+  // Every transient tensor is allocated once and freed once, while live;
+  // the schedule's peak load is its trace's, as engine/memory/alloc_trace.h
+  // defines it for every trace.
   void predict_load() {
-    const AllocTrace trace = trace_of(s_);
-    try {
-      validate(trace);
-    } catch (const std::invalid_argument& e) {
-      throw std::logic_error(std::string("the planner's schedule is inconsistent: ") + e.what());
+    std::vector<bool> live(s_.tensors.size(), false);
+    for (const Step& st : s_.steps) {
+      if (st.kind == StepKind::alloc) {
+        if (live[st.tensor]) throw std::logic_error("planner allocated " + name(st.tensor) + " twice");
+        live[st.tensor] = true;
+      } else if (st.kind == StepKind::free) {
+        if (!live[st.tensor]) throw std::logic_error("planner freed " + name(st.tensor) + " while not live");
+        live[st.tensor] = false;
+      }
     }
-    const TraceLoad load = trace_load(trace);
-    if (load.end_bytes != s_.persistent_bytes)
-      throw std::logic_error("the planner's schedule leaves " + std::to_string(load.end_bytes - s_.persistent_bytes) +
-                             " bytes of transient tensors allocated");
-    s_.peak_load_bytes = load.peak_bytes;
+    for (std::size_t t = 0; t < live.size(); ++t)
+      if (live[t]) throw std::logic_error("planner left " + name(static_cast<int>(t)) + " allocated");
+    s_.peak_load_bytes = peak_load_bytes(trace_of(s_));
   }
 
   // Pinned slots for offloaded tensors: taken at the offload, given back

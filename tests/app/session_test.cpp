@@ -496,6 +496,54 @@ TEST(SessionRunner, AnOutFolderSavesTheSessionAndBatchResumeContinuesIt) {
 
 // A saved session is refused where --batch would be: --out into a folder
 // that holds a run names --resume and --force, and nothing is written.
+// A saved session is a run that --batch --resume continues to the same
+// bits: Controls may change how memory is used, not what is computed.
+TEST(SessionRunner, ASavedSessionRefusesWhatChangesItsNumbers) {
+  testing::TempDir dir("runner-saved");
+  testing::write_tiny_cifar10(dir.path() / "data");
+  RunSettings settings = tiny(dir.path() / "data");
+  settings.out = (dir.path() / "saved").string();
+  SessionRunner runner(settings);
+  runner.record_to(std::make_unique<RunRecord>(settings, nullptr));
+  runner.start(/*paused=*/true);
+  MemorySettings other_algo = settings.memory;
+  other_algo.scheme = settings.memory.scheme == ConvScheme::m ? ConvScheme::p : ConvScheme::m;
+  runner.request(other_algo);
+  runner.step();
+  runner.wait_for_iterations(1);
+  ui::SessionStatus st = runner.status();
+  EXPECT_TRUE(st.refused);
+  EXPECT_NE(st.message.find("--algo"), std::string::npos) << st.message;
+  EXPECT_EQ(st.settings.memory.scheme, settings.memory.scheme);
+  MemorySettings offloaded = settings.memory;  // keeps the numbers: applied
+  offloaded.mode = OffloadMode::all;
+  runner.request(offloaded);
+  runner.step();
+  runner.wait_for_iterations(2);
+  st = runner.status();
+  EXPECT_FALSE(st.refused) << st.message;
+  EXPECT_EQ(st.settings.memory.mode, OffloadMode::all);
+  runner.stop();
+}
+
+// Closed before it trained an iteration, a saved session writes nothing.
+TEST(SessionRunner, ASavedSessionClosedBeforeItTrainsWritesNothing) {
+  testing::TempDir dir("runner-unsaved");
+  testing::write_tiny_cifar10(dir.path() / "data");
+  RunSettings settings = tiny(dir.path() / "data");
+  settings.out = (dir.path() / "never").string();
+  {
+    SessionRunner runner(settings);
+    runner.record_to(std::make_unique<RunRecord>(settings, nullptr));
+    runner.start(/*paused=*/true);
+    // The session is set up (its start's events are in the record's buffer).
+    while (runner.status().state == ui::RunState::starting) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_NE(runner.status().state, ui::RunState::failed) << runner.status().error;
+    runner.stop();
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "never"));
+}
+
 TEST(SessionRunner, AnOutFolderThatHoldsARunIsRefusedBeforeTheSessionStarts) {
   testing::TempDir dir("runner-out-refused");
   std::filesystem::create_directories(dir.path() / "run");

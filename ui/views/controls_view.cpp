@@ -153,7 +153,7 @@ bool ControlsView::draw_settings(const SessionStatus& s) {
     const float frac = std::clamp((static_cast<float>(s.memory.minimum_pool_bytes) / mib_scale - 1.0f) / std::max(most - 1.0f, 1.0f), 0.0f, 1.0f);
     const float x = lo.x + frac * (hi.x - lo.x);
     ImGui::GetWindowDrawList()->AddLine({x, lo.y}, {x, hi.y}, IM_COL32(255, 80, 80, 255), 2.0f);
-    if (ImGui::SmallButton("smallest workable")) {
+    if (ImGui::SmallButton(fact_info(MemoryFact::minimum_pool).label)) {
       edit_.budget_bytes = s.memory.minimum_pool_bytes;
       changed = true;
     }

@@ -70,7 +70,7 @@ void OverlapView::draw(const Frame& frame) {
   char link[32] = "unthrottled";
   if (s.settings.memory.link_gbps > 0) std::snprintf(link, sizeof link, "%.2f GB/s", s.settings.memory.link_gbps);
   const std::string parking =
-      s.settings.memory.transfer == TransferMode::sync ? "" : ", freed blocks parked: " + park_horizon_text(s.memory.park_horizon);
+      s.settings.memory.transfer == TransferMode::sync ? "" : ", " + std::string(fact_info(MemoryFact::park_horizon).label) + ": " + park_horizon_text(s.memory.park_horizon);
   ImGui::TextWrapped("now: %s transfers%s, pool %s, link %s%s", to_string(s.settings.memory.transfer), parking.c_str(),
               format_bytes(s.memory.pool_bytes).c_str(), link, calibrating_ ? " (measuring this machine's compute...)" : "");
   // Stall time per iteration, newest last: the drop when async takes over.
