@@ -3,10 +3,11 @@
 # target tidepool_fuzzers, part of the default build, and registers a short
 # deterministic run of every fuzzer as a test (label `fuzz`).
 #
-# On by default where clang++ links -fsanitize=fuzzer,address,undefined
-# (Debian: clang and libclang-rt-14-dev, which scripts/install-deps.sh
-# installs) and the build is not itself a sanitizer build (asan, tsan);
-# -DTIDEPOOL_FUZZ=OFF turns it off.
+# On in every build that is not itself a sanitizer build (asan, tsan):
+# it needs clang++ that links -fsanitize=fuzzer,address,undefined (Debian:
+# clang and libclang-rt-14-dev, which scripts/install-deps.sh installs), and
+# a first configure without one fails, naming them, rather than leave the
+# fuzz tests out without a word; -DTIDEPOOL_FUZZ=OFF builds without them.
 set(_fuzz_default OFF)
 if(NOT CMAKE_CXX_FLAGS MATCHES "-fsanitize")
   find_program(TIDEPOOL_CLANGXX NAMES clang++ clang++-16 clang++-15 clang++-14)
@@ -20,6 +21,11 @@ if(NOT CMAKE_CXX_FLAGS MATCHES "-fsanitize")
     if(_probe_status EQUAL 0)
       set(_fuzz_default ON)
     endif()
+  endif()
+  if(NOT _fuzz_default AND NOT DEFINED TIDEPOOL_FUZZ)
+    message(FATAL_ERROR "The fuzz tests need clang++ that links -fsanitize=fuzzer,address,undefined "
+                        "(${TIDEPOOL_CLANGXX} does not): scripts/install-deps.sh installs clang and "
+                        "libclang-rt-14-dev. Configure with -DTIDEPOOL_FUZZ=OFF to build without them.")
   endif()
 endif()
 option(TIDEPOOL_FUZZ "Build the libFuzzer targets (fuzz/) with clang and test each briefly" ${_fuzz_default})

@@ -30,7 +30,11 @@ def idx(dims, data):
 labels = idx([12], [i % 10 for i in range(12)])
 images = idx([2, 28, 28], [(i * 7) % 256 for i in range(2 * 28 * 28)])
 cube = idx([2, 3, 2, 2], list(range(24)))
-for name, data in [("labels", labels), ("images", images), ("4d", cube)]:
+empty = idx([0], [])
+one_image = idx([1, 28, 28], [(i * 13) % 256 for i in range(28 * 28)])
+matrix = idx([3, 4], list(range(12)))
+for name, data in [("labels", labels), ("images", images), ("4d", cube), ("empty", empty), ("one_image", one_image),
+                   ("matrix", matrix)]:
     put("idx", name + ".idx", data)
     put("idx", name + ".idx.gz", gz(data))
 
@@ -41,6 +45,13 @@ def cifar_record(labels, seed):
 put("cifar", "cifar10_two_records", b"\x00" + cifar_record([3], 1) + cifar_record([9], 2))
 put("cifar", "cifar100_one_record", b"\x01" + cifar_record([19, 99], 3))
 put("cifar", "cifar100_two_records", b"\x01" + cifar_record([4, 42], 4) + cifar_record([0, 0], 5))
+put("cifar", "cifar10_one_record", b"\x00" + cifar_record([0], 6))
+put("cifar", "cifar10_every_label", b"\x00" + b"".join(cifar_record([k], 7 + k) for k in range(10)))
+put("cifar", "cifar10_label_out_of_range", b"\x00" + cifar_record([10], 17))
+put("cifar", "cifar10_truncated", b"\x00" + cifar_record([5], 18)[:1500])
+put("cifar", "cifar10_empty", b"\x00")
+put("cifar", "cifar100_fine_label_out_of_range", b"\x01" + cifar_record([19, 100], 19))
+put("cifar", "cifar100_truncated", b"\x01" + cifar_record([1, 2], 20) + cifar_record([3, 4], 21)[:7])
 
 # ImageNet label files: the first byte picks the format (odd: Kaggle CSV, even: list).
 put("imagenet_labels", "kaggle.csv",
@@ -54,12 +65,31 @@ put("imagenet_labels", "val_labels.txt",
     b"ILSVRC2012_val_00000002.JPEG n01484850\n"
     b"\n"
     b"ILSVRC2012_val_00000003.JPEG 4\n")
+put("imagenet_labels", "kaggle_header_only.csv", b"\x01ImageId,PredictionString\n")
+put("imagenet_labels", "kaggle_crlf_no_newline.csv",
+    b"\x03ImageId,PredictionString\r\nILSVRC2012_val_00000001,n01440764 1 2 3 4\r\n"
+    b"ILSVRC2012_val_00000002,n01443537 5 6 7 8")
+put("imagenet_labels", "kaggle_no_box.csv", b"\x01ImageId,PredictionString\nILSVRC2012_val_00000001,n01440764\n")
+put("imagenet_labels", "kaggle_bad_header.csv", b"\x01Image,Labels\nILSVRC2012_val_00000001,n01440764 1 2 3 4\n")
+put("imagenet_labels", "kaggle_empty_prediction.csv", b"\x01ImageId,PredictionString\nILSVRC2012_val_00000001,\n")
+put("imagenet_labels", "list_comments_only.txt", b"\x00# nothing but comments\n# here\n")
+put("imagenet_labels", "list_last_class.txt", b"\x02ILSVRC2012_val_00050000.JPEG 999\nILSVRC2012_val_00000001.JPEG 0")
+put("imagenet_labels", "list_missing_class.txt", b"\x00ILSVRC2012_val_00000001.JPEG\n")
+put("imagenet_labels", "list_tabs.txt", b"\x00ILSVRC2012_val_00000001.JPEG\t7\r\nILSVRC2012_val_00000002.JPEG  n01440764  \n")
 
 # Allocation traces, as `tidepool replay` reads them.
 put("replay_trace", "offload.csv",
     b"event,id,bytes,offload\nalloc,0,1048576,0\nalloc,1,524288,1\nfree,1,,1\nalloc,2,300,\nfree,0,,\nfree,2,,\n")
 put("replay_trace", "three_columns.csv",
     b"# a comment\nevent,id,bytes\nalloc,7,4096\nalloc,8,256\nfree,7,\nalloc,7,4096\nfree,8,\n")
+put("replay_trace", "header_only.csv", b"event,id,bytes\n")
+put("replay_trace", "blank_lines_crlf.csv", b"event,id,bytes,offload\r\n\r\nalloc,1,1,1\r\n# c\r\nfree,1,,1\r\n")
+put("replay_trace", "zero_size.csv", b"event,id,bytes\nalloc,1,0\n")
+put("replay_trace", "free_unknown.csv", b"event,id,bytes\nfree,3,\n")
+put("replay_trace", "alloc_twice.csv", b"event,id,bytes\nalloc,1,256\nalloc,1,256\n")
+put("replay_trace", "largest_block.csv", b"event,id,bytes\nalloc,9,281474976710656\nalloc,10,281474976710657\n")
+put("replay_trace", "negative_id.csv", b"event,id,bytes,offload\nalloc,-5,512,0\nfree,-5,,0\nalloc,9223372036854775807,1,\n")
+put("replay_trace", "bad_header.csv", b"kind,id,size\nalloc,1,256\n")
 
 # Checkpoints: the first byte asks the harness to append the checksum (odd)
 # or not (even: then the file carries its own).
@@ -82,7 +112,9 @@ def checkpoint_body(values, budget=""):
 
 
 for name, body in [("three_values", checkpoint_body([0.5, -1.0, 2.0])),
-                   ("budget", checkpoint_body([1.0], "64MiB"))]:
+                   ("budget", checkpoint_body([1.0], "64MiB")),
+                   ("no_values", checkpoint_body([])),
+                   ("many_values", checkpoint_body([float(i) / 7 for i in range(64)]))]:
     put("checkpoint", name + "_checksummed", b"\x00" + body + struct.pack("<Q", fnv1a(body)))
     put("checkpoint", name + "_body", b"\x01" + body)
 

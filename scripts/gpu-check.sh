@@ -87,7 +87,7 @@ else
     # no benchmarks (scripts/install-deps.sh installs what it needs).
     arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d '.')
     say "building tidepool and tidepool_gpu_tests in $build for architecture ${arch:-(the default)}"
-    cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTIDEPOOL_GUI=OFF -DTIDEPOOL_BENCH=OFF \
+    cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTIDEPOOL_GUI=OFF -DTIDEPOOL_BENCH=OFF -DTIDEPOOL_FUZZ=OFF \
       ${arch:+-DCMAKE_CUDA_ARCHITECTURES=$arch} > "$report/configure.log" 2>&1 &&
       cmake --build "$build" --target tidepool tidepool_gpu_tests > "$report/build.log" 2>&1 ||
       { say "FAIL  building (see $report/configure.log and build.log)"; exit 1; }
@@ -119,7 +119,8 @@ done
 # --- versions -----------------------------------------------------------------------
 step versions 60 bash -c "nvidia-smi; nvidia-smi --query-gpu=name,compute_cap,driver_version,memory.total --format=csv; \
   nvcc --version 2>/dev/null | tail -2; echo LD_LIBRARY_PATH=\${LD_LIBRARY_PATH:-}; ldd '$gpu_tests' | grep -E 'cud|nccl|cublas|not found'; \
-  ldd '$tidepool' | grep 'not found'; uname -a; nproc; free -g"
+  ldd '$tidepool' | grep 'not found'; uname -a; nproc; free -g; \
+  echo host ISA: \$(grep -o -w -E 'avx2|avx512f|avx512_bf16|amx_bf16' /proc/cpuinfo | sort -u | tr '\\n' ' ')"
 
 # --- gpu tests, one suite per process -------------------------------------------
 suites=$("$gpu_tests" --gtest_list_tests 2>/dev/null | grep -E '^[A-Za-z][A-Za-z0-9_/]*\.$' | sed 's/\.$//' | grep -v '^GpuMpirun$')
