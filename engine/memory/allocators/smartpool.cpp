@@ -235,20 +235,30 @@ class Group {
   // stay there.
   std::vector<std::size_t> place(const std::vector<std::size_t>& order, const std::vector<Interval>& obstacles,
                                  bool best_fit, const std::vector<std::optional<std::size_t>>& fixed) const {
-    std::vector<std::size_t> offset(size(), 0), placed;
+    std::vector<std::size_t> offset(size(), 0);
+    // The placed nodes kept by (offset, end), as the obstacles are: the
+    // intervals a node must avoid are then a merge of two sorted lists,
+    // not a sort per node (the sort was a third of a resnet152 row's plan).
+    std::vector<std::pair<Interval, std::size_t>> placed;  // (interval, node)
     placed.reserve(size());
+    auto place_at = [&](std::size_t n, std::size_t at) {
+      offset[n] = at;
+      const std::pair<Interval, std::size_t> p{{at, at + bytes_[n]}, n};
+      placed.insert(std::upper_bound(placed.begin(), placed.end(), p,
+                                     [](const auto& a, const auto& b) { return a.first < b.first; }),
+                    p);
+    };
     for (std::size_t n = 0; n < size(); ++n)
-      if (fixed[n]) {
-        offset[n] = *fixed[n];
-        placed.push_back(n);
-      }
-    std::vector<Interval> busy;
+      if (fixed[n]) place_at(n, *fixed[n]);
+    std::vector<Interval> sorted_obstacles(obstacles.begin(), obstacles.end()), conflicting, busy;
+    std::sort(sorted_obstacles.begin(), sorted_obstacles.end());
     for (std::size_t n : order) {
       if (fixed[n]) continue;
-      busy.assign(obstacles.begin(), obstacles.end());
-      for (std::size_t m : placed)
-        if (conflict(n, m)) busy.emplace_back(offset[m], offset[m] + bytes_[m]);
-      std::sort(busy.begin(), busy.end());
+      conflicting.clear();
+      for (const auto& [interval, m] : placed)
+        if (conflict(n, m)) conflicting.push_back(interval);
+      busy.resize(sorted_obstacles.size() + conflicting.size());
+      std::merge(sorted_obstacles.begin(), sorted_obstacles.end(), conflicting.begin(), conflicting.end(), busy.begin());
       std::size_t cursor = 0, chosen = std::numeric_limits<std::size_t>::max(), chosen_hole = chosen;
       for (const Interval& b : busy) {
         if (b.first > cursor) {
@@ -261,8 +271,7 @@ class Group {
         }
         cursor = std::max(cursor, b.second);
       }
-      offset[n] = chosen == std::numeric_limits<std::size_t>::max() ? cursor : chosen;
-      placed.push_back(n);
+      place_at(n, chosen == std::numeric_limits<std::size_t>::max() ? cursor : chosen);
     }
     return offset;
   }
