@@ -48,7 +48,7 @@ namespace {
 
 constexpr int kRanks[] = {1, 2, 4, 8};
 
-// The paper's measurements (seed 004): Table 2's Caffe on one M40 and its
+// The paper's measurements (docs/references.md): Table 2's Caffe on one M40 and its
 // 8-GPU rows (Caffe_PS at Caffe's batch, AccUDNN_PS at AccUDNN's), and
 // Table 1's AccUDNN on one M40 at its efficiency-optimal batch (Table 2 has
 // no 1-GPU AccUDNN row). Fig. 11 plots ResNet-152 at other cluster sizes;

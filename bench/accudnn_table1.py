@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-# Table 1 of the AccUDNN paper (seed 004): Caffe's max trainable batch and
+# Table 1 of the AccUDNN paper (docs/references.md): Caffe's max trainable batch and
 # its images/s, AccUDNN's efficiency-optimal batch and its images/s, on an
 # M40 with a 12 GB budget.
 PAPER = {

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Zhuang et al.'s Tables 2 and 3 (seed 001 §4.3), measured here: the memory
+"""Zhuang et al.'s Tables 2 and 3 (§4.3), measured here: the memory
 that offloading every layer's input saves, and the time it costs with
 stream copies and with CPU-thread copies, for VGG-16, AlexNet and MobileNet
 at batches 16 to 256 in 16 bits, beside the paper's figures.

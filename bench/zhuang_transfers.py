@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Zhuang et al.'s transfer choices (seed 001 §4) on the cpu device: the
+"""Zhuang et al.'s transfer choices (§4) on the cpu device: the
 iteration time and the compute stream's stall for pinned or pageable host
 memory (--host-memory) and stream or thread copies (--copy-engine), with
 every layer's input offloaded (mode all) over a throttled link.

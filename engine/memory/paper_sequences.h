@@ -1,4 +1,4 @@
-// The allocation sequences the seed papers argue with, as traces: the
+// The allocation sequences the papers argue with, as traces: the
 // examples vDNN++ (Shriram et al.) uses to show that fragmentation is
 // unavoidable, that a pool search cannot be monotone, and that CNMeM's
 // unmerged pools waste memory. The tests check the papers' claims on them,

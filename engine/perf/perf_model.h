@@ -15,7 +15,7 @@ namespace tidepool {
 
 // A pageable copy's extra host memcpy (Device::reserve_pageable), GB/s
 // (1e9 bytes/s), for every profile: a profile measures the link, not the
-// host's memory. From Zhuang et al. (seed 001) Fig. 4: pageable copies took
+// host's memory. From Zhuang et al. Fig. 4: pageable copies took
 // 2.5 (device → host) and 3 (host → device) times as long as pinned ones
 // over a GTX 1060's PCIe 3.0 ×16 link (about 12 GB/s pinned), so the
 // staging memcpy added 1.5 to 2 times the link's time: 8 and 6 GB/s. We

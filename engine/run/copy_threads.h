@@ -1,4 +1,4 @@
-// Zhuang et al.'s "CPU multithreading" copies (seed 001 §4.2, Fig. 5b;
+// Zhuang et al.'s "CPU multithreading" copies (§4.2, Fig. 5b;
 // CopyEngine::threads): a host thread per direction takes the executor's
 // offloads (or prefetches) in order, waits on the host for the events that
 // produced their data, then copies synchronously on the device's default

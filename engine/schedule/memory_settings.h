@@ -86,7 +86,7 @@ inline constexpr Choice<TransferMode> kTransferModes[] = {
 };
 constexpr std::span<const Choice<TransferMode>> choices(TransferMode) { return kTransferModes; }
 
-// Zhuang et al. (seed 001) §4.1: where offloaded tensors wait on the host.
+// Zhuang et al. §4.1 (docs/references.md): where offloaded tensors wait on the host.
 // Pinned memory is what the device copies to directly; a copy from or to
 // pageable memory goes through a pinned staging buffer, as the CUDA driver
 // does (Device::reserve_pageable), and costs a host memcpy more.

@@ -1,4 +1,4 @@
-// Teaching scenario: the seed papers' allocation sequences played step by
+// Teaching scenario: the papers' allocation sequences (docs/references.md) played step by
 // step through every heuristic side by side, so a student sees the moment a
 // placement splits the free space and a later request no longer fits.
 #pragma once

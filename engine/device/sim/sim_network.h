@@ -1,7 +1,7 @@
 // The network between the sim device's N simulated GPUs: what a gradient
 // all-reduce costs in time (the sim device moves no bytes).
 //
-// The defaults are AccUDNN's testbed (seed 004, §6.1): "Eight servers
+// The defaults are AccUDNN's testbed (§6.1): "Eight servers
 // interconnected with 10Gbps Ethernet", one M40 per server, so every
 // all-reduce crosses the Ethernet. The paper gives no latency; 20 µs is the
 // application-to-application latency Hurwitz and Feng measured over 10 GbE

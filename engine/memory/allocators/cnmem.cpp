@@ -1,5 +1,5 @@
 // cnmem: NVIDIA's CNMeM pool as vDNN++ (Shriram et al., §III-B) describes
-// it, the baseline both seed papers measure against.
+// it, the baseline vDNN++ measures against.
 //
 //   - Placement: best fit over every free block of every pool (the smallest
 //     block that fits, lowest offset among equals), from the block's low

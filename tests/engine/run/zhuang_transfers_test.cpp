@@ -1,4 +1,4 @@
-// Zhuang et al.'s transfer choices (seed 001 §4): pinned or pageable host
+// Zhuang et al.'s transfer choices (§4): pinned or pageable host
 // memory, stream or thread copies. The numbers never change; pageable
 // offloads really pass through the staging buffers; thread copies run
 // after the compute that produced their data; the figures say what is
