@@ -174,7 +174,8 @@ def shell_commands(path):
     out, fenced, pending, start = [], False, '', 0
     for n, line in enumerate(open(path, encoding='utf-8').read().split('\n'), 1):
         if line.lstrip().startswith('```'):
-            fenced = line.strip() in ('```sh', '```bash', '```shell') if not fenced else False
+            # the info string's first word is the language (```sh runnable is an sh block)
+            fenced = (line.strip()[3:].split() or [''])[0] in ('sh', 'bash', 'shell') if not fenced else False
             continue
         if not fenced:
             continue
