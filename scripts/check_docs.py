@@ -14,8 +14,9 @@ Fails (exit 1, one line per problem) when
   - an option (--something) in `tidepool --help` or `tidepool <command> --help`
     appears in none of README.md and docs/*.md;
   - a `tidepool` command line in a shell block of README.md or docs/*.md
-    gives an option its command does not have (a renamed or removed option
-    leaves no example behind).
+    (```sh, ```sh runnable, ...) gives an option its command does not have
+    (a renamed or removed option leaves no example behind).
+scripts/run_doc_commands.py runs the lines of the ```sh runnable blocks.
 Links to http(s):, mailto: and the like are not followed. Text in code blocks
 and inline code is not read for links.
 """

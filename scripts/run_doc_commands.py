@@ -424,6 +424,13 @@ def main():
 
     runner = Runner(args)
     started = time.monotonic()
+    if args.list:
+        for title, table in (('shrunk', SHRINK), ('--help only', HELP_ONLY), ('fixtures', FIXTURES)):
+            print(f'{title}:')
+            for row in table:
+                print('  ' + ' -> '.join(row))
+        print(f'a GPU: {"yes" if runner.gpu else "no"}; mpirun: {runner.mpirun or "no"}; '
+              f'xvfb-run: {runner.xvfb or "no"}\n')
     try:
         subcommands = re.findall(r'^  (\w[\w-]*)\s', runner.help_text(None).split('Subcommands:', 1)[-1], re.M)
         if not subcommands:
