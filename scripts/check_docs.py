@@ -14,8 +14,9 @@ Fails (exit 1, one line per problem) when
   - an option (--something) in `tidepool --help` or `tidepool <command> --help`
     appears in none of README.md and docs/*.md;
   - a `tidepool` command line in a shell block of README.md or docs/*.md
-    gives an option its command does not have (a renamed or removed option
-    leaves no example behind).
+    (```sh, ```sh runnable, ...) gives an option its command does not have
+    (a renamed or removed option leaves no example behind).
+scripts/run_doc_commands.py runs the lines of the ```sh runnable blocks.
 Links to http(s):, mailto: and the like are not followed. Text in code blocks
 and inline code is not read for links.
 """
@@ -174,7 +175,8 @@ def shell_commands(path):
     out, fenced, pending, start = [], False, '', 0
     for n, line in enumerate(open(path, encoding='utf-8').read().split('\n'), 1):
         if line.lstrip().startswith('```'):
-            fenced = line.strip() in ('```sh', '```bash', '```shell') if not fenced else False
+            # the info string's first word is the language (```sh runnable is an sh block)
+            fenced = (line.strip()[3:].split() or [''])[0] in ('sh', 'bash', 'shell') if not fenced else False
             continue
         if not fenced:
             continue
