@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <ios>
 #include <stdexcept>
 
 namespace tidepool {
@@ -13,6 +14,8 @@ nlohmann::json read_json_file(const std::string& path) {
     return nlohmann::json::parse(in);
   } catch (const nlohmann::json::parse_error& e) {
     throw std::runtime_error(path + ": not JSON (" + e.what() + ")");
+  } catch (const std::ios_base::failure& e) {  // a folder, a read error: the stream's message names no file
+    throw std::runtime_error(path + ": cannot read it (" + e.what() + ")");
   }
 }
 

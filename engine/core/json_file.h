@@ -9,8 +9,8 @@
 
 namespace tidepool {
 
-// Throws std::runtime_error "<path>: cannot read ..." or
-// "<path>: not JSON (...)".
+// Throws std::runtime_error "<path>: cannot read ..." (missing, or not
+// readable: a folder, say) or "<path>: not JSON (...)".
 nlohmann::json read_json_file(const std::string& path);
 // Throws std::runtime_error naming the file when it cannot be written.
 void write_json_atomically(const std::string& path, const nlohmann::json& j);

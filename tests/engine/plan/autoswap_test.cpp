@@ -240,6 +240,37 @@ TEST(AutoSwap, ThePlanTakesAsFewAsBringThePeakUnderTheLimit) {
   EXPECT_EQ(plan_autoswap(net, 16, {}, k, 0).pinned_bytes, 0u) << "no limit: nothing offloaded";
 }
 
+// The paper's load model, worked out here: the load after each step of
+// `base`, each candidate of `away` absent from the step after its last
+// forward access to the step before its first backward access; the peak.
+std::size_t modelled_peak(const Schedule& base, const std::vector<SwapCandidate>& away) {
+  std::vector<std::size_t> load = base.load_after_steps();
+  for (const SwapCandidate& c : away)
+    for (int i = c.out_step + 1; i < c.in_step; ++i) load[static_cast<std::size_t>(i)] -= c.bytes;
+  return *std::max_element(load.begin(), load.end());
+}
+
+// Where the greedy choice overshoots, the choice gives back what a later
+// candidate covers: for every pair (a, b) where b alone brings the peak to
+// a limit that a alone does not, the order (a, b) under that limit takes
+// b alone, though the greedy pass took a first.
+TEST(AutoSwap, TheChoiceGivesBackACandidateALaterOneCovers) {
+  const Network net = testing::residual_net();
+  const Plans p = plans(net, 16);
+  const std::vector<SwapCandidate> order = autoswap_order(p.base, p.all, SwapScore::doa);
+  const std::size_t peak = modelled_peak(p.base, {});
+  int pairs = 0;
+  for (const SwapCandidate& a : order)
+    for (const SwapCandidate& b : order) {
+      const std::size_t limit = modelled_peak(p.base, {b});
+      if (a.tensor == b.tensor || limit >= peak || modelled_peak(p.base, {a}) <= limit) continue;
+      ++pairs;
+      EXPECT_EQ(autoswap_choose(p.base, {a, b}, limit), std::vector<std::size_t>{1})
+          << p.base.tensors[a.tensor].info.name << " then " << p.base.tensors[b.tensor].info.name;
+    }
+  EXPECT_GT(pairs, 0) << "no pair of this network's candidates shows it";
+}
+
 TEST(AutoSwap, TheBudgetDecidesHowMuchIsOffloadedAndTheNumbersStay) {
   const Network net = testing::residual_net();
   const TrainerOptions base_options{.batch = 16, .seed = 2};

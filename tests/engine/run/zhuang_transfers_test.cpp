@@ -219,6 +219,24 @@ TEST(ZhuangTransfers, TheSimDeviceAddsTheStagingMemcpyToPageableCopiesAndRefuses
   EXPECT_THROW(device.copy_sync(pinned, arena, 16), DeviceError);
 }
 
+// The executor really hands a thread-copy run's transfers to host threads:
+// on a device whose streams are virtual clocks (sim) the first offload is
+// refused there, naming the engine that works, rather than quietly copied
+// on the device's streams. (The session refuses such settings before a
+// trainer exists; this is the executor's own check.)
+TEST(ZhuangTransfers, AThreadCopyRunHandsItsTransfersToHostThreads) {
+  const Network net = testing::residual_net();
+  SimDevice device{PerfModel(*specification_profile("m40"))};
+  Trainer trainer(device, net, {.batch = 8, .memory = {.mode = OffloadMode::all, .copy_engine = CopyEngine::threads}});
+  const Batch b = random_batch(8, 1);
+  try {
+    trainer.train_step(b.images.data(), b.labels.data());
+    ADD_FAILURE() << "the transfers went somewhere other than the copy threads";
+  } catch (const DeviceError& e) {
+    EXPECT_NE(std::string(e.what()).find("use --copy-engine stream"), std::string::npos) << e.what();
+  }
+}
+
 TEST(ZhuangTransfers, PageableRunsOnTheSimDevicePredictAndTakeLonger) {
   const Network net = testing::residual_net();
   PerfModel model(*specification_profile("m40"));
