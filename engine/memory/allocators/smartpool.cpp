@@ -80,6 +80,7 @@
 #include <limits>
 #include <list>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -112,6 +113,7 @@ struct KeyHash {
 struct Item {
   std::size_t bytes;
   std::uint64_t begin, end;
+  bool operator==(const Item&) const = default;
 };
 using Interval = std::pair<std::size_t, std::size_t>;  // [first, second)
 
@@ -393,6 +395,56 @@ class Group {
 // same obstacles) the candidates include the layout they have, and layouts
 // that keep the other plans where they are and place only the first (the
 // new) plan's own blocks. Returns the worst footprint.
+// The layouts the orderings give with nothing fixed depend only on the
+// periods' requests and lifetimes and on the obstacles. The planner
+// replays one schedule through a fresh pool many times (its pool searches
+// and parking checks), and each pool learns and places the same period:
+// the last few results are kept, for every pool in the process, so that
+// such a period is placed once (the same layouts either way).
+class OrderingLayouts {
+ public:
+  struct Periods {
+    std::vector<std::vector<Key>> keys;
+    std::vector<std::vector<Item>> items;
+    std::vector<Interval> obstacles;
+    bool operator==(const Periods&) const = default;
+  };
+  using Layouts = std::vector<std::vector<std::size_t>>;
+
+  static Periods of(const std::vector<Plan*>& plans, const std::vector<Interval>& obstacles) {
+    Periods p{{}, {}, obstacles};
+    for (const Plan* plan : plans) {
+      p.keys.push_back(plan->keys);
+      p.items.push_back(plan->items);
+    }
+    return p;
+  }
+  std::optional<Layouts> find(const Periods& p) {
+    const std::lock_guard lock(mutex_);
+    for (auto it = kept_.begin(); it != kept_.end(); ++it)
+      if (it->first == p) {
+        kept_.splice(kept_.begin(), kept_, it);
+        return it->second;
+      }
+    return std::nullopt;
+  }
+  void keep(Periods p, Layouts layouts) {
+    const std::lock_guard lock(mutex_);
+    kept_.emplace_front(std::move(p), std::move(layouts));
+    if (kept_.size() > kKept) kept_.pop_back();
+  }
+
+ private:
+  static constexpr std::size_t kKept = 8;  // a row of `plan` places a handful of distinct periods
+  std::mutex mutex_;
+  std::list<std::pair<Periods, Layouts>> kept_;  // most recently used first
+};
+
+OrderingLayouts& ordering_layouts() {
+  static OrderingLayouts kept;
+  return kept;
+}
+
 std::size_t place_jointly(const std::vector<Plan*>& plans, const std::vector<Interval>& obstacles,
                           bool keep_current) {
   const Group g(plans);
@@ -414,10 +466,17 @@ std::size_t place_jointly(const std::vector<Plan*>& plans, const std::vector<Int
   if (g.size() <= kMaxOfflineBlocks || !best) {
     const std::vector<std::optional<std::size_t>> none(g.size());
     const auto others = keep_current && plans.size() > 1 ? g.current(1) : std::nullopt;
+    OrderingLayouts::Periods periods = OrderingLayouts::of(plans, obstacles);
+    std::optional<OrderingLayouts::Layouts> free_layouts = ordering_layouts().find(periods);
+    const bool placed_before = free_layouts.has_value();
+    if (!placed_before) free_layouts.emplace();
+    std::size_t i = 0;
     for (const auto& [order, best_fit] : g.orderings()) {
-      consider(g.place(order, obstacles, best_fit, none));
+      if (!placed_before) free_layouts->push_back(g.place(order, obstacles, best_fit, none));
+      consider((*free_layouts)[i++]);
       if (others) consider(g.place(order, obstacles, best_fit, *others));
     }
+    if (!placed_before) ordering_layouts().keep(std::move(periods), std::move(*free_layouts));
   }
   g.apply(*best, obstacles);
   return best_cost.first;
