@@ -1,12 +1,15 @@
 #include "app/commands/plan_command.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <thread>
 
 #include "engine/plan/memory_facts.h"
 #include "app/options/values.h"
@@ -22,17 +25,37 @@ namespace tidepool::app {
 
 std::vector<PlanRow> plan_rows(const Network& net, std::int64_t batch, const KernelQueries& queries,
                                const std::vector<MemorySettings>& rows, const PerfModel* model) {
-  std::vector<PlanRow> planned;
-  for (const MemorySettings& settings : rows) {
-    try {
-      const MemoryPlan p = plan_memory(net, batch, settings, queries, {}, model);
-      planned.push_back({settings, p.summary(), {}, p.predicted});
-    } catch (const MemoryRefusal& e) {
-      PlanRow refused{settings, {}, e.what()};
-      refused.memory.minimum_pool_bytes = e.minimum_pool_bytes();
-      planned.push_back(std::move(refused));
+  std::vector<PlanRow> planned(rows.size());
+  std::vector<std::exception_ptr> errors(rows.size());
+  // The rows are independent plans (plan_memory reads the network, the
+  // queries and the model, and writes nothing they share): one per core at
+  // a time, each written to its own place, so the table is the same in any
+  // order the threads take them.
+  std::atomic<std::size_t> next{0};
+  auto plan_next_rows = [&] {
+    for (std::size_t i; (i = next++) < rows.size();) {
+      const MemorySettings& settings = rows[i];
+      try {
+        const MemoryPlan p = plan_memory(net, batch, settings, queries, {}, model);
+        planned[i] = {settings, p.summary(), {}, p.predicted};
+      } catch (const MemoryRefusal& e) {
+        planned[i] = {settings, {}, e.what()};
+        planned[i].memory.minimum_pool_bytes = e.minimum_pool_bytes();
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
     }
+  };
+  {
+    const std::size_t threads = std::min<std::size_t>(rows.size(), std::max(1u, std::thread::hardware_concurrency()));
+    std::vector<std::jthread> helpers;
+    for (std::size_t t = 1; t < threads; ++t) helpers.emplace_back(plan_next_rows);
+    plan_next_rows();
   }
+  // A row that is not a plan or a refusal (a bad setting) fails the table as
+  // it would have in order: the first such row's error.
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);
   return planned;
 }
 

@@ -38,7 +38,8 @@ struct PlanRow {
 
 // Plans each of `rows` as a run with those settings would (a refused one
 // keeps its refusal and the smallest budget that works). `model`: every
-// row's predicted iteration time and stall.
+// row's predicted iteration time and stall. The rows are planned on
+// every core at once; the table is the same as one by one.
 std::vector<PlanRow> plan_rows(const Network& net, std::int64_t batch, const KernelQueries& kernels,
                                const std::vector<MemorySettings>& rows, const PerfModel* model = nullptr);
 

@@ -1,6 +1,7 @@
 #include "engine/plan/memory_plan.h"
 
 #include <algorithm>
+#include <iterator>
 #include <optional>
 #include <stdexcept>
 
@@ -123,6 +124,17 @@ ParkChoice park_in(const Schedule& train, const std::string& heuristic, std::siz
   return {};
 }
 
+// Whether park_in(train, heuristic, pool).horizon is at least `least`:
+// whether any horizon of at least `least` fits, asked smallest first (the
+// one that fits most often), so that a yes usually costs one replay and a
+// no never tries the horizons below `least`.
+bool parks_at_least(const Schedule& train, const std::string& heuristic, std::size_t pool, int least) {
+  if (!train.can_park()) return false;
+  for (auto h = std::rbegin(kParkHorizons); h != std::rend(kParkHorizons); ++h)
+    if (*h >= least && replay_schedule(train, heuristic, pool, *h).fits()) return true;
+  return false;
+}
+
 // A larger pool that parks more, for the user who wants the waits gone:
 // where one block at a time stays parked when none does now, else where
 // every block can stay until needed. In whole MiB, which is what people
@@ -138,7 +150,7 @@ std::size_t parking_hint(const Schedule& train, const std::string& heuristic, st
   if (train.park_horizon == kParkUntilNeeded || !train.can_park()) return 0;
   const int wanted = train.park_horizon == 0 ? 1 : kParkUntilNeeded;
   const std::size_t most = (arena_bytes ? arena_bytes : total_alloc_bytes(trace_of(train, 2))) / kMiB;
-  auto parks_more = [&](std::size_t mib) { return park_in(train, heuristic, mib * kMiB).horizon >= wanted; };
+  auto parks_more = [&](std::size_t mib) { return parks_at_least(train, heuristic, mib * kMiB, wanted); };
   std::size_t no = pool / kMiB, step = 1;  // in MiB; `no` parks less (or is below the pool)
   while (no + step <= most && !parks_more(no + step)) {
     no += step;

@@ -14,6 +14,7 @@
 #include "engine/device/cpu/cpu_device.h"
 #include "engine/device/cpu/cpu_kernels.h"
 #include "engine/perf/spec_profiles.h"
+#include "engine/plan/memory_facts.h"
 #include "engine/plan/memory_plan.h"
 #include "engine/run/trainer.h"
 #include "models/registry.h"
@@ -37,6 +38,51 @@ PlanRequest plan_request(const std::string& model, const std::string& dataset, s
   q.ranks = ranks;
   q.json = json;
   return q;
+}
+
+// plan_rows plans its rows on every core at once: each row is the row
+// planned alone, in the order asked, refusals included.
+TEST(Plan, RowsPlannedTogetherAreTheRowsPlannedOneByOne) {
+  const Network net = testing::residual_net();
+  CpuKernels kernels;
+  std::vector<MemorySettings> rows;
+  for (OffloadMode mode : {OffloadMode::base, OffloadMode::all, OffloadMode::conv})
+    for (const std::string& h : allocator_names()) {
+      MemorySettings m;
+      m.mode = mode;
+      m.heuristic = h;
+      rows.push_back(m);
+    }
+  MemorySettings too_small;  // AutoSwap in a budget below what it can do: refused
+  too_small.mode = OffloadMode::autoswap;
+  too_small.budget_bytes = 4096;
+  rows.insert(rows.begin() + 5, too_small);
+  const std::vector<PlanRow> together = plan_rows(net, 8, kernels, rows);
+  ASSERT_EQ(together.size(), rows.size());
+  EXPECT_FALSE(together[5].fits());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    SCOPED_TRACE("row " + std::to_string(i));
+    const std::vector<PlanRow> alone = plan_rows(net, 8, kernels, {rows[i]});
+    EXPECT_EQ(together[i].settings, rows[i]);
+    EXPECT_EQ(together[i].refusal, alone[0].refusal);
+    EXPECT_EQ(memory_json(together[i].memory), memory_json(alone[0].memory));
+  }
+}
+
+// A row that is neither a plan nor a refusal (a bad setting) fails the
+// whole table with the error of the first such row, as planned in order.
+TEST(Plan, ABadRowFailsTheTableWithTheFirstBadRowsError) {
+  const Network net = testing::residual_net();
+  CpuKernels kernels;
+  std::vector<MemorySettings> rows(6);
+  rows[2].heuristic = "no-such-fit";
+  rows[4].heuristic = "another-unknown";
+  try {
+    plan_rows(net, 8, kernels, rows);
+    FAIL() << "a row with an unknown heuristic was planned";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("'no-such-fit'"), std::string::npos) << e.what();
+  }
 }
 
 // Async transfers park offloaded blocks where the pool has room, which

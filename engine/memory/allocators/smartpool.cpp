@@ -80,6 +80,7 @@
 #include <limits>
 #include <list>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -112,6 +113,7 @@ struct KeyHash {
 struct Item {
   std::size_t bytes;
   std::uint64_t begin, end;
+  bool operator==(const Item&) const = default;
 };
 using Interval = std::pair<std::size_t, std::size_t>;  // [first, second)
 
@@ -148,6 +150,16 @@ class Group {
         parent = it->second;
       }
     }
+    // Each node's span: the union of its lifetimes, a cheap first test
+    // for conflict (two nodes conflict only if their spans overlap), and
+    // the whole test in a group of one plan.
+    span_.assign(size(), {std::numeric_limits<std::uint64_t>::max(), 0});
+    for (std::size_t p = 0; p < plans_.size(); ++p)
+      for (std::size_t i = 0; i < node_of_[p].size(); ++i) {
+        Span& s = span_[static_cast<std::size_t>(node_of_[p][i])];
+        s.begin = std::min(s.begin, plans_[p]->items[i].begin);
+        s.end = std::max(s.end, plans_[p]->items[i].end);
+      }
   }
 
   std::size_t size() const { return bytes_.size(); }
@@ -236,29 +248,48 @@ class Group {
   std::vector<std::size_t> place(const std::vector<std::size_t>& order, const std::vector<Interval>& obstacles,
                                  bool best_fit, const std::vector<std::optional<std::size_t>>& fixed) const {
     std::vector<std::size_t> offset(size(), 0);
-    // The placed nodes kept by (offset, end), as the obstacles are: the
-    // intervals a node must avoid are then a merge of two sorted lists,
-    // not a sort per node (the sort was a third of a resnet152 row's plan).
-    std::vector<std::pair<Interval, std::size_t>> placed;  // (interval, node)
-    placed.reserve(size());
+    // The placed nodes in offset order, as the obstacles are: the intervals
+    // a node must avoid are then a merge of two sorted lists, not a sort
+    // per node. Each entry carries its node's span, so the scan for the
+    // nodes it conflicts with reads one array.
+    ByOffset placed;
     auto place_at = [&](std::size_t n, std::size_t at) {
       offset[n] = at;
-      const std::pair<Interval, std::size_t> p{{at, at + bytes_[n]}, n};
-      placed.insert(std::upper_bound(placed.begin(), placed.end(), p,
-                                     [](const auto& a, const auto& b) { return a.first < b.first; }),
-                    p);
+      placed.insert({{at, at + bytes_[n]}, span_[n], static_cast<std::uint32_t>(n)});
     };
     for (std::size_t n = 0; n < size(); ++n)
       if (fixed[n]) place_at(n, *fixed[n]);
-    std::vector<Interval> sorted_obstacles(obstacles.begin(), obstacles.end()), conflicting, busy;
-    std::sort(sorted_obstacles.begin(), sorted_obstacles.end());
+    // The obstacles as disjoint ranges: touching and overlapping ones
+    // merged (the parameters, allocated one after another, become a few).
+    std::vector<Interval> merged(obstacles.begin(), obstacles.end()), conflicting, busy;
+    std::sort(merged.begin(), merged.end());
+    std::size_t kept = 0;
+    for (const Interval& o : merged)
+      if (kept > 0 && o.first <= merged[kept - 1].second)
+        merged[kept - 1].second = std::max(merged[kept - 1].second, o.second);
+      else
+        merged[kept++] = o;
+    merged.resize(kept);
+    const bool spans_decide = plans_.size() == 1;
     for (std::size_t n : order) {
       if (fixed[n]) continue;
-      conflicting.clear();
-      for (const auto& [interval, m] : placed)
-        if (conflict(n, m)) conflicting.push_back(interval);
-      busy.resize(sorted_obstacles.size() + conflicting.size());
-      std::merge(sorted_obstacles.begin(), sorted_obstacles.end(), conflicting.begin(), conflicting.end(), busy.begin());
+      // Every placed node is written and kept only if it overlaps: no
+      // branch to mispredict in the loop that runs n²/2 times.
+      conflicting.resize(placed.size());
+      std::size_t found = 0;
+      const Span life = span_[n];
+      if (spans_decide)
+        placed.for_each([&](const Placed& p) {
+          conflicting[found] = p.range;
+          found += static_cast<std::size_t>((p.span.begin < life.end) & (life.begin < p.span.end));
+        });
+      else
+        placed.for_each([&](const Placed& p) {
+          if (p.span.begin < life.end && life.begin < p.span.end && conflict(n, p.node)) conflicting[found++] = p.range;
+        });
+      busy.resize(merged.size() + found);
+      std::merge(merged.begin(), merged.end(), conflicting.begin(), conflicting.begin() + static_cast<std::ptrdiff_t>(found),
+                 busy.begin());
       std::size_t cursor = 0, chosen = std::numeric_limits<std::size_t>::max(), chosen_hole = chosen;
       for (const Interval& b : busy) {
         if (b.first > cursor) {
@@ -304,8 +335,56 @@ class Group {
   }
 
  private:
+  struct Span {
+    std::uint64_t begin, end;
+  };
+  struct Placed {
+    Interval range;
+    Span span;
+    std::uint32_t node;
+  };
+  // Placed nodes sorted by range, in chunks: an insert moves one chunk, not
+  // everything above it (one sorted vector moved ~70 MB per placement of a
+  // resnet152 period).
+  class ByOffset {
+   public:
+    void insert(const Placed& p) {
+      ++size_;
+      auto before = [](const Placed& a, const Placed& b) { return a.range < b.range; };
+      auto chunk = std::lower_bound(chunks_.begin(), chunks_.end(), p,
+                                    [&](const std::vector<Placed>& c, const Placed& x) { return before(c.back(), x); });
+      if (chunk == chunks_.end()) {
+        if (chunks_.empty() || chunks_.back().size() >= kChunk) {
+          chunks_.emplace_back().reserve(2 * kChunk);
+          chunks_.back().push_back(p);
+          return;
+        }
+        chunk = std::prev(chunks_.end());
+      }
+      chunk->insert(std::upper_bound(chunk->begin(), chunk->end(), p, before), p);
+      if (chunk->size() >= 2 * kChunk) {  // split in halves
+        std::vector<Placed> upper(chunk->begin() + kChunk, chunk->end());
+        upper.reserve(2 * kChunk);
+        chunk->resize(kChunk);
+        chunks_.insert(std::next(chunk), std::move(upper));
+      }
+    }
+    std::size_t size() const { return size_; }
+    template <class F>
+    void for_each(F&& f) const {
+      for (const std::vector<Placed>& c : chunks_)
+        for (const Placed& p : c) f(p);
+    }
+
+   private:
+    static constexpr std::size_t kChunk = 64;
+    std::vector<std::vector<Placed>> chunks_;
+    std::size_t size_ = 0;
+  };
+
   std::vector<Plan*> plans_;
   std::vector<std::size_t> bytes_;
+  std::vector<Span> span_;
   std::vector<std::uint32_t> mask_, depth_;
   std::vector<std::vector<int>> node_of_;  // per plan, per request
 };
@@ -316,6 +395,56 @@ class Group {
 // same obstacles) the candidates include the layout they have, and layouts
 // that keep the other plans where they are and place only the first (the
 // new) plan's own blocks. Returns the worst footprint.
+// The layouts the orderings give with nothing fixed depend only on the
+// periods' requests and lifetimes and on the obstacles. The planner
+// replays one schedule through a fresh pool many times (its pool searches
+// and parking checks), and each pool learns and places the same period:
+// the last few results are kept, for every pool in the process, so that
+// such a period is placed once (the same layouts either way).
+class OrderingLayouts {
+ public:
+  struct Periods {
+    std::vector<std::vector<Key>> keys;
+    std::vector<std::vector<Item>> items;
+    std::vector<Interval> obstacles;
+    bool operator==(const Periods&) const = default;
+  };
+  using Layouts = std::vector<std::vector<std::size_t>>;
+
+  static Periods of(const std::vector<Plan*>& plans, const std::vector<Interval>& obstacles) {
+    Periods p{{}, {}, obstacles};
+    for (const Plan* plan : plans) {
+      p.keys.push_back(plan->keys);
+      p.items.push_back(plan->items);
+    }
+    return p;
+  }
+  std::optional<Layouts> find(const Periods& p) {
+    const std::lock_guard lock(mutex_);
+    for (auto it = kept_.begin(); it != kept_.end(); ++it)
+      if (it->first == p) {
+        kept_.splice(kept_.begin(), kept_, it);
+        return it->second;
+      }
+    return std::nullopt;
+  }
+  void keep(Periods p, Layouts layouts) {
+    const std::lock_guard lock(mutex_);
+    kept_.emplace_front(std::move(p), std::move(layouts));
+    if (kept_.size() > kKept) kept_.pop_back();
+  }
+
+ private:
+  static constexpr std::size_t kKept = 8;  // a row of `plan` places a handful of distinct periods
+  std::mutex mutex_;
+  std::list<std::pair<Periods, Layouts>> kept_;  // most recently used first
+};
+
+OrderingLayouts& ordering_layouts() {
+  static OrderingLayouts kept;
+  return kept;
+}
+
 std::size_t place_jointly(const std::vector<Plan*>& plans, const std::vector<Interval>& obstacles,
                           bool keep_current) {
   const Group g(plans);
@@ -337,10 +466,17 @@ std::size_t place_jointly(const std::vector<Plan*>& plans, const std::vector<Int
   if (g.size() <= kMaxOfflineBlocks || !best) {
     const std::vector<std::optional<std::size_t>> none(g.size());
     const auto others = keep_current && plans.size() > 1 ? g.current(1) : std::nullopt;
+    OrderingLayouts::Periods periods = OrderingLayouts::of(plans, obstacles);
+    std::optional<OrderingLayouts::Layouts> free_layouts = ordering_layouts().find(periods);
+    const bool placed_before = free_layouts.has_value();
+    if (!placed_before) free_layouts.emplace();
+    std::size_t i = 0;
     for (const auto& [order, best_fit] : g.orderings()) {
-      consider(g.place(order, obstacles, best_fit, none));
+      if (!placed_before) free_layouts->push_back(g.place(order, obstacles, best_fit, none));
+      consider((*free_layouts)[i++]);
       if (others) consider(g.place(order, obstacles, best_fit, *others));
     }
+    if (!placed_before) ordering_layouts().keep(std::move(periods), std::move(*free_layouts));
   }
   g.apply(*best, obstacles);
   return best_cost.first;

@@ -1,0 +1,92 @@
+// How long planning takes: `tidepool plan` and the window's re-plan at an
+// iteration boundary both wait for it.
+//  - row/<model>/<heuristic>/<mode>: one plan_memory, one row of the plan
+//    table (scheme p, prefetch-first: the row with the most blocks);
+//  - table/<model>: the whole table `tidepool plan` prints for the run
+//    (every mode, scheme, order and heuristic: 96 rows).
+// Planned for this machine's cpu device, as `tidepool plan` without
+// --profile does (its oneDNN queries are cached after the first call, which
+// the first row pays). Each is planned once: SmartPool keeps the last
+// layouts it placed (engine/memory/allocators/smartpool.cpp), so a row
+// planned again would time that memo, not the planning. Target (issue 37):
+// every row under 100 ms, resnet152's table under 3 s.
+//
+//   build/bench/bench_plan --benchmark_filter='row/resnet152' [--benchmark_min_time=0.1]
+#include <benchmark/benchmark.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "app/commands/plan_command.h"
+#include "app/model_shapes.h"
+#include "engine/device/cpu/cpu_queries.h"
+#include "engine/memory/allocator.h"
+#include "engine/plan/memory_plan.h"
+
+namespace tidepool {
+namespace {
+
+struct Workload {
+  const char* model;
+  const char* dataset;
+  std::int64_t batch;
+};
+
+constexpr Workload kWorkloads[] = {{"resnet20", "cifar10", 128},
+                                   {"resnet18", "cifar10", 128},
+                                   {"resnet50", "imagenet", 32},
+                                   {"resnet152", "imagenet", 32},
+                                   {"vgg16", "imagenet", 64}};
+
+const KernelQueries& queries() {
+  static const std::unique_ptr<KernelQueries> q = make_cpu_queries();
+  return *q;
+}
+
+void row(benchmark::State& state, Workload w, std::string heuristic, OffloadMode mode) {
+  const Network net = app::model_for_dataset(w.model, w.dataset);
+  MemorySettings settings;
+  settings.mode = mode;
+  settings.heuristic = heuristic;
+  settings.scheme = ConvScheme::p;
+  settings.order = AllocOrder::prefetch_first;
+  for (auto _ : state) benchmark::DoNotOptimize(plan_memory(net, w.batch, settings, queries()));
+}
+
+void table(benchmark::State& state, Workload w) {
+  const Network net = app::model_for_dataset(w.model, w.dataset);
+  std::size_t rows = 0;
+  for (auto _ : state) {
+    const std::vector<app::PlanRow> planned = app::plan_table(net, w.batch, queries(), allocator_names());
+    rows = planned.size();
+  }
+  state.counters["rows"] = static_cast<double>(rows);
+}
+
+// The tables first, each of a network not planned before in the process.
+void register_all() {
+  for (const Workload& w : kWorkloads)
+    benchmark::RegisterBenchmark(("table/" + std::string(w.model)).c_str(), table, w)
+        ->Unit(benchmark::kSecond)
+        ->Iterations(1);
+  for (const Workload& w : kWorkloads)
+    for (const std::string& h : allocator_names())
+      for (OffloadMode mode : {OffloadMode::base, OffloadMode::all, OffloadMode::conv, OffloadMode::aconv})
+        benchmark::RegisterBenchmark(("row/" + std::string(w.model) + "/" + h + "/" + to_string(mode)).c_str(), row,
+                                     w, h, mode)
+            ->Unit(benchmark::kMillisecond)
+            ->Iterations(1);
+}
+
+}  // namespace
+}  // namespace tidepool
+
+int main(int argc, char** argv) {
+  tidepool::register_all();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
