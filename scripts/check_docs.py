@@ -10,7 +10,8 @@ Fails (exit 1, one line per problem) when
     exist, to a heading (#anchor) that the file does not have, or outside the
     repository (../ beyond its root);
   - a folder named in the README's layout block (the first ``` block after
-    "## Layout") does not exist;
+    "## Layout") does not exist, or a folder of engine/ is not named in
+    docs/layers.md (where the layout sends the reader for the engine);
   - an option (--something) in `tidepool --help` or `tidepool <command> --help`
     appears in none of README.md and docs/*.md;
   - a `tidepool` command line in a shell block of README.md or docs/*.md
@@ -134,6 +135,29 @@ def check_layout(root):
             problems.append(f'README.md:{number + 1}: layout names {folder}, which does not exist')
     if named == 0:
         problems.append('README.md: the layout block names no folder')
+    return problems + check_engine_folders(root)
+
+
+def check_engine_folders(root):
+    """Every folder of engine/ (two levels: the layers, the backends and
+    their inner folders) is named in docs/layers.md, which the README's
+    layout points to for the engine, as `folder/` or engine/folder/."""
+    engine = os.path.join(root, 'engine')
+    layers = os.path.join(root, 'docs', 'layers.md')
+    if not os.path.isdir(engine):
+        return []
+    if not os.path.isfile(layers):
+        return ['docs/layers.md: missing (the README\'s layout points to it for engine/)']
+    text = open(layers, encoding='utf-8').read()
+    problems = []
+    for top in sorted(os.listdir(engine)):
+        if not os.path.isdir(os.path.join(engine, top)):
+            continue
+        folders = [top] + [top + '/' + inner for inner in sorted(os.listdir(os.path.join(engine, top)))
+                           if os.path.isdir(os.path.join(engine, top, inner))]
+        for folder in folders:
+            if f'`{folder}/`' not in text and f'engine/{folder}/' not in text:
+                problems.append(f'docs/layers.md: names no engine/{folder}/ (write it in the table or the text)')
     return problems
 
 
