@@ -9,6 +9,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <system_error>
 #include <thread>
 
 #include "engine/plan/memory_facts.h"
@@ -32,24 +33,32 @@ std::vector<PlanRow> plan_rows(const Network& net, std::int64_t batch, const Ker
   // a time, each written to its own place, so the table is the same in any
   // order the threads take them.
   std::atomic<std::size_t> next{0};
+  std::atomic<bool> failed{false};  // a bad row: the rows not yet taken are not planned (those before it were)
   auto plan_next_rows = [&] {
-    for (std::size_t i; (i = next++) < rows.size();) {
+    for (std::size_t i; !failed && (i = next++) < rows.size();) {
       const MemorySettings& settings = rows[i];
       try {
-        const MemoryPlan p = plan_memory(net, batch, settings, queries, {}, model);
-        planned[i] = {settings, p.summary(), {}, p.predicted};
-      } catch (const MemoryRefusal& e) {
-        planned[i] = {settings, {}, e.what()};
-        planned[i].memory.minimum_pool_bytes = e.minimum_pool_bytes();
+        try {
+          const MemoryPlan p = plan_memory(net, batch, settings, queries, {}, model);
+          planned[i] = {settings, p.summary(), {}, p.predicted};
+        } catch (const MemoryRefusal& e) {
+          planned[i] = {settings, {}, e.what()};
+          planned[i].memory.minimum_pool_bytes = e.minimum_pool_bytes();
+        }
       } catch (...) {
         errors[i] = std::current_exception();
+        failed = true;
       }
     }
   };
   {
     const std::size_t threads = std::min<std::size_t>(rows.size(), std::max(1u, std::thread::hardware_concurrency()));
     std::vector<std::jthread> helpers;
-    for (std::size_t t = 1; t < threads; ++t) helpers.emplace_back(plan_next_rows);
+    try {
+      for (std::size_t t = 1; t < threads; ++t) helpers.emplace_back(plan_next_rows);
+    } catch (const std::system_error&) {
+      // No more threads to be had (a process limit): plan with those there are.
+    }
     plan_next_rows();
   }
   // A row that is not a plan or a refusal (a bad setting) fails the table as

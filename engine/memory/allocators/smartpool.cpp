@@ -430,12 +430,16 @@ class OrderingLayouts {
   }
   void keep(Periods p, Layouts layouts) {
     const std::lock_guard lock(mutex_);
+    for (const auto& [periods, _] : kept_)
+      if (periods == p) return;  // another thread placed the same periods meanwhile
     kept_.emplace_front(std::move(p), std::move(layouts));
     if (kept_.size() > kKept) kept_.pop_back();
   }
 
  private:
-  static constexpr std::size_t kKept = 8;  // a row of `plan` places a handful of distinct periods
+  // A row of `plan` places about a dozen distinct periods, and `plan`
+  // plans a row per core at once.
+  static constexpr std::size_t kKept = 32;
   std::mutex mutex_;
   std::list<std::pair<Periods, Layouts>> kept_;  // most recently used first
 };
