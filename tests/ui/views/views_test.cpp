@@ -369,7 +369,8 @@ TEST_F(Headless, AddressMapTellsTheBlockUnderThePointer) {
   Inputs in;
   in.map = testing::address_map_scene_with_parking();
   AddressMapView view;
-  const DrawnQuad* gradient = view_frames(view, in.frame()).largest(role_colour(Role::activation_gradient));
+  const Drawn first = view_frames(view, in.frame());  // kept: `gradient` points into it
+  const DrawnQuad* gradient = first.largest(role_colour(Role::activation_gradient));
   ASSERT_NE(gradient, nullptr);
   const paint::Point at = centre(gradient->box);
   const Drawn d = view_frames(view, in.frame(), {at.x, at.y}).tooltip();
