@@ -20,7 +20,8 @@ PoolSearch search_pool_size(const AllocTrace& trace, const AllocatorFactory& mak
   std::size_t pool = s.start_bytes;
   for (;;) {
     auto allocator = make(pool);
-    TraceReplay r = replay(trace, *allocator, park_horizon);
+    PoolReplay loop(*allocator, park_horizon);
+    TraceReplay r = replay(trace, loop);  // the trace was validated above, once
     if (r.fits) {
       s.pool_bytes = pool;
       s.replay = std::move(r);
