@@ -184,15 +184,23 @@ TraceReplay replay(const AllocTrace& trace, Allocator& allocator, int park_horiz
   return replay(trace, pool);
 }
 
-ScheduleReplay replay_schedule(const Schedule& s, std::string_view heuristic, std::size_t pool_bytes,
+ScheduleTraces::ScheduleTraces(const Schedule& s)
+    : first(trace_of(s, 1, /*with_persistent=*/true)), steady(trace_of(s, 1, /*with_persistent=*/false)) {}
+
+ScheduleReplay replay_schedule(const ScheduleTraces& traces, std::string_view heuristic, std::size_t pool_bytes,
                                int park_horizon, PoolObserver* observer) {
   auto allocator = make_allocator(heuristic, pool_bytes);
   PoolReplay pool(*allocator, park_horizon, observer);
   ScheduleReplay r;
   r.pool_bytes = pool_bytes;
-  r.first = replay(trace_of(s, 1, /*with_persistent=*/true), pool);
-  if (r.first.fits) r.steady = replay(trace_of(s, 1, /*with_persistent=*/false), pool);
+  r.first = replay(traces.first, pool);
+  if (r.first.fits) r.steady = replay(traces.steady, pool);
   return r;
+}
+
+ScheduleReplay replay_schedule(const Schedule& s, std::string_view heuristic, std::size_t pool_bytes,
+                               int park_horizon, PoolObserver* observer) {
+  return replay_schedule(ScheduleTraces(s), heuristic, pool_bytes, park_horizon, observer);
 }
 
 }  // namespace tidepool

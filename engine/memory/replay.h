@@ -138,4 +138,14 @@ struct ScheduleReplay {
 ScheduleReplay replay_schedule(const Schedule& schedule, std::string_view heuristic, std::size_t pool_bytes,
                                int park_horizon, PoolObserver* observer = nullptr);
 
+// The two traces replay_schedule replays (the persistent tensors with the
+// first iteration, then the next), made once by a caller that replays one
+// schedule in many pools (the planner's fit and parking checks).
+struct ScheduleTraces {
+  explicit ScheduleTraces(const Schedule& schedule);
+  AllocTrace first, steady;
+};
+ScheduleReplay replay_schedule(const ScheduleTraces& traces, std::string_view heuristic, std::size_t pool_bytes,
+                               int park_horizon, PoolObserver* observer = nullptr);
+
 }  // namespace tidepool

@@ -117,21 +117,23 @@ struct ParkChoice {
   int horizon = 0;
   std::optional<ScheduleReplay> replay;
 };
-ParkChoice park_in(const Schedule& train, const std::string& heuristic, std::size_t pool) {
+ParkChoice park_in(const Schedule& train, const ScheduleTraces& traces, const std::string& heuristic,
+                   std::size_t pool) {
   if (train.can_park())
     for (int horizon : kParkHorizons)
-      if (ScheduleReplay r = replay_schedule(train, heuristic, pool, horizon); r.fits()) return {horizon, std::move(r)};
+      if (ScheduleReplay r = replay_schedule(traces, heuristic, pool, horizon); r.fits()) return {horizon, std::move(r)};
   return {};
 }
 
-// Whether park_in(train, heuristic, pool).horizon is at least `least`:
+// Whether park_in(train, traces, heuristic, pool).horizon is at least `least`:
 // whether any horizon of at least `least` fits, asked smallest first (the
 // one that fits most often), so that a yes usually costs one replay and a
 // no never tries the horizons below `least`.
-bool parks_at_least(const Schedule& train, const std::string& heuristic, std::size_t pool, int least) {
+bool parks_at_least(const Schedule& train, const ScheduleTraces& traces, const std::string& heuristic,
+                    std::size_t pool, int least) {
   if (!train.can_park()) return false;
   for (auto h = std::rbegin(kParkHorizons); h != std::rend(kParkHorizons); ++h)
-    if (*h >= least && replay_schedule(train, heuristic, pool, *h).fits()) return true;
+    if (*h >= least && replay_schedule(traces, heuristic, pool, *h).fits()) return true;
   return false;
 }
 
@@ -145,12 +147,12 @@ bool parks_at_least(const Schedule& train, const std::string& heuristic, std::si
 // one named is checked to. Inside a reserved arena, or under the pool in
 // which every block of the iteration fits end to end; 0 where there is
 // none.
-std::size_t parking_hint(const Schedule& train, const std::string& heuristic, std::size_t pool,
-                         std::size_t arena_bytes) {
+std::size_t parking_hint(const Schedule& train, const ScheduleTraces& traces, const std::string& heuristic,
+                         std::size_t pool, std::size_t arena_bytes) {
   if (train.park_horizon == kParkUntilNeeded || !train.can_park()) return 0;
   const int wanted = train.park_horizon == 0 ? 1 : kParkUntilNeeded;
   const std::size_t most = (arena_bytes ? arena_bytes : total_alloc_bytes(trace_of(train, 2))) / kMiB;
-  auto parks_more = [&](std::size_t mib) { return parks_at_least(train, heuristic, mib * kMiB, wanted); };
+  auto parks_more = [&](std::size_t mib) { return parks_at_least(train, traces, heuristic, mib * kMiB, wanted); };
   std::size_t no = pool / kMiB, step = 1;  // in MiB; `no` parks less (or is below the pool)
   while (no + step <= most && !parks_more(no + step)) {
     no += step;
@@ -304,8 +306,10 @@ MemoryPlan plan_memory(const Network& net, std::int64_t batch, const MemorySetti
                             " of pinned host memory; this run reserved " + format_bytes(limits.offload_host_bytes) +
                             " for compressed ones: start a new run to offload uncompressed",
                         p.minimum_pool_bytes);
-  // Two iterations of each schedule in the pool, as every fit check.
-  const ScheduleReplay unparked = replay_schedule(p.train, heuristic, p.pool_bytes, 0);
+  // Two iterations of each schedule in the pool, as every fit check. The
+  // train schedule's traces are made once for its many replays below.
+  const ScheduleTraces train_traces(p.train);
+  const ScheduleReplay unparked = replay_schedule(train_traces, heuristic, p.pool_bytes, 0);
   if (!unparked.fits() || !replay_schedule(p.eval, heuristic, p.pool_bytes, 0).fits())
     throw MemoryRefusal("a budget of " + format_bytes(p.pool_bytes) + " is too small for " + what +
                             ": the " + fact_info(MemoryFact::minimum_pool).label + " is " +
@@ -315,10 +319,10 @@ MemoryPlan plan_memory(const Network& net, std::int64_t batch, const MemorySetti
   // Async transfers park as many offloaded blocks as fit. Every outcome is
   // deterministic, so the run places every block where the dry run did,
   // and the numbers are the same either way.
-  const ParkChoice parked = park_in(p.train, heuristic, p.pool_bytes);
+  const ParkChoice parked = park_in(p.train, train_traces, heuristic, p.pool_bytes);
   p.train.park_horizon = parked.horizon;
   p.figures = (parked.replay ? *parked.replay : unparked).steady.figures;
-  p.parking_pool_bytes = parking_hint(p.train, heuristic, p.pool_bytes, limits.arena_bytes);
+  p.parking_pool_bytes = parking_hint(p.train, train_traces, heuristic, p.pool_bytes, limits.arena_bytes);
 
   if (model) p.predicted = predict(net, p.train, *model, kernels);
 
