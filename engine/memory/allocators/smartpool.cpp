@@ -389,12 +389,6 @@ class Group {
   std::vector<std::vector<int>> node_of_;  // per plan, per request
 };
 
-// Places the plans jointly around `obstacles`: the smallest of the
-// candidate layouts (the worst plan's footprint first, then the total).
-// With `keep_current` (the plans were placed, or recorded, around these
-// same obstacles) the candidates include the layout they have, and layouts
-// that keep the other plans where they are and place only the first (the
-// new) plan's own blocks. Returns the worst footprint.
 // The layouts the orderings give with nothing fixed depend only on the
 // periods' requests and lifetimes and on the obstacles. The planner
 // replays one schedule through a fresh pool many times (its pool searches
@@ -449,6 +443,12 @@ OrderingLayouts& ordering_layouts() {
   return kept;
 }
 
+// Places the plans jointly around `obstacles`: the smallest of the
+// candidate layouts (the worst plan's footprint first, then the total).
+// With `keep_current` (the plans were placed, or recorded, around these
+// same obstacles) the candidates include the layout they have, and layouts
+// that keep the other plans where they are and place only the first (the
+// new) plan's own blocks. Returns the worst footprint.
 std::size_t place_jointly(const std::vector<Plan*>& plans, const std::vector<Interval>& obstacles,
                           bool keep_current) {
   const Group g(plans);
@@ -471,16 +471,18 @@ std::size_t place_jointly(const std::vector<Plan*>& plans, const std::vector<Int
     const std::vector<std::optional<std::size_t>> none(g.size());
     const auto others = keep_current && plans.size() > 1 ? g.current(1) : std::nullopt;
     OrderingLayouts::Periods periods = OrderingLayouts::of(plans, obstacles);
-    std::optional<OrderingLayouts::Layouts> free_layouts = ordering_layouts().find(periods);
-    const bool placed_before = free_layouts.has_value();
-    if (!placed_before) free_layouts.emplace();
-    std::size_t i = 0;
-    for (const auto& [order, best_fit] : g.orderings()) {
-      if (!placed_before) free_layouts->push_back(g.place(order, obstacles, best_fit, none));
-      consider((*free_layouts)[i++]);
-      if (others) consider(g.place(order, obstacles, best_fit, *others));
+    const std::optional<OrderingLayouts::Layouts> kept = ordering_layouts().find(periods);
+    if (kept && !others) {
+      for (const std::vector<std::size_t>& layout : *kept) consider(layout);  // no orderings to make
+    } else {
+      OrderingLayouts::Layouts layouts;
+      for (const auto& [order, best_fit] : g.orderings()) {
+        layouts.push_back(kept ? (*kept)[layouts.size()] : g.place(order, obstacles, best_fit, none));
+        consider(layouts.back());
+        if (others) consider(g.place(order, obstacles, best_fit, *others));
+      }
+      if (!kept) ordering_layouts().keep(std::move(periods), std::move(layouts));
     }
-    if (!placed_before) ordering_layouts().keep(std::move(periods), std::move(*free_layouts));
   }
   g.apply(*best, obstacles);
   return best_cost.first;
