@@ -5,6 +5,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "engine/core/fnv1a.h"
+#include "engine/memory/replay_memo.h"
+
 namespace tidepool {
 
 PoolSearch search_pool_size(const AllocTrace& trace, const AllocatorFactory& make, std::size_t start_bytes,
@@ -52,7 +55,12 @@ PoolSearch search_pool_size(const AllocTrace& trace, std::string_view heuristic,
 }
 
 PoolSearch search_pool_size(const Schedule& schedule, std::string_view heuristic, int park_horizon, int iterations) {
-  return search_pool_size(trace_of(schedule, iterations), heuristic, 0, park_horizon);
+  const AllocTrace trace = trace_of(schedule, iterations);
+  const MemoRequests requests{{&trace}, fingerprint(trace, kFnv1aStart)};
+  if (std::optional<PoolSearch> kept = find_pool_search(requests, heuristic, park_horizon)) return *kept;
+  PoolSearch s = search_pool_size(trace, heuristic, 0, park_horizon);
+  keep_pool_search(requests, heuristic, park_horizon, s);
+  return s;
 }
 
 }  // namespace tidepool

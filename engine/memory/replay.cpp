@@ -5,6 +5,8 @@
 #include <iterator>
 #include <stdexcept>
 
+#include "engine/core/fnv1a.h"
+#include "engine/memory/replay_memo.h"
 #include "engine/schedule/schedule.h"
 
 namespace tidepool {
@@ -185,16 +187,23 @@ TraceReplay replay(const AllocTrace& trace, Allocator& allocator, int park_horiz
 }
 
 ScheduleTraces::ScheduleTraces(const Schedule& s)
-    : first(trace_of(s, 1, /*with_persistent=*/true)), steady(trace_of(s, 1, /*with_persistent=*/false)) {}
+    : first(trace_of(s, 1, /*with_persistent=*/true)),
+      steady(trace_of(s, 1, /*with_persistent=*/false)),
+      fingerprint(tidepool::fingerprint(steady, tidepool::fingerprint(first, kFnv1aStart))) {}
 
 ScheduleReplay replay_schedule(const ScheduleTraces& traces, std::string_view heuristic, std::size_t pool_bytes,
                                int park_horizon, PoolObserver* observer) {
+  const MemoRequests requests{{&traces.first, &traces.steady}, traces.fingerprint};
+  if (!observer)
+    if (std::optional<ScheduleReplay> kept = find_schedule_replay(requests, heuristic, pool_bytes, park_horizon))
+      return *kept;
   auto allocator = make_allocator(heuristic, pool_bytes);
   PoolReplay pool(*allocator, park_horizon, observer);
   ScheduleReplay r;
   r.pool_bytes = pool_bytes;
   r.first = replay(traces.first, pool);
   if (r.first.fits) r.steady = replay(traces.steady, pool);
+  if (!observer) keep_schedule_replay(requests, heuristic, pool_bytes, park_horizon, r);
   return r;
 }
 

@@ -141,9 +141,12 @@ ScheduleReplay replay_schedule(const Schedule& schedule, std::string_view heuris
 // The two traces replay_schedule replays (the persistent tensors with the
 // first iteration, then the next), made once by a caller that replays one
 // schedule in many pools (the planner's fit and parking checks).
+// Their replays are answered from engine/memory/replay_memo.h when the
+// same were made before in this process.
 struct ScheduleTraces {
   explicit ScheduleTraces(const Schedule& schedule);
   AllocTrace first, steady;
+  std::uint64_t fingerprint;  // of both (replay_memo.h)
 };
 ScheduleReplay replay_schedule(const ScheduleTraces& traces, std::string_view heuristic, std::size_t pool_bytes,
                                int park_horizon, PoolObserver* observer = nullptr);
