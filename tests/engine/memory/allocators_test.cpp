@@ -52,9 +52,9 @@ class Driver {
   PoolReplay pool_;
 };
 
-TEST(Registry, ListsEveryPolicyOfThePapers) {
+TEST(Registry, ListsThePapersPoliciesAndPyTorchs) {
   EXPECT_EQ(allocator_names(),
-            (std::vector<std::string>{"exact", "cnmem", "best-fit", "first-fit", "high-end", "smartpool"}));
+            (std::vector<std::string>{"exact", "cnmem", "best-fit", "first-fit", "high-end", "smartpool", "pytorch"}));
   for (const std::string& name : allocator_names()) EXPECT_EQ(make_allocator(name, U)->name(), name);
 }
 
