@@ -154,7 +154,7 @@ std::size_t peak_load_bytes(const AllocTrace& trace) {
   std::size_t load = 0, peak = 0;
   for (const TraceEvent& e : trace) {
     if (e.kind == TraceEvent::Kind::alloc) {
-      const std::size_t b = most_claimed_bytes(e.bytes);
+      const std::size_t b = round_up(e.bytes);
       size[e.id] = b;
       load += b;
       peak = std::max(peak, load);

@@ -46,7 +46,8 @@
 //     to place them); an expandable segment grows in place, a large pool's
 //     upwards from the lowest free range and a small pool's downwards from
 //     the highest, so with one stream the two only meet when the arena is
-//     full. Only the reserved bytes, which segments exist and which cached
+//     full (another stream's start in the middle of the largest free
+//     range). Only the reserved bytes, which segments exist and which cached
 //     blocks serve which request are PyTorch's. A segment also needs a
 //     contiguous range of the arena, where cudaMalloc maps pages: after
 //     segments were freed in a bounded pool, a request can fail here that
@@ -66,8 +67,9 @@
 // unsplit rests, which show here as reserved but not loaded). The extent,
 // and so the footprint, is the reserved bytes: every segment's size (an
 // expandable segment's mapped pages), what torch.cuda.memory_reserved()
-// reports. The largest free block counts cached free blocks and the
-// unreserved arena, which a new segment would come from. Segment
+// reports. The largest free block is the largest request it could still
+// serve: its largest cached block, or the largest request whose new
+// segment the largest unreserved range of the arena holds. Segment
 // boundaries are pool_starts(): no free range crosses a segment's edge.
 #include <algorithm>
 #include <compare>
@@ -187,7 +189,7 @@ class PytorchAllocator final : public Allocator {
         cached_largest = std::max(cached_largest, blocks.rbegin()->first);
         cached_count += blocks.size();
       }
-    s.largest_free_block_bytes = std::max(cached_largest, unreserved_.largest());
+    s.largest_free_block_bytes = std::max(cached_largest, largest_new_segment_request(unreserved_.largest()));
     s.free_holes = cached_count + unreserved_.count();
     return s;
   }
@@ -224,6 +226,18 @@ class PytorchAllocator final : public Allocator {
 
  private:
   static std::size_t page_of(const PoolKey& pool) { return pool.small ? kSmallBuffer : kLargeBuffer; }
+
+  // The largest request a new segment (or fresh pages) in `room` bytes of
+  // the arena would hold: what the rest of the pool can still serve.
+  std::size_t largest_new_segment_request(std::size_t room) const {
+    if (room < kSmallBuffer) return 0;
+    if (conf_.expandable_segments) return room < kLargeBuffer ? kSmallSize : room / kLargeBuffer * kLargeBuffer;
+    // From kMinLargeAlloc on a request's segment is itself rounded to
+    // kRoundLarge (and from 20 MiB of room that beats every smaller one);
+    // below, only a small segment fits.
+    const std::size_t rounded = room / kRoundLarge * kRoundLarge;
+    return rounded >= kMinLargeAlloc ? rounded : kSmallSize;
+  }
 
   bool mergeable(std::map<std::size_t, SegmentBlock>::iterator a, std::map<std::size_t, SegmentBlock>::iterator b) const {
     return !b->second.live && b->second.segment == a->second.segment;
@@ -301,7 +315,7 @@ class PytorchAllocator final : public Allocator {
     if (found == expandable_.end()) {
       const std::size_t bytes = whole_pages(size, page);
       const bool down = pool.small;
-      const auto at = down ? unreserved_.take_highest(bytes) : unreserved_.take_first_fit(bytes);
+      const auto at = place_expandable(bytes, down);
       if (!at) return std::nullopt;
       expandable_[pool] = add_segment({*at, *at + bytes, pool.stream, pool.small, true, down});
       return *at;
@@ -332,6 +346,26 @@ class PytorchAllocator final : public Allocator {
     (seg.grows_down ? seg.begin : seg.end) = seg.grows_down ? from : from + bytes;
     blocks_[begin] = {end - begin, id, false, 0};
     return begin;
+  }
+
+  // Where a new expandable segment's first pages go. The first that grows
+  // up takes the lowest free range, the first that grows down the
+  // highest, so one stream's two segments meet only when the pool is full;
+  // a later one (another stream's) starts in the middle of the largest
+  // free range, leaving half of it to whatever grows towards it.
+  std::optional<std::size_t> place_expandable(std::size_t bytes, bool down) {
+    bool first = true;
+    for (const auto& [pool, id] : expandable_) first = first && segments_.at(id).grows_down != down;
+    if (first) return down ? unreserved_.take_highest(bytes) : unreserved_.take_first_fit(bytes);
+    Block widest;
+    for (const Block& b : unreserved_.blocks())
+      if (b.bytes > widest.bytes) widest = b;
+    if (widest.bytes < bytes) return std::nullopt;
+    const std::size_t middle = widest.offset + (widest.bytes / 2) / kAllocGranularity * kAllocGranularity;
+    const std::size_t at = down ? std::max(widest.offset, middle - std::min(middle, bytes))
+                                : std::min(middle, widest.end() - bytes);
+    unreserved_.take_at(at, bytes);
+    return at;
   }
 
   // alloc_found_block with should_split: the request takes `size` of the

@@ -61,7 +61,9 @@ TEST_P(EveryAllocator, RandomSequencesNeverOverlapAndStayInsidePool) {
     EXPECT_EQ(st.load_bytes, 0u);
     // (pytorch keeps its freed segments cached, which is its point, and
     // gives them back when a request needs the room: the allocate below.)
-    if (!claims_segments(GetParam())) EXPECT_EQ(st.largest_free_block_bytes, kPool);
+    if (!claims_segments(GetParam())) {
+      EXPECT_EQ(st.largest_free_block_bytes, kPool);
+    }
     EXPECT_TRUE(alloc->allocate({kPool, -1, Role::activation, false}).has_value());
   }
 }

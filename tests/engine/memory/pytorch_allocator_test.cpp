@@ -6,6 +6,8 @@
 
 #include <limits>
 #include <optional>
+#include <random>
+#include <string>
 #include <stdexcept>
 #include <vector>
 
@@ -281,6 +283,46 @@ TEST(PytorchAllocator, ServesATraceInTotalAllocBytesAndThePoolSearchFindsItsSegm
   const PoolSearch s = search_pool_size(trace, "pytorch");
   EXPECT_EQ(s.pool_bytes, 2 * kMiB);
   EXPECT_EQ(s.restarts, 1) << "from the 1 KiB peak load straight to the segment it lacked";
+}
+
+// Mixed sizes on three streams in a pool that runs full (so cached
+// segments are freed and requests fail), under each configuration: the
+// replay loop throws on any block that overlaps another or leaves the pool.
+TEST(PytorchAllocator, RandomSequencesOnSeveralStreamsNeverOverlap) {
+  for (const char* conf : {"", "max_split_size_mb:24", "expandable_segments:True"})
+    for (unsigned seed = 1; seed <= 8; ++seed) {
+      SCOPED_TRACE(std::string(conf) + " seed " + std::to_string(seed));
+      std::mt19937 rng(seed);
+      AllocTrace trace;
+      std::vector<std::int64_t> live;
+      std::int64_t next = 0;
+      for (int i = 0; i < 2000; ++i) {
+        if (!live.empty() && rng() % 2 == 0) {
+          const std::size_t k = rng() % live.size();
+          trace.push_back(testing::release(live[k]));
+          live.erase(live.begin() + static_cast<long>(k));
+          continue;
+        }
+        const std::size_t bytes = rng() % 4 == 0 ? 1 + rng() % (30 * kMiB) : 1 + rng() % kMiB;
+        TraceEvent e = testing::alloc(next, bytes);
+        e.stream = static_cast<int>(rng() % 3);
+        trace.push_back(e);
+        live.push_back(next++);
+      }
+      struct Bounds final : PoolObserver {
+        std::size_t pool = 0, events = 0;
+        void on_pool_event(const PoolEvent& e) override {
+          ++events;
+          EXPECT_GE(e.extent_bytes, e.load_bytes) << "reserved holds what is allocated";
+          EXPECT_LE(e.extent_bytes, pool);
+        }
+      } bounds;
+      bounds.pool = 1024 * kMiB;
+      auto allocator = make_pytorch_allocator(bounds.pool, parse_pytorch_alloc_conf(conf));
+      TraceReplay r;
+      EXPECT_NO_THROW(r = replay(trace, *allocator, kParkUntilNeeded, &bounds));
+      EXPECT_GT(bounds.events, 500u) << "a long way in before the pool runs out (event " << r.failed_event << ")";
+    }
 }
 
 TEST(PytorchAllocConf, DefaultsArePyTorchs) {

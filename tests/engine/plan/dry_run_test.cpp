@@ -99,7 +99,7 @@ TEST(DryRun, EveryAllocationIsWhereARealRunPutsIt) {
               net, {.mode = mode, .transfer = transfer, .compress = compress, .heuristic = heuristic});
           ++runs;
         }
-  EXPECT_EQ(runs, 7 * 6 * 2);
+  EXPECT_EQ(runs, 14 * static_cast<int>(allocator_names().size()));
 }
 
 // AutoSwap under a budget, and pools with room to park: placement is
