@@ -115,18 +115,19 @@ struct Segment {
   std::size_t bytes() const { return end - begin; }
 };
 
-struct SegmentBlock {
-  std::size_t bytes = 0;
-  int segment = 0;
-  bool live = false;
-  std::size_t load = 0;  // live: the request rounded up to kAllocGranularity
-};
-
 // A pool of cached blocks: PyTorch's small or large BlockPool, one stream's part of it.
 struct PoolKey {
   int stream = 0;
   bool small = false;
   auto operator<=>(const PoolKey&) const = default;
+};
+
+struct SegmentBlock {
+  std::size_t bytes = 0;
+  int segment = 0;
+  PoolKey pool;  // its segment's
+  bool live = false;
+  std::size_t load = 0;  // live: the request rounded up to kAllocGranularity
 };
 
 std::size_t whole_pages(std::size_t bytes, std::size_t page) { return (bytes + page - 1) / page * page; }
@@ -197,12 +198,8 @@ class PytorchAllocator final : public Allocator {
   std::vector<std::size_t> pool_starts() const override {
     if (boundaries_stale_) {
       boundaries_.clear();
-      for (const auto& [id, seg] : segments_) {
-        if (seg.begin > 0) boundaries_.push_back(seg.begin);
-        if (seg.end < arena_) boundaries_.push_back(seg.end);
-      }
-      std::sort(boundaries_.begin(), boundaries_.end());
-      boundaries_.erase(std::unique(boundaries_.begin(), boundaries_.end()), boundaries_.end());
+      for (const auto& [edge, segments] : edges_)
+        if (edge > 0 && edge < arena_) boundaries_.push_back(edge);
       boundaries_stale_ = false;
     }
     return boundaries_;
@@ -243,16 +240,12 @@ class PytorchAllocator final : public Allocator {
     return !b->second.live && b->second.segment == a->second.segment;
   }
 
-  PoolKey pool_of(const SegmentBlock& b) const {
-    const Segment& seg = segments_.at(b.segment);
-    return {seg.stream, seg.small};
-  }
   void cache(std::size_t offset) {
     const SegmentBlock& b = blocks_.at(offset);
-    cached_[pool_of(b)].insert({b.bytes, offset});
+    cached_[b.pool].insert({b.bytes, offset});
   }
   void uncache(std::map<std::size_t, SegmentBlock>::iterator it) {
-    cached_[pool_of(it->second)].erase({it->second.bytes, it->first});
+    cached_[it->second.pool].erase({it->second.bytes, it->first});
   }
 
   // The cached block at an expandable segment's growing end, if there is one.
@@ -263,10 +256,26 @@ class PytorchAllocator final : public Allocator {
     return it->first;
   }
   bool at_growing_end(std::size_t offset) const {
+    if (!conf_.expandable_segments) return false;
     const SegmentBlock& b = blocks_.at(offset);
     const Segment& seg = segments_.at(b.segment);
     if (!seg.expandable) return false;
     return seg.grows_down ? offset == seg.begin : offset + b.bytes == seg.end;
+  }
+
+  // Segment edges, counted (two segments may share one), for pool_starts().
+  void add_edge(std::size_t at) {
+    ++edges_[at];
+    boundaries_stale_ = true;
+  }
+  void remove_edge(std::size_t at) {
+    if (--edges_.at(at) == 0) edges_.erase(at);
+    boundaries_stale_ = true;
+  }
+  void move_edge(std::size_t& edge, std::size_t to) {
+    remove_edge(edge);
+    edge = to;
+    add_edge(edge);
   }
 
   // get_free_block: best fit among the stream's cached blocks of the pool.
@@ -303,9 +312,10 @@ class PytorchAllocator final : public Allocator {
   int add_segment(const Segment& seg) {
     const int id = next_segment_++;
     segments_.emplace(id, seg);
-    blocks_[seg.begin] = {seg.bytes(), id, false, 0};
+    blocks_[seg.begin] = {seg.bytes(), id, {seg.stream, seg.small}, false, 0};
     reserved_ += seg.bytes();
-    boundaries_stale_ = true;
+    add_edge(seg.begin);
+    add_edge(seg.end);
     return id;
   }
 
@@ -333,7 +343,6 @@ class PytorchAllocator final : public Allocator {
     const std::size_t from = seg.grows_down ? seg.begin - bytes : seg.end;
     if (!unreserved_.take_at(from, bytes)) return std::nullopt;  // another segment is in the way
     reserved_ += bytes;
-    boundaries_stale_ = true;
     // map_block: the new pages merge with the free block at the end.
     std::size_t begin = from, end = from + bytes;
     if (tail) {
@@ -343,8 +352,8 @@ class PytorchAllocator final : public Allocator {
       end = std::max(end, t->first + t->second.bytes);
       blocks_.erase(t);
     }
-    (seg.grows_down ? seg.begin : seg.end) = seg.grows_down ? from : from + bytes;
-    blocks_[begin] = {end - begin, id, false, 0};
+    move_edge(seg.grows_down ? seg.begin : seg.end, seg.grows_down ? from : from + bytes);
+    blocks_[begin] = {end - begin, id, pool, false, 0};
     return begin;
   }
 
@@ -372,7 +381,6 @@ class PytorchAllocator final : public Allocator {
   // free block at `offset`, or all of it.
   std::size_t take(std::size_t offset, std::size_t size, const PoolKey& pool, std::size_t load) {
     SegmentBlock& b = blocks_.at(offset);
-    const Segment& seg = segments_.at(b.segment);
     const std::size_t rest = b.bytes - size;
     const bool split = pool.small || conf_.expandable_segments
                            ? rest >= kMinBlockSize
@@ -382,14 +390,14 @@ class PytorchAllocator final : public Allocator {
       // The rest stays on the growing side of a downward segment, as it
       // does on the high side of every other.
       const int id = b.segment;
-      if (seg.grows_down) {
+      if (conf_.expandable_segments && segments_.at(id).grows_down) {
         at = offset + rest;
         b.bytes = rest;
-        blocks_[at] = {size, id, false, 0};
+        blocks_[at] = {size, id, pool, false, 0};
         cache(offset);
       } else {
         b.bytes = size;
-        blocks_[offset + size] = {rest, id, false, 0};
+        blocks_[offset + size] = {rest, id, pool, false, 0};
         cache(offset + size);
       }
     }
@@ -415,8 +423,9 @@ class PytorchAllocator final : public Allocator {
     unreserved_.give_back(seg.begin, seg.bytes());
     reserved_ -= seg.bytes();
     blocks_.erase(it);
+    remove_edge(seg.begin);
+    remove_edge(seg.end);
     segments_.erase(id);
-    boundaries_stale_ = true;
   }
 
   // release_available_cached_blocks: only with max_split_size set, and
@@ -477,14 +486,15 @@ class PytorchAllocator final : public Allocator {
     blocks_.erase(t);
     if (seg.grows_down ? keep_begin < t_end : t_begin < keep_end) {
       const std::size_t begin = seg.grows_down ? keep_begin : t_begin;
-      blocks_[begin] = {(seg.grows_down ? t_end : keep_end) - begin, id, false, 0};
+      blocks_[begin] = {(seg.grows_down ? t_end : keep_end) - begin, id, {seg.stream, seg.small}, false, 0};
       cache(begin);
     }
     unreserved_.give_back(unmap_begin, unmap_end - unmap_begin);
     reserved_ -= unmap_end - unmap_begin;
-    boundaries_stale_ = true;
-    (seg.grows_down ? seg.begin : seg.end) = seg.grows_down ? unmap_end : unmap_begin;
+    move_edge(seg.grows_down ? seg.begin : seg.end, seg.grows_down ? unmap_end : unmap_begin);
     if (seg.bytes() > 0) return false;
+    remove_edge(seg.begin);
+    remove_edge(seg.end);
     segments_.erase(id);
     return true;
   }
@@ -498,7 +508,8 @@ class PytorchAllocator final : public Allocator {
   std::map<PoolKey, std::set<std::pair<std::size_t, std::size_t>>> cached_;  // free blocks: (bytes, offset)
   std::map<PoolKey, int> expandable_;           // the expandable segment of each stream and pool
   std::size_t reserved_ = 0, load_ = 0;
-  mutable std::vector<std::size_t> boundaries_;
+  std::map<std::size_t, int> edges_;            // segment begins and ends: how many segments have each
+  mutable std::vector<std::size_t> boundaries_;  // edges_ inside the arena, for pool_starts()
   mutable bool boundaries_stale_ = true;
 };
 
