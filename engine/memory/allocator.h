@@ -76,8 +76,8 @@ class Allocator {
 };
 
 // The policies by name, in this order. Every one rounds each request up to
-// kAllocGranularity (256 B), so every offset is a multiple of 256 B, and
-// every one keeps all blocks inside [0, pool_bytes).
+// kAllocGranularity (256 B; pytorch to its 512), so every offset is a
+// multiple of 256 B, and every one keeps all blocks inside [0, pool_bytes).
 //
 //   exact      the reference "one cudaMalloc per tensor" with no
 //              fragmentation: stats() report extent = load, so its footprint
