@@ -170,7 +170,7 @@ std::size_t total_alloc_bytes(const AllocTrace& trace) {
   std::size_t total = 0;
   for (const TraceEvent& e : trace)
     if (e.kind == TraceEvent::Kind::alloc) {
-      const std::size_t b = round_up(e.bytes);
+      const std::size_t b = most_claimed_bytes(e.bytes);
       total = b > std::numeric_limits<std::size_t>::max() - total ? std::numeric_limits<std::size_t>::max()
                                                                    : total + b;
     }

@@ -66,6 +66,10 @@ struct TraceEvent {
   // tensors, placed before the first step), so a replay reports steps;
   // kNoStep in a trace read from CSV. Not part of the format, nor of equality.
   int step = kNoStep;
+  // The stream it runs on (a PyTorch snapshot's), for a policy that keeps
+  // blocks per stream (pytorch); 0 for a schedule's and a CSV's. Not part
+  // of the format, nor of equality (as `step`).
+  int stream = 0;
   bool operator==(const TraceEvent& o) const {
     return kind == o.kind && id == o.id && bytes == o.bytes && will_offload == o.will_offload &&
            after_copy == o.after_copy;
@@ -94,11 +98,15 @@ void validate(const AllocTrace& trace);
 // could work in; the replay loop (engine/memory/replay.h) counts the same
 // load as it places, and a planned schedule's peak load is this one.
 std::size_t peak_load_bytes(const AllocTrace& trace);
-// Every allocation's rounded size summed (saturating): a pool big enough to
-// stand for "unbounded". The online policies never place a block above the
-// sum of the blocks allocated before it, and high-end, which fills from both
-// ends, always finds the middle gap big enough, so they all serve the trace
-// in a pool this size (smartpool keeps a learned layout only if it fits).
+// Every allocation's most claimed bytes (allocator.h: most_claimed_bytes,
+// its rounded size for most policies, a whole segment for pytorch) summed
+// (saturating): a pool big enough to stand for "unbounded". The online
+// policies never place a block above the sum of the claims before it
+// (pytorch places each new segment in the lowest range that holds it, and
+// gives none back while it has room), and high-end, which fills from both
+// ends, always finds the middle gap big enough, so every registered policy
+// serves the trace in a pool this size (smartpool keeps a learned layout
+// only if it fits).
 std::size_t total_alloc_bytes(const AllocTrace& trace);
 
 // The requests of a planned schedule: the persistent tensors first (never

@@ -1,6 +1,9 @@
 #include "engine/memory/allocator.h"
 
+#include <algorithm>
 #include <stdexcept>
+
+#include "engine/memory/allocators/pytorch.h"
 
 namespace tidepool {
 
@@ -12,21 +15,39 @@ std::unique_ptr<Allocator> make_best_fit_allocator(std::size_t pool_bytes);
 std::unique_ptr<Allocator> make_first_fit_allocator(std::size_t pool_bytes);
 std::unique_ptr<Allocator> make_high_end_allocator(std::size_t pool_bytes);
 std::unique_ptr<Allocator> make_smartpool_allocator(std::size_t pool_bytes);
+// (make_pytorch_allocator(pool_bytes, conf) is declared in allocators/pytorch.h.)
 
 namespace {
+std::unique_ptr<Allocator> make_default_pytorch_allocator(std::size_t pool_bytes) {
+  return make_pytorch_allocator(pool_bytes, {});
+}
+
+// The most of the pool a policy claims for one request nothing it holds
+// serves (most_claimed_bytes).
+std::size_t granules(std::size_t bytes) { return round_up(bytes); }
+std::size_t pytorch_segment(std::size_t bytes) { return pytorch::allocation_size(pytorch::round_size(bytes)); }
+
 struct Policy {
   const char* name;
   std::unique_ptr<Allocator> (*make)(std::size_t);
+  std::size_t (*claim)(std::size_t);
 };
 constexpr Policy kPolicies[] = {
-    {"exact", make_exact_allocator},
-    {"cnmem", make_cnmem_allocator},
-    {"best-fit", make_best_fit_allocator},
-    {"first-fit", make_first_fit_allocator},
-    {"high-end", make_high_end_allocator},
-    {"smartpool", make_smartpool_allocator},
+    {"exact", make_exact_allocator, granules},
+    {"cnmem", make_cnmem_allocator, granules},
+    {"best-fit", make_best_fit_allocator, granules},
+    {"first-fit", make_first_fit_allocator, granules},
+    {"high-end", make_high_end_allocator, granules},
+    {"smartpool", make_smartpool_allocator, granules},
+    {"pytorch", make_default_pytorch_allocator, pytorch_segment},
 };
 }  // namespace
+
+std::size_t most_claimed_bytes(std::size_t bytes) {
+  std::size_t most = 0;
+  for (const auto& p : kPolicies) most = std::max(most, p.claim(bytes));
+  return most;
+}
 
 std::vector<std::string> allocator_names() {
   std::vector<std::string> names;

@@ -33,6 +33,9 @@ struct AllocRequest {
   int tensor = -1;        // id in the plan's tensor table, for policies that learn per tensor
   Role role = Role::activation;
   bool will_offload = false;  // vDNN++'s high-end policy places these at the top
+  // The stream the block is used on (a trace's stream; 0 for a schedule).
+  // pytorch keeps its cached blocks per stream, as PyTorch does.
+  int stream = 0;
 };
 
 // A pool now, as its policy sees it. The peaks of an iteration (peak load,
@@ -61,11 +64,20 @@ class Allocator {
   // claims several pools that never merge (cnmem): no free range crosses
   // one. Empty for the one-pool policies.
   virtual std::vector<std::size_t> pool_starts() const { return {}; }
+  // After allocate(request) returned nothing: how many bytes the pool
+  // lacked for it, what the pool search grows the pool by. By default the
+  // rounded request less the largest free block; a policy that claims
+  // more than the request when it grows (pytorch's segments) says what
+  // its claim lacked.
+  virtual std::size_t lacking_bytes(const AllocRequest& request) const {
+    const std::size_t bytes = round_up(request.bytes), largest = stats().largest_free_block_bytes;
+    return bytes > largest ? bytes - largest : 0;
+  }
 };
 
 // The policies by name, in this order. Every one rounds each request up to
-// kAllocGranularity (256 B), so every offset is a multiple of 256 B, and
-// every one keeps all blocks inside [0, pool_bytes).
+// kAllocGranularity (256 B; pytorch to its 512), so every offset is a
+// multiple of 256 B, and every one keeps all blocks inside [0, pool_bytes).
 //
 //   exact      the reference "one cudaMalloc per tensor" with no
 //              fragmentation: stats() report extent = load, so its footprint
@@ -100,6 +112,18 @@ class Allocator {
 //              sequence. The second iteration of a schedule is already
 //              served by lookup. Several periods are remembered (training
 //              and evaluation alternating).
+//   pytorch    PyTorch's CUDA caching allocator by its documented rules
+//              (engine/memory/allocators/pytorch.cpp): 512-B rounding,
+//              cached blocks per stream in a small (up to 1 MiB) and a
+//              large pool, best fit, new segments of 2 MiB, 20 MiB or the
+//              request rounded up to 2 MiB, its splitting rules, and the
+//              cached segments freed before it fails. Its extent is the
+//              reserved bytes (every segment's size); a segment is placed
+//              in the lowest free range of the pool. The registry's is
+//              PyTorch's defaults; make_pytorch_allocator
+//              (allocators/pytorch.h) takes a PYTORCH_CUDA_ALLOC_CONF.
+//              Since a segment is larger than its first request, it may
+//              not serve a request as large as a small pool.
 std::vector<std::string> allocator_names();
 // Throws std::invalid_argument naming the valid policies for an unknown name.
 // The policy places in usable_pool(pool_bytes).
@@ -110,5 +134,11 @@ std::unique_ptr<Allocator> make_allocator(std::string_view name, std::size_t poo
 // been freed; 0, the registry's default, claims none, so the first pool is
 // the first request's size.
 std::unique_ptr<Allocator> make_cnmem_allocator(std::size_t pool_bytes, std::size_t initial_pool_bytes);
+
+// The most of a pool any registered policy claims to serve one request of
+// `bytes` when nothing it holds serves it: the request's granules for
+// most, a whole segment for pytorch (2 MiB for a 1-KB request).
+// total_alloc_bytes (alloc_trace.h) sums it over a trace.
+std::size_t most_claimed_bytes(std::size_t bytes);
 
 }  // namespace tidepool

@@ -15,7 +15,7 @@ PoolSearch search_pool_size(const AllocTrace& trace, const AllocatorFactory& mak
   validate(trace);
   PoolSearch s;
   s.start_bytes = start_bytes ? round_up(start_bytes) : peak_load_bytes(trace);
-  // Every policy here serves the trace in a pool of all its blocks end to
+  // Every policy here serves the trace in a pool of all its claims end to
   // end (see total_alloc_bytes); past twice that the search is not
   // converging, and a policy that never fits must not hang the caller.
   const std::size_t total = total_alloc_bytes(trace);
@@ -30,13 +30,12 @@ PoolSearch search_pool_size(const AllocTrace& trace, const AllocatorFactory& mak
       s.replay = std::move(r);
       return s;
     }
-    // The memory the failed request lacked; at least one granule, so that
-    // a policy failing with a free block big enough (exact's accounting, a
-    // policy that declines a fitting hole) still makes progress.
-    const std::size_t lacking = r.failure.request_bytes > r.failure.largest_free_bytes
-                                    ? r.failure.request_bytes - r.failure.largest_free_bytes
-                                    : 0;
-    const std::size_t grow = std::max(round_up(lacking), kAllocGranularity);
+    // The memory the failed request lacked, as its policy counts it (the
+    // request less the largest free block, or pytorch's segment less the
+    // room for it); at least one granule, so that a policy failing with a
+    // free block big enough (exact's accounting, a policy that declines a
+    // fitting hole) still makes progress.
+    const std::size_t grow = std::max(round_up(r.failure.lacking_bytes), kAllocGranularity);
     if (pool > limit - std::min(limit, grow))
       throw std::runtime_error("pool search for '" + std::string(allocator->name()) + "' passed " +
                                std::to_string(limit) + " bytes without serving the trace (event " +

@@ -6,8 +6,9 @@
 //      kAllocGranularity), the least any placement could use.
 //   2. Replay the sequence through a fresh allocator with that pool.
 //   3. When a request fails, grow the pool by (request size − the largest
-//      free block at that moment) — the memory the request lacked — and
-//      restart from the beginning.
+//      free block at that moment) — the memory the request lacked, as its
+//      policy counts it (Allocator::lacking_bytes: pytorch lacked a whole
+//      segment's room) — and restart from the beginning.
 //
 // The result is a *sufficient* pool, not necessarily the minimal one: a
 // heuristic can serve a sequence in a smaller pool and fail in a larger one
@@ -42,9 +43,9 @@ using AllocatorFactory = std::function<std::unique_ptr<Allocator>(std::size_t po
 
 // Searches with a fresh allocator from `make` per replay. `start_bytes` 0
 // starts at the trace's peak load. Throws std::invalid_argument for a
-// malformed trace and std::runtime_error if the pool outgrows every block
-// of the trace put end to end without serving it (a policy that never
-// fits; none of the registered ones).
+// malformed trace and std::runtime_error if the pool outgrows twice
+// total_alloc_bytes (every request's claim end to end) without serving it
+// (a policy that never fits; none of the registered ones).
 // `park_horizon`: as for replay().
 PoolSearch search_pool_size(const AllocTrace& trace, const AllocatorFactory& make, std::size_t start_bytes = 0,
                             int park_horizon = kParkUntilNeeded);

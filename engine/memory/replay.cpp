@@ -119,7 +119,7 @@ std::optional<std::size_t> PoolReplay::place(std::int64_t id, const AllocRequest
   const auto offset = parking_.allocate(id, request);
   given_back(event);  // the parked blocks this placement needed, oldest first
   if (!offset) {
-    failure_ = {bytes, stats().largest_free_block_bytes};
+    failure_ = {bytes, stats().largest_free_block_bytes, allocator_.lacking_bytes(request)};
     return std::nullopt;
   }
   if (parking_.reclaimed())
@@ -168,7 +168,7 @@ TraceReplay replay(const AllocTrace& trace, PoolReplay& pool) {
       continue;
     }
     const int tensor = e.id >= 0 && e.id <= INT_MAX ? static_cast<int>(e.id) : -1;
-    if (!pool.place(e.id, {e.bytes, tensor, Role::activation, e.will_offload}, event)) {
+    if (!pool.place(e.id, {e.bytes, tensor, Role::activation, e.will_offload, e.stream}, event)) {
       r.fits = false;
       r.failed_event = static_cast<int>(i);
       r.failure = pool.failure();

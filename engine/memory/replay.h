@@ -70,6 +70,7 @@ class PoolReplay {
   struct Failure {
     std::size_t request_bytes = 0;       // rounded up
     std::size_t largest_free_bytes = 0;  // the policy's largest free block then
+    std::size_t lacking_bytes = 0;       // what the policy lacked for it (Allocator::lacking_bytes)
   };
   const Failure& failure() const { return failure_; }
 

@@ -50,6 +50,7 @@ class FreeList {
 
   std::size_t largest() const;
   std::size_t count() const { return blocks_.size(); }
+  const std::vector<Block>& blocks() const { return blocks_; }  // by offset
   std::size_t pool_bytes() const { return pool_bytes_; }
 
  private:

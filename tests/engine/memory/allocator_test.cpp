@@ -13,8 +13,13 @@ namespace {
 
 class EveryAllocator : public ::testing::TestWithParam<std::string> {};
 
+// pytorch claims whole segments (2 MiB for a request of up to 1 MiB, 20
+// MiB for one up to 10 MiB), so it shows in pools of its segments' size
+// what the others show in a few KiB.
+bool claims_segments(const std::string& name) { return name == "pytorch"; }
+
 TEST_P(EveryAllocator, RandomSequencesNeverOverlapAndStayInsidePool) {
-  constexpr std::size_t kPool = 1 << 20;
+  const std::size_t kPool = claims_segments(GetParam()) ? std::size_t{64} << 20 : std::size_t{1} << 20;
   for (unsigned seed = 1; seed <= 20; ++seed) {
     auto alloc = make_allocator(GetParam(), kPool);
     std::mt19937 rng(seed);
@@ -54,7 +59,11 @@ TEST_P(EveryAllocator, RandomSequencesNeverOverlapAndStayInsidePool) {
     // A free restores the space: the whole pool is one block again.
     const PoolStats st = alloc->stats();
     EXPECT_EQ(st.load_bytes, 0u);
-    EXPECT_EQ(st.largest_free_block_bytes, kPool);
+    // (pytorch keeps its freed segments cached, which is its point, and
+    // gives them back when a request needs the room: the allocate below.)
+    if (!claims_segments(GetParam())) {
+      EXPECT_EQ(st.largest_free_block_bytes, kPool);
+    }
     EXPECT_TRUE(alloc->allocate({kPool, -1, Role::activation, false}).has_value());
   }
 }
@@ -65,9 +74,10 @@ TEST_P(EveryAllocator, FreeOfUnknownOffsetThrows) {
 }
 
 TEST_P(EveryAllocator, RefusesWhatDoesNotFit) {
-  auto alloc = make_allocator(GetParam(), 4096);
-  EXPECT_FALSE(alloc->allocate({4097, -1, Role::activation, false}).has_value());
-  EXPECT_TRUE(alloc->allocate({4096, -1, Role::activation, false}).has_value());
+  const std::size_t pool = claims_segments(GetParam()) ? std::size_t{20} << 20 : 4096;
+  auto alloc = make_allocator(GetParam(), pool);
+  EXPECT_FALSE(alloc->allocate({pool + 1, -1, Role::activation, false}).has_value());
+  EXPECT_TRUE(alloc->allocate({pool, -1, Role::activation, false}).has_value());
   EXPECT_FALSE(alloc->allocate({1, -1, Role::activation, false}).has_value());
 }
 

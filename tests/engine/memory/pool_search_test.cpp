@@ -138,7 +138,11 @@ TEST(PoolSearch, ScheduleSearchGivesEveryPolicyAPoolARealReplayFits) {
     SCOPED_TRACE(name);
     const PoolSearch found = search_pool_size(s, name);
     EXPECT_GE(found.pool_bytes, s.peak_load_bytes);
-    EXPECT_LT(found.pool_bytes, 2 * s.peak_load_bytes);
+    // (pytorch claims whole segments, 2 MiB for any small request, so
+    // its pool for this small network is its segments, not its load.)
+    if (name != "pytorch") {
+      EXPECT_LT(found.pool_bytes, 2 * s.peak_load_bytes);
+    }
     EXPECT_TRUE(serves(trace_of(s, 3), name, found.pool_bytes, s.park_horizon)) << "every later iteration fits as well";
   }
 }

@@ -99,7 +99,7 @@ TEST(DryRun, EveryAllocationIsWhereARealRunPutsIt) {
               net, {.mode = mode, .transfer = transfer, .compress = compress, .heuristic = heuristic});
           ++runs;
         }
-  EXPECT_EQ(runs, 7 * 6 * 2);
+  EXPECT_EQ(runs, 14 * static_cast<int>(allocator_names().size()));
 }
 
 // AutoSwap under a budget, and pools with room to park: placement is
@@ -112,7 +112,13 @@ TEST(DryRun, BudgetedPoolsPlaceAsTheRealRunDoes) {
     const std::size_t base_pool = plan_memory(net, kBatch, {.heuristic = heuristic}, kernels).pool_bytes;
     const std::size_t least =
         plan_memory(net, kBatch, {.mode = OffloadMode::autoswap, .heuristic = heuristic}, kernels).minimum_pool_bytes;
-    ASSERT_LT(least, base_pool);
+    // (pytorch serves this small network in one 2 MiB small segment
+    // whatever is offloaded: its least pool is its pool.)
+    if (heuristic == "pytorch") {
+      ASSERT_LE(least, base_pool);
+    } else {
+      ASSERT_LT(least, base_pool);
+    }
     expect_dry_run_is_the_real_run(
         net, {.mode = OffloadMode::autoswap, .heuristic = heuristic, .budget_bytes = (least + base_pool) / 2});
     expect_dry_run_is_the_real_run(net, {.mode = OffloadMode::all, .heuristic = heuristic, .budget_bytes = 2 * base_pool});

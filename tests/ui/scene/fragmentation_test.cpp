@@ -23,6 +23,11 @@ namespace {
 
 constexpr std::size_t U = kAllocGranularity;
 
+// The papers' sequences are a few 256-B units; pytorch claims a 2 MiB
+// segment for its first request, so it fails at once in every one of their
+// pools (as PyTorch would) and the papers' outcomes are not its to show.
+bool at_paper_scale(const std::string& heuristic) { return heuristic != "pytorch"; }
+
 const HeuristicReplay& of(const FragmentationReplay& r, const std::string& heuristic) {
   for (const HeuristicReplay& h : r.heuristics)
     if (h.heuristic == heuristic) return h;
@@ -108,6 +113,7 @@ TEST(Fragmentation, NineVersusElevenBestFitFailsAtTheLastRequest) {
   // still learning; exact places with best fit.
   for (const HeuristicReplay& h : r.heuristics) {
     SCOPED_TRACE(h.heuristic);
+    if (!at_paper_scale(h.heuristic)) continue;
     EXPECT_EQ(h.first_failed_event, 7);
     EXPECT_FALSE(h.served());
     EXPECT_EQ(h.frames[7].largest_free_block_bytes, 5 * U);
@@ -136,6 +142,10 @@ TEST(Fragmentation, UnavoidableSequenceEndsAboveItsPeakLoadEverywhere) {
   expect_drawable(s, r);
   for (const HeuristicReplay& h : r.heuristics) {
     SCOPED_TRACE(h.heuristic);
+    if (!at_paper_scale(h.heuristic)) {
+      EXPECT_EQ(h.first_failed_event, 0) << "no room for a segment";
+      continue;
+    }
     EXPECT_TRUE(h.served()) << "the sequence's pool has room for every heuristic";
     EXPECT_EQ(h.peak_load_bytes, peak);
     if (h.heuristic == "exact") {
