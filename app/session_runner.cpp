@@ -126,11 +126,12 @@ void SessionRunner::publish(const ui::SessionStatus& s, ui::RunState state, cons
   {
     std::lock_guard lock(mutex_);
     const std::uint64_t requests = status_.requests;
-    const bool refused = status_.refused;
+    const bool refused = status_.refused, replanning = status_.replanning;
     std::string message = std::move(status_.message);
     status_ = s;
     status_.requests = requests;  // the outcomes are the runner's
     status_.refused = refused;
+    status_.replanning = replanning;
     status_.message = std::move(message);
     status_.state = state == ui::RunState::training && paused_ && steps_ == 0 ? ui::RunState::paused : state;
     status_.error = error;
@@ -165,9 +166,19 @@ bool SessionRunner::wait_for_turn(TrainingSession& session) {
                                                        : std::vector<std::string>{};
       if (!changed.empty()) asked.memory = session.settings().memory;
       tell_ranks(Turn::Kind::apply, asked);  // every rank re-plans at this same boundary
+      {
+        std::lock_guard lock(mutex_);
+        status_.replanning = true;
+      }
+      changed_.notify_all();
+      const auto planning = std::chrono::steady_clock::now();
       ApplyOutcome outcome;
       if (changed.empty()) {
         outcome = session.apply(*request);
+        char took[64];
+        std::snprintf(took, sizeof took, " (planned in %.2f s)",
+                      std::chrono::duration<double>(std::chrono::steady_clock::now() - planning).count());
+        outcome.message += took;
       } else {
         outcome.applied = false;
         outcome.message = "refused: this session is saved as a run, and " + changed.front() +
@@ -176,6 +187,7 @@ bool SessionRunner::wait_for_turn(TrainingSession& session) {
       {
         std::lock_guard lock(mutex_);
         ++status_.requests;
+        status_.replanning = false;
         status_.refused = !outcome.applied;
         status_.message = outcome.message;
       }

@@ -76,8 +76,12 @@ struct SessionStatus {
   // fp16's loss scale and the steps it skipped (engine/run/loss_scaler.h);
   // none in the other precisions.
   std::optional<LossScalerState> loss_scale;
+  // A request is being planned now, at an iteration boundary: the next
+  // iteration waits for it, the window goes on drawing.
+  bool replanning = false;
   // The last request's outcome: applied (refused = false) or refused with
-  // the reason in `message`. `requests` counts requests handled.
+  // the reason in `message`, and how long planning it took. `requests`
+  // counts requests handled.
   std::uint64_t requests = 0;
   bool refused = false;
   std::string message;

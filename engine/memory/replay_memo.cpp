@@ -14,11 +14,13 @@
 namespace tidepool {
 namespace {
 
-// Every field of an event, the step included (TraceEvent::operator== leaves
-// it out, but a replay reports it in its figures).
+// Every field of an event, the step and the stream included
+// (TraceEvent::operator== leaves them out, but a replay reports the step in
+// its figures, and pytorch keeps its blocks per stream).
 bool same_events(const AllocTrace& a, const AllocTrace& b) {
-  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
-                    [](const TraceEvent& x, const TraceEvent& y) { return x == y && x.step == y.step; });
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const TraceEvent& x, const TraceEvent& y) {
+    return x == y && x.step == y.step && x.stream == y.stream;
+  });
 }
 
 using Requests = std::vector<AllocTrace>;
@@ -157,6 +159,7 @@ std::uint64_t fingerprint(const AllocTrace& trace, std::uint64_t hash) {
     mix(e.bytes);
     mix(static_cast<std::uint64_t>(e.kind) | std::uint64_t{e.will_offload} << 8 | std::uint64_t{e.after_copy} << 9 |
         static_cast<std::uint64_t>(static_cast<std::uint32_t>(e.step)) << 32);
+    mix(static_cast<std::uint64_t>(static_cast<std::uint32_t>(e.stream)));
   }
   return hash;
 }

@@ -330,6 +330,8 @@ TEST(SessionRunner, RequestsFromTheUiThreadApplyAtIterationBoundaries) {
   EXPECT_EQ(s.memory.pool_bytes, wanted.budget_bytes);
   EXPECT_EQ(s.requests, 1u);
   EXPECT_FALSE(s.refused) << s.message;
+  EXPECT_FALSE(s.replanning) << "planned, and applied";
+  EXPECT_NE(s.message.find(" (planned in "), std::string::npos) << "the outcome says what the re-plan cost: " << s.message;
 
   // An impossible one: refused, and the next iteration still trains.
   MemorySettings impossible = s.settings.memory;

@@ -85,7 +85,9 @@ void ControlsView::draw(const Frame& frame) {
   ImGui::EndDisabled();
 
   if (sent_at_) {
-    ImGui::TextColored({0.9f, 0.85f, 0.4f, 1}, "waiting for the next iteration boundary...");
+    ImGui::TextColored({0.9f, 0.85f, 0.4f, 1}, "%s",
+                       s.replanning ? "planning the new settings; the next iteration waits for them..."
+                                    : "waiting for the next iteration boundary...");
   } else if (s.requests > 0) {
     if (s.refused) ImGui::TextColored({1, 0.45f, 0.45f, 1}, "%s", s.message.c_str());
     else ImGui::TextColored({0.5f, 0.9f, 0.5f, 1}, "%s", s.message.c_str());

@@ -69,6 +69,11 @@ TEST(ReplayMemo, AnAnswerComesBackOnlyForTheSameQuestion) {
   moved[1].step = 7;
   EXPECT_FALSE(find_schedule_replay({{&moved, &steady}, asked.fingerprint}, "best-fit", 4096, 0));
   EXPECT_NE(fingerprint(moved, 1), fingerprint(first, 1));
+  // Or in a stream (pytorch keeps its blocks per stream).
+  AllocTrace other_stream = first;
+  other_stream[1].stream = 1;
+  EXPECT_FALSE(find_schedule_replay({{&other_stream, &steady}, asked.fingerprint}, "best-fit", 4096, 0));
+  EXPECT_NE(fingerprint(other_stream, 1), fingerprint(first, 1));
   // And in a size.
   AllocTrace larger = first;
   larger[1].bytes = 768;
