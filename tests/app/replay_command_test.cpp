@@ -36,7 +36,7 @@ TEST(ReplayCommand, PrintsOneRowPerHeuristic) {
   const TempDir dir("replay");
   const std::string trace = trace_file(dir, two_iterations());
   std::ostringstream out;
-  EXPECT_EQ(replay_command(trace, out), 0);
+  EXPECT_EQ(replay_command({trace}, out), 0);
   const std::string text = out.str();
   EXPECT_NE(text.find("25 events (13 allocs, 12 frees)"), std::string::npos) << text;
   std::istringstream lines(text);
@@ -65,21 +65,21 @@ TEST(ReplayCommand, ABadFileIsAnInvalidArgumentNamingFileAndLine) {
   const std::string trace = trace_file(dir, "event,id,bytes,offload\nalloc,0,256,0\nfree,3,,\n");
   std::ostringstream out;
   try {
-    replay_command(trace, out);
+    replay_command({trace}, out);
     FAIL() << "no error";
   } catch (const std::invalid_argument& e) {
     const std::string message = e.what();
     EXPECT_NE(message.find(trace + ":3:"), std::string::npos) << message;
     EXPECT_NE(message.find("free of id 3, which is not live"), std::string::npos) << message;
   }
-  EXPECT_THROW(replay_command("/nonexistent/trace.csv", out), std::invalid_argument);
+  EXPECT_THROW(replay_command({"/nonexistent/trace.csv"}, out), std::invalid_argument);
 }
 
 TEST(ReplayCommand, AnEmptyTraceNeedsNothing) {
   const TempDir dir("replay");
   const std::string trace = trace_file(dir, "event,id,bytes\n");
   std::ostringstream out;
-  EXPECT_EQ(replay_command(trace, out), 0);
+  EXPECT_EQ(replay_command({trace}, out), 0);
   EXPECT_NE(out.str().find("0 events"), std::string::npos) << out.str();
 }
 
