@@ -74,7 +74,7 @@ AllocTrace read_any_trace(const ReplayRequest& q, TraceFileFormat& format, std::
   return snapshot->trace;
 }
 
-void print_snapshot_figures(const SnapshotTrace& s, const std::string& file, std::ostream& out) {
+void print_snapshot_figures(const SnapshotTrace& s, std::ostream& out) {
   out << "PyTorch's allocator in the trace: peak reserved " << format_bytes(s.peak_reserved) << " ("
       << s.peak_reserved << " B; " << format_bytes(s.reserved_at_start) << " at the trace's start, "
       << s.reserved.size() << " segment events), peak allocated " << format_bytes(s.peak_allocated) << " ("
@@ -84,7 +84,6 @@ void print_snapshot_figures(const SnapshotTrace& s, const std::string& file, std
     out << "out of memory at device_traces[" << s.device << "][" << o.entry << "] (after event " << o.trace_events
         << " of the trace): asked " << format_bytes(o.bytes) << " (" << o.bytes << " B) with "
         << format_bytes(o.device_free) << " free on the device\n";
-  (void)file;
 }
 
 nlohmann::json row_json(const Row& r) {
@@ -157,7 +156,7 @@ int replay_command(const ReplayRequest& q, std::ostream& out) {
         << trace.size() - allocs << " frees), " << s.live_at_start << " of the allocs live at the trace's start, "
         << s.streams.size() << " stream" << (s.streams.size() == 1 ? "" : "s") << ", peak load " << format_bytes(peak)
         << " (" << peak << " B)\n";
-    print_snapshot_figures(s, q.file, out);
+    print_snapshot_figures(s, out);
   } else {
     out << "trace " << q.file << ": " << trace.size() << " events (" << allocs << " allocs, "
         << trace.size() - allocs << " frees), peak load " << format_bytes(peak) << " (" << peak << " B)\n";
