@@ -1,9 +1,10 @@
 // The safe unpickler (engine/memory/snapshot/pickle_reader.h) and, on what
-// it returns, the PyTorch snapshot reader and its trace
-// (engine/memory/snapshot/snapshot_trace.h). The unpickler must return a
-// value or refuse with std::invalid_argument; a value must either be
-// refused the same way by the snapshot reader or give a trace that passes
-// validate(), with its side data one entry per event.
+// it returns, its expansion into JSON, the PyTorch snapshot reader and its
+// trace (engine/memory/snapshot/snapshot_trace.h). The unpickler must
+// return a value graph or refuse with std::invalid_argument; the graph
+// must expand or be refused the same way, and either be refused by the
+// snapshot reader or give a trace that passes validate(), with its side
+// data one entry per event.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -16,13 +17,18 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace tidepool;
-  PickleLimits limits;
-  limits.max_output_bytes = std::size_t{16} << 20;  // keep each input's expansion small
-  nlohmann::json value;
+  PlainDataLimits limits;
+  limits.max_memory_bytes = std::size_t{64} << 20;  // keep each input's memory and expansion small
+  limits.max_output_bytes = std::size_t{16} << 20;
+  PlainData value;
   try {
     value = read_pickle(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz input", limits);
   } catch (const std::invalid_argument&) {
     return 0;
+  }
+  try {
+    (void)plain_data_json(value, "fuzz input", limits);
+  } catch (const std::invalid_argument&) {
   }
   SnapshotTrace t;
   try {

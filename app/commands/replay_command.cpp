@@ -6,6 +6,7 @@
 #include <optional>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -62,7 +63,7 @@ Row measure(const AllocTrace& trace, const std::string& name, std::size_t unboun
 
 // The trace in `q.file`, CSV or a PyTorch snapshot; `snapshot` is set for a snapshot.
 AllocTrace read_any_trace(const ReplayRequest& q, TraceFileFormat& format, std::optional<SnapshotTrace>& snapshot) {
-  const std::string bytes = read_file_bytes(q.file);
+  std::string bytes = read_file_bytes(q.file);
   format = trace_file_format(bytes);
   if (format == TraceFileFormat::csv) {
     if (q.device_index)
@@ -70,7 +71,7 @@ AllocTrace read_any_trace(const ReplayRequest& q, TraceFileFormat& format, std::
     std::istringstream in(bytes);
     return read_trace(in, q.file);
   }
-  snapshot = read_snapshot_trace(bytes, q.file, q.device_index);
+  snapshot = read_snapshot_trace(std::move(bytes), q.file, q.device_index);
   return snapshot->trace;
 }
 

@@ -137,35 +137,19 @@ bool valid_utf8(std::string_view s) {
   return true;
 }
 
-// A value on the unpickler's stack or inside a container. Scalars are held
-// here; strings and containers by their index in the reader's tables, so a
-// container reached twice (through the memo) is the same container, and
-// items appended after it was memoized are seen by every reference, as in
-// Python.
-struct Value {
-  enum class Kind : std::uint8_t { none, boolean, integer, unsigned_integer, floating, string, bytes, list, tuple, dict, set };
-  Kind kind = Kind::none;
-  std::uint32_t ref = 0;  // strings_ (string, bytes) or containers_ (list, tuple, dict, set)
-  union {
-    bool flag;
-    std::int64_t integer;
-    std::uint64_t unsigned_integer;
-    double floating;
-  };
-  Value() : integer(0) {}
-};
+using Value = PlainData::Value;
+using Kind = PlainData::Kind;
 
-struct Container {
-  std::vector<Value> items;                     // list, tuple, set
-  std::vector<std::pair<Value, Value>> entries;  // dict: key (str, int, bool or None), value
-};
+// A memo entry's node in std::unordered_map: the key, the value, the link
+// and the allocator's header, with its bucket.
+constexpr std::size_t kMemoEntryBytes = 64;
 
 class Unpickler {
  public:
-  Unpickler(std::string_view bytes, const std::string& source, const PickleLimits& limits)
-      : in_(bytes), source_(source), limits_(limits) {}
+  Unpickler(std::string_view bytes, const std::string& source, const PlainDataLimits& limits)
+      : in_(bytes), source_(source), limits_(limits), out_(limits.max_memory_bytes) {}
 
-  nlohmann::json read() {
+  PlainData read() {
     while (pos_ < in_.size()) {
       at_ = pos_;
       const unsigned char code = static_cast<unsigned char>(in_[pos_++]);
@@ -184,8 +168,13 @@ class Unpickler {
         case Treatment::read:
           break;
       }
+      if (at_ == 0 && code != 0x80)
+        fail("no PROTO opcode (0x80) first: a pickle of protocol 0 or 1, which Tidepool does not read "
+             "(protocols 2 to 5; torch.cuda.memory._dump_snapshot writes one of those)");
       if (code == '.') return finish();
       step(code, op->name);
+      if (out_.over_budget())
+        fail("reading the data takes more than " + std::to_string(out_.max_memory_bytes()) + " bytes of memory");
     }
     at_ = pos_;
     fail("the pickle ends without STOP (a truncated file?)");
@@ -220,6 +209,11 @@ class Unpickler {
   }
 
   // --- the stack ---
+  void push(const Value& v) {
+    const std::size_t before = stack_.capacity();
+    stack_.push_back(v);
+    out_.charge((stack_.capacity() - before) * sizeof(Value));
+  }
   Value pop(const char* op) {
     if (stack_.size() <= stack_floor()) fail(std::string(op) + " finds no value on the stack");
     Value v = stack_.back();
@@ -240,29 +234,19 @@ class Unpickler {
     if (stack_.size() <= stack_floor()) fail(std::string(op) + " finds no value on the stack");
     return stack_.back();
   }
-  Container& container_of(const Value& v, Value::Kind kind, const char* op, const char* wanted) {
+  Value container_of(const Value& v, Kind kind, const char* op, const char* wanted) {
     if (v.kind != kind) fail(std::string(op) + " needs a " + wanted + " below its values");
-    return containers_[v.ref];
+    return v;
   }
 
-  Value make_string(std::string_view s, Value::Kind kind) {
-    if (kind == Value::Kind::string && !valid_utf8(s)) fail("a string that is not valid UTF-8");
-    Value v;
-    v.kind = kind;
-    v.ref = static_cast<std::uint32_t>(strings_.size());
-    strings_.emplace_back(s);
-    return v;
+  Value make_string(std::string_view s, Kind kind) {
+    if (kind == Kind::string && !valid_utf8(s)) fail("a string that is not valid UTF-8");
+    return out_.add_string(s, kind);
   }
-  Value make_container(Value::Kind kind, std::vector<Value> items = {}) {
-    Value v;
-    v.kind = kind;
-    v.ref = static_cast<std::uint32_t>(containers_.size());
-    containers_.push_back({std::move(items), {}});
-    return v;
-  }
+  Value make_container(Kind kind, std::vector<Value> items = {}) { return out_.add_container(kind, std::move(items)); }
   Value make_integer(std::int64_t i) {
     Value v;
-    v.kind = Value::Kind::integer;
+    v.kind = Kind::integer;
     v.integer = i;
     return v;
   }
@@ -276,7 +260,7 @@ class Unpickler {
     Value v;
     if (n == 0) return make_integer(0);
     if (n == 9 && byte(8) == 0x00) {  // 2^63 .. 2^64-1
-      v.kind = Value::Kind::unsigned_integer;
+      v.kind = Kind::unsigned_integer;
       v.unsigned_integer = 0;
       for (std::size_t k = 8; k-- > 0;) v.unsigned_integer = v.unsigned_integer << 8 | byte(k);
       return v;
@@ -291,29 +275,32 @@ class Unpickler {
 
   void check_key(const Value& key, const char* op) {
     switch (key.kind) {
-      case Value::Kind::string:
-      case Value::Kind::integer:
-      case Value::Kind::unsigned_integer:
-      case Value::Kind::boolean:
-      case Value::Kind::none:
+      case Kind::string:
+      case Kind::integer:
+      case Kind::unsigned_integer:
+      case Kind::boolean:
+      case Kind::none:
         return;
       default:
         fail(std::string(op) + ": a dict key that is not a str, int, bool or None (JSON keys are strings)");
     }
   }
-  void set_items(Container& dict, const std::vector<Value>& items, const char* op) {
+  void set_items(const Value& dict, const std::vector<Value>& items, const char* op) {
     if (items.size() % 2 != 0) fail(std::string(op) + " has a key without a value");
     for (std::size_t k = 0; k < items.size(); k += 2) {
       check_key(items[k], op);
-      dict.entries.emplace_back(items[k], items[k + 1]);
+      out_.add_entry(dict, items[k], items[k + 1]);
     }
   }
 
-  void memo_put(std::uint64_t index, const char* op) { memo_[index] = top(op); }
+  void memo_put(std::uint64_t index, const char* op) {
+    const auto [it, added] = memo_.insert_or_assign(index, top(op));
+    if (added) out_.charge(kMemoEntryBytes);
+  }
   void memo_get(std::uint64_t index) {
     const auto it = memo_.find(index);
     if (it == memo_.end()) fail("memo index " + std::to_string(index) + " was never stored");
-    stack_.push_back(it->second);
+    push(it->second);
   }
   std::uint64_t decimal(std::string_view text, const char* op) {
     if (text.empty() || text.size() > 19) fail(std::string(op) + " needs a decimal memo index");
@@ -338,95 +325,99 @@ class Unpickler {
         if (length > in_.size() - pos_) fail("a FRAME of " + std::to_string(length) + " bytes runs past the end (a truncated file?)");
         return;
       }
-      case '(': marks_.push_back(stack_.size()); return;
+      case '(': {
+        const std::size_t before = marks_.capacity();
+        marks_.push_back(stack_.size());
+        out_.charge((marks_.capacity() - before) * sizeof(std::size_t));
+        return;
+      }
       case '0':
         if (stack_.size() > stack_floor()) stack_.pop_back();
         else pop_to_mark(name);
         return;
       case '1': pop_to_mark(name); return;
-      case '2': stack_.push_back(top(name)); return;
-      case 'N': stack_.push_back(Value{}); return;
+      case '2': push(top(name)); return;
+      case 'N': push(Value{}); return;
       case 0x88:
       case 0x89: {
         Value v;
-        v.kind = Value::Kind::boolean;
+        v.kind = Kind::boolean;
         v.flag = code == 0x88;
-        stack_.push_back(v);
+        push(v);
         return;
       }
       case 'J': {  // 4-byte signed
         const auto u = static_cast<std::uint32_t>(little_endian(4, name));
         std::int32_t i;
         std::memcpy(&i, &u, sizeof i);
-        stack_.push_back(make_integer(i));
+        push(make_integer(i));
         return;
       }
-      case 'K': stack_.push_back(make_integer(static_cast<std::int64_t>(little_endian(1, name)))); return;
-      case 'M': stack_.push_back(make_integer(static_cast<std::int64_t>(little_endian(2, name)))); return;
-      case 0x8a: stack_.push_back(make_long(take(little_endian(1, name), name))); return;
-      case 0x8b: stack_.push_back(make_long(take(little_endian(4, name), name))); return;
+      case 'K': push(make_integer(static_cast<std::int64_t>(little_endian(1, name)))); return;
+      case 'M': push(make_integer(static_cast<std::int64_t>(little_endian(2, name)))); return;
+      case 0x8a: push(make_long(take(little_endian(1, name), name))); return;
+      case 0x8b: push(make_long(take(little_endian(4, name), name))); return;
       case 'G': {  // 8-byte big-endian IEEE 754
         const std::string_view s = take(8, name);
         std::uint64_t u = 0;
         for (const char c : s) u = u << 8 | static_cast<unsigned char>(c);
         Value v;
-        v.kind = Value::Kind::floating;
+        v.kind = Kind::floating;
         std::memcpy(&v.floating, &u, sizeof u);
-        stack_.push_back(v);
+        push(v);
         return;
       }
-      case 0x8c: stack_.push_back(make_string(take(little_endian(1, name), name), Value::Kind::string)); return;
-      case 'X': stack_.push_back(make_string(take(little_endian(4, name), name), Value::Kind::string)); return;
-      case 0x8d: stack_.push_back(make_string(take(little_endian(8, name), name), Value::Kind::string)); return;
-      case 'C': stack_.push_back(make_string(take(little_endian(1, name), name), Value::Kind::bytes)); return;
-      case 'B': stack_.push_back(make_string(take(little_endian(4, name), name), Value::Kind::bytes)); return;
+      case 0x8c: push(make_string(take(little_endian(1, name), name), Kind::string)); return;
+      case 'X': push(make_string(take(little_endian(4, name), name), Kind::string)); return;
+      case 0x8d: push(make_string(take(little_endian(8, name), name), Kind::string)); return;
+      case 'C': push(make_string(take(little_endian(1, name), name), Kind::bytes)); return;
+      case 'B': push(make_string(take(little_endian(4, name), name), Kind::bytes)); return;
       case 0x8e:
-      case 0x96: stack_.push_back(make_string(take(little_endian(8, name), name), Value::Kind::bytes)); return;
-      case ']': stack_.push_back(make_container(Value::Kind::list)); return;
-      case '}': stack_.push_back(make_container(Value::Kind::dict)); return;
-      case ')': stack_.push_back(make_container(Value::Kind::tuple)); return;
-      case 0x8f: stack_.push_back(make_container(Value::Kind::set)); return;
-      case 'l': stack_.push_back(make_container(Value::Kind::list, pop_to_mark(name))); return;
-      case 't': stack_.push_back(make_container(Value::Kind::tuple, pop_to_mark(name))); return;
-      case 0x91: stack_.push_back(make_container(Value::Kind::set, pop_to_mark(name))); return;
+      case 0x96: push(make_string(take(little_endian(8, name), name), Kind::bytes)); return;
+      case ']': push(make_container(Kind::list)); return;
+      case '}': push(make_container(Kind::dict)); return;
+      case ')': push(make_container(Kind::tuple)); return;
+      case 0x8f: push(make_container(Kind::set)); return;
+      case 'l': push(make_container(Kind::list, pop_to_mark(name))); return;
+      case 't': push(make_container(Kind::tuple, pop_to_mark(name))); return;
+      case 0x91: push(make_container(Kind::set, pop_to_mark(name))); return;
       case 0x85:
       case 0x86:
       case 0x87: {
         const std::size_t n = code - 0x84u;
         std::vector<Value> items(n);
         for (std::size_t k = n; k-- > 0;) items[k] = pop(name);
-        stack_.push_back(make_container(Value::Kind::tuple, std::move(items)));
+        push(make_container(Kind::tuple, std::move(items)));
         return;
       }
       case 'd': {
         std::vector<Value> items = pop_to_mark(name);
-        const Value dict = make_container(Value::Kind::dict);
-        set_items(containers_[dict.ref], items, name);
-        stack_.push_back(dict);
+        const Value dict = make_container(Kind::dict);
+        set_items(dict, items, name);
+        push(dict);
         return;
       }
       case 'a': {
         const Value item = pop(name);
-        container_of(top(name), Value::Kind::list, name, "list").items.push_back(item);
+        out_.append(container_of(top(name), Kind::list, name, "list"), item);
         return;
       }
       case 'e':
       case 0x90: {
         std::vector<Value> items = pop_to_mark(name);
         const bool list = code == 'e';
-        Container& c = container_of(top(name), list ? Value::Kind::list : Value::Kind::set, name, list ? "list" : "set");
-        c.items.insert(c.items.end(), items.begin(), items.end());
+        out_.append(container_of(top(name), list ? Kind::list : Kind::set, name, list ? "list" : "set"), items);
         return;
       }
       case 's': {
         const Value value = pop(name);
         const Value key = pop(name);
-        set_items(container_of(top(name), Value::Kind::dict, name, "dict"), {key, value}, name);
+        set_items(container_of(top(name), Kind::dict, name, "dict"), {key, value}, name);
         return;
       }
       case 'u': {
         std::vector<Value> items = pop_to_mark(name);
-        set_items(container_of(top(name), Value::Kind::dict, name, "dict"), items, name);
+        set_items(container_of(top(name), Kind::dict, name, "dict"), items, name);
         return;
       }
       case 'p': memo_put(decimal(line(name), name), name); return;
@@ -440,82 +431,31 @@ class Unpickler {
     }
   }
 
-  nlohmann::json finish() {
-    const Value result = pop("STOP");
-    std::vector<bool> open(containers_.size(), false);
-    return to_json(result, 1, open);
-  }
-
-  void spend(std::size_t bytes) {
-    spent_ += bytes;
-    if (spent_ > limits_.max_output_bytes)
-      fail("the data expands past " + std::to_string(limits_.max_output_bytes) +
-           " bytes (values referenced many times through the memo)");
-  }
-
-  nlohmann::json key_text(const Value& key) const {
-    switch (key.kind) {
-      case Value::Kind::string: return strings_[key.ref];
-      case Value::Kind::integer: return std::to_string(key.integer);
-      case Value::Kind::unsigned_integer: return std::to_string(key.unsigned_integer);
-      case Value::Kind::boolean: return key.flag ? "true" : "false";
-      default: return "null";
-    }
-  }
-
-  // `open` marks the containers being converted, to find one inside itself.
-  nlohmann::json to_json(const Value& v, int depth, std::vector<bool>& open) {
-    spend(16);
-    switch (v.kind) {
-      case Value::Kind::none: return nullptr;
-      case Value::Kind::boolean: return v.flag;
-      case Value::Kind::integer: return v.integer;
-      case Value::Kind::unsigned_integer: return v.unsigned_integer;
-      case Value::Kind::floating: return v.floating;
-      case Value::Kind::string: spend(strings_[v.ref].size()); return strings_[v.ref];
-      case Value::Kind::bytes: {
-        const std::string& s = strings_[v.ref];
-        spend(s.size());
-        return nlohmann::json::binary(std::vector<std::uint8_t>(s.begin(), s.end()));
-      }
-      default: break;
-    }
-    if (depth > limits_.max_depth) fail("containers nested deeper than " + std::to_string(limits_.max_depth));
-    if (open[v.ref]) fail("a container that contains itself");
-    open[v.ref] = true;
-    const Container& c = containers_[v.ref];
-    nlohmann::json out;
-    if (v.kind == Value::Kind::dict) {
-      out = nlohmann::json::object();
-      for (const auto& [key, value] : c.entries) {
-        const nlohmann::json text = key_text(key);
-        spend(text.get_ref<const std::string&>().size());
-        out[text.get<std::string>()] = to_json(value, depth + 1, open);
-      }
-    } else {
-      out = nlohmann::json::array();
-      for (const Value& item : c.items) out.push_back(to_json(item, depth + 1, open));
-    }
-    open[v.ref] = false;
-    return out;
+  PlainData finish() {
+    out_.set_root(pop("STOP"));
+    if (const std::string problem = nesting_problem(out_, limits_.max_depth); !problem.empty())
+      throw std::invalid_argument(source_ + ": in the value STOP returns at byte " + std::to_string(at_) + ": " + problem);
+    return std::move(out_);
   }
 
   std::string_view in_;
   const std::string& source_;
-  const PickleLimits& limits_;
+  const PlainDataLimits& limits_;
   std::size_t pos_ = 0, at_ = 0;  // at_: the opcode being read, for messages
+  PlainData out_;
   std::vector<Value> stack_;
   std::vector<std::size_t> marks_;  // stack sizes at each open MARK
   std::unordered_map<std::uint64_t, Value> memo_;
-  std::vector<std::string> strings_;
-  std::vector<Container> containers_;
-  std::size_t spent_ = 0;
 };
 
 }  // namespace
 
-nlohmann::json read_pickle(std::string_view bytes, const std::string& source, const PickleLimits& limits) {
+PlainData read_pickle(std::string_view bytes, const std::string& source, const PlainDataLimits& limits) {
   return Unpickler(bytes, source, limits).read();
+}
+
+nlohmann::json read_pickle_json(std::string_view bytes, const std::string& source, const PlainDataLimits& limits) {
+  return plain_data_json(read_pickle(bytes, source, limits), source, limits);
 }
 
 }  // namespace tidepool

@@ -7,20 +7,17 @@
 // the risk of Python's own unpickler, which runs any code a file names.
 //
 //   std::string bytes = ...;                       // the file's contents
-//   nlohmann::json snapshot = read_pickle(bytes, "snap.pickle");
+//   PlainData snapshot = read_pickle(bytes, "snap.pickle");
 //
-// What it reads, as JSON:
-//   None -> null, bool -> boolean, int -> integer (-2^63 .. 2^64-1; larger
-//   is refused), float -> number, str -> string (valid UTF-8), bytes and
-//   bytearray -> binary, list and tuple -> array, set and frozenset ->
-//   array, dict -> object.
-//   Dict keys: str as it is; int, bool and None as json.dump writes them
-//   ("12", "true", "null"), so a pickle and the JSON that json.dump writes
-//   for the same object read the same. Any other key (float, bytes, tuple)
-//   is refused.
-//   A value referenced twice (the memo: PUT/BINPUT/LONG_BINPUT/MEMOIZE,
-//   GET/BINGET/LONG_BINGET) is copied into each place, as json.dump does;
-//   a container that contains itself is refused.
+// It returns the value graph of engine/memory/snapshot/plain_data.h: None,
+// bool, int (-2^63 .. 2^64-1; larger is refused), float, str (valid
+// UTF-8), bytes and bytearray (bytes), list, tuple, set and frozenset
+// (set), dict. Dict keys are str, int, bool or None, the keys json.dump
+// can write; any other (float, bytes, tuple) is refused. A value
+// referenced twice (the memo: PUT/BINPUT/LONG_BINPUT/MEMOIZE, GET/BINGET/
+// LONG_BINGET) is one value of the graph, as in Python: items appended to
+// a container after it was memoized are seen by every reference.
+// plain_data_json() expands it into the tree json.dump would write.
 //
 // Opcodes read: PROTO (versions 2 to 5), FRAME, STOP, MARK, POP, POP_MARK,
 // DUP, NONE, NEWTRUE, NEWFALSE, BININT, BININT1, BININT2, LONG1, LONG4,
@@ -39,33 +36,34 @@
 // _codecs.encode, so a protocol 2 pickle with bytes in it is refused too
 // (PyTorch's snapshots hold none).
 //
+// A pickle of protocol 0 or 1 (no PROTO opcode first) is refused at its
+// first opcode ("byte 0: no PROTO opcode (0x80) first: a pickle of
+// protocol 0 or 1, ..."), unless that opcode is one that runs code, which
+// is named as above.
+//
 // Also refused, each as std::invalid_argument "<source>: byte N: ...":
 // input that ends before STOP, a memo index that was never stored, an
-// opcode with too few values on the stack (or a MARK missing), nesting
-// deeper than PickleLimits::max_depth, and a result that would expand past
-// PickleLimits::max_output_bytes (a small file that references one big
-// value many times). Bytes after STOP are ignored, as pickle.loads does.
+// opcode with too few values on the stack (or a MARK missing), and
+// memory past PlainDataLimits::max_memory_bytes (the graph and the
+// reader's stack, marks and memo, counted after each opcode). What STOP
+// returns is then checked as a whole: nesting deeper than
+// PlainDataLimits::max_depth, counted as the tree json.dump would write,
+// and a container that contains itself are refused as "<source>: in the
+// value STOP returns at byte N: ...". Bytes after STOP are ignored, as
+// pickle.loads does.
 #pragma once
 
-#include <cstddef>
 #include <string>
 #include <string_view>
 
-#include <nlohmann/json.hpp>
+#include "engine/memory/snapshot/plain_data.h"
 
 namespace tidepool {
 
-struct PickleLimits {
-  // Containers inside containers, counted from the outermost (a snapshot
-  // nests five deep: snapshot, device_traces, a device's trace, an entry,
-  // its frames, a frame).
-  int max_depth = 100;
-  // What the result may hold, counted as 16 bytes a value plus the bytes of
-  // its strings: a guard against a small file that expands to a huge one.
-  std::size_t max_output_bytes = std::size_t{4} << 30;
-};
-
 // Reads one pickle from `bytes`; `source` names it in error messages.
-nlohmann::json read_pickle(std::string_view bytes, const std::string& source, const PickleLimits& limits = {});
+PlainData read_pickle(std::string_view bytes, const std::string& source, const PlainDataLimits& limits = {});
+
+// read_pickle, expanded by plain_data_json (small data: tests and tools).
+nlohmann::json read_pickle_json(std::string_view bytes, const std::string& source, const PlainDataLimits& limits = {});
 
 }  // namespace tidepool

@@ -23,8 +23,9 @@
 // `oom` entry has no addr; its `device_free` is what the device had free
 // and its `size` what was asked for. Frames list the innermost call first.
 //
-// This reads that structure from the JSON value engine/memory/snapshot/
-// pickle_reader.h or a JSON parser gives, checking every field it uses:
+// This reads that structure from the value graph (engine/memory/snapshot/
+// plain_data.h) that the pickle reader or the JSON reader gives, checking
+// every field it uses:
 // a missing or mistyped one is std::invalid_argument naming the source and
 // the field's path ("snap.pickle: device_traces[0][17].size: expected a
 // non-negative integer, got string"). Fields it does not use are ignored,
@@ -37,7 +38,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "engine/memory/snapshot/plain_data.h"
 
 namespace tidepool {
 
@@ -98,6 +99,6 @@ struct PyTorchSnapshot {
 };
 
 // Reads the structure above; `source` names it in error messages.
-PyTorchSnapshot read_pytorch_snapshot(const nlohmann::json& snapshot, const std::string& source);
+PyTorchSnapshot read_pytorch_snapshot(const PlainData& snapshot, const std::string& source);
 
 }  // namespace tidepool

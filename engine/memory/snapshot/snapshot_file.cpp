@@ -3,8 +3,7 @@
 #include <fstream>
 #include <iterator>
 #include <stdexcept>
-
-#include <nlohmann/json.hpp>
+#include <utility>
 
 #include "engine/memory/snapshot/pickle_reader.h"
 #include "engine/memory/snapshot/pytorch_snapshot.h"
@@ -22,23 +21,27 @@ const char* format_name(TraceFileFormat format) {
 
 TraceFileFormat trace_file_format(std::string_view bytes) {
   if (!bytes.empty() && static_cast<unsigned char>(bytes[0]) == 0x80) return TraceFileFormat::pickle;
+  // Protocols 0 and 1 write no PROTO: a pickle of a container (or a GLOBAL)
+  // opens with MARK, EMPTY_DICT, EMPTY_LIST, EMPTY_TUPLE (or `c`) and ends
+  // with STOP, where a CSV trace opens with its header and ends with a
+  // number or a line end. The pickle reader names what it refuses there.
+  if (bytes.size() >= 2 && std::string_view("(}])c").find(bytes[0]) != std::string_view::npos && bytes.back() == '.')
+    return TraceFileFormat::pickle;
   const std::size_t first = bytes.find_first_not_of(" \t\r\n");
   if (first != std::string_view::npos && bytes[first] == '{') return TraceFileFormat::json;
   return TraceFileFormat::csv;
 }
 
-SnapshotTrace read_snapshot_trace(std::string_view bytes, const std::string& source, std::optional<int> device) {
-  nlohmann::json snapshot;
-  if (trace_file_format(bytes) == TraceFileFormat::pickle) {
-    snapshot = read_pickle(bytes, source);
-  } else {
-    try {
-      snapshot = nlohmann::json::parse(bytes);
-    } catch (const nlohmann::json::exception& e) {
-      throw std::invalid_argument(source + ": not a pickle (no PROTO byte 0x80 first) and not valid JSON: " + e.what());
-    }
-  }
-  return snapshot_trace(read_pytorch_snapshot(snapshot, source), source, device);
+SnapshotTrace read_snapshot_trace(std::string bytes, const std::string& source, std::optional<int> device) {
+  // One form at a time: the file's bytes until the graph is read, the graph
+  // until the snapshot is read from it.
+  PyTorchSnapshot snapshot = [&] {
+    PlainData data = trace_file_format(bytes) == TraceFileFormat::pickle ? read_pickle(bytes, source)
+                                                                          : read_json_data(bytes, source);
+    std::string().swap(bytes);
+    return read_pytorch_snapshot(data, source);
+  }();
+  return snapshot_trace(std::move(snapshot), source, device);
 }
 
 std::string read_file_bytes(const std::string& path) {

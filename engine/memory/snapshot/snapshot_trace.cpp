@@ -111,7 +111,7 @@ const std::string& SnapshotTrace::label(std::size_t i) const {
   return stack[i] < 0 ? none : stack_labels[static_cast<std::size_t>(stack[i])];
 }
 
-SnapshotTrace snapshot_trace(const PyTorchSnapshot& snapshot, const std::string& source, std::optional<int> device) {
+SnapshotTrace snapshot_trace(PyTorchSnapshot snapshot, const std::string& source, std::optional<int> device) {
   SnapshotTrace out;
   out.devices = snapshot.devices();
   if (device) {
@@ -163,14 +163,14 @@ SnapshotTrace snapshot_trace(const PyTorchSnapshot& snapshot, const std::string&
 
   for (std::size_t k = 0; k < events.size(); ++k) {
     const SnapshotEvent& e = events[k];
-    const std::string at = where + std::to_string(k) + "]: ";
+    const auto at = [&] { return where + std::to_string(k) + "]: "; };  // built only for an error
     switch (e.action) {
       case SnapshotAction::alloc: {
         if (const auto it = live.find(e.addr); it != live.end())
-          throw std::invalid_argument(at + "alloc at " + hex(e.addr) + ", which is still allocated (since entry " +
+          throw std::invalid_argument(at() + "alloc at " + hex(e.addr) + ", which is still allocated (since entry " +
                                       std::to_string(it->second.since) + ")");
         if (e.size > kMaxTraceBlockBytes)
-          throw std::invalid_argument(at + "alloc of " + std::to_string(e.size) + " bytes (at most 2^48)");
+          throw std::invalid_argument(at() + "alloc of " + std::to_string(e.size) + " bytes (at most 2^48)");
         LiveBlock block{-1, static_cast<std::size_t>(e.size), e.stack, k};
         if (block.bytes > 0) {
           block.id = ids.take(block.stack, block.bytes);
@@ -193,7 +193,7 @@ SnapshotTrace snapshot_trace(const PyTorchSnapshot& snapshot, const std::string&
           break;
         }
         if (const auto it = freed_at.find(e.addr); it != freed_at.end())
-          throw std::invalid_argument(at + action_name(e.action) + " of " + hex(e.addr) +
+          throw std::invalid_argument(at() + action_name(e.action) + " of " + hex(e.addr) +
                                       ", which is not allocated (freed at entry " + std::to_string(it->second) + ")");
         // Live when the trace began: allocated before its first entry.
         freed_at[e.addr] = k;
@@ -203,7 +203,7 @@ SnapshotTrace snapshot_trace(const PyTorchSnapshot& snapshot, const std::string&
           if (const auto b = end_blocks.find(e.addr); b != end_blocks.end()) bytes = b->second->requested_size;
         if (bytes == 0) break;
         if (bytes > kMaxTraceBlockBytes)
-          throw std::invalid_argument(at + action_name(e.action) + " of a block of " + std::to_string(bytes) +
+          throw std::invalid_argument(at() + action_name(e.action) + " of a block of " + std::to_string(bytes) +
                                       " bytes (at most 2^48)");
         // A fresh id: no event before this one used it, so it can be live from the start.
         const std::int64_t id = ids.fresh();
@@ -217,12 +217,12 @@ SnapshotTrace snapshot_trace(const PyTorchSnapshot& snapshot, const std::string&
       case SnapshotAction::segment_map:
       case SnapshotAction::segment_unmap: {
         if (e.size > kMostSegmentBytes)
-          throw std::invalid_argument(at + action_name(e.action) + " of " + std::to_string(e.size) +
+          throw std::invalid_argument(at() + action_name(e.action) + " of " + std::to_string(e.size) +
                                       " bytes (at most 2^52)");
         const bool grows = e.action == SnapshotAction::segment_alloc || e.action == SnapshotAction::segment_map;
         const std::int64_t delta = grows ? static_cast<std::int64_t>(e.size) : -static_cast<std::int64_t>(e.size);
         if (__builtin_add_overflow(reserved, delta, &reserved))
-          throw std::invalid_argument(at + "the reserved bytes overflow 64 bits");
+          throw std::invalid_argument(at() + "the reserved bytes overflow 64 bits");
         lowest_reserved = std::min(lowest_reserved, reserved);
         relative_reserved.push_back({k, main.trace.size(), static_cast<std::uint64_t>(reserved)});
         break;
@@ -268,7 +268,8 @@ SnapshotTrace snapshot_trace(const PyTorchSnapshot& snapshot, const std::string&
   out.stream.reserve(handles.size());
   for (const std::int64_t h : handles)
     out.stream.push_back(static_cast<int>(std::lower_bound(out.streams.begin(), out.streams.end(), h) - out.streams.begin()));
-  out.stacks = snapshot.stacks;
+  std::vector<std::vector<SnapshotEvent>>().swap(snapshot.device_traces);  // `events` is read
+  out.stacks = std::move(snapshot.stacks);
   out.stack_labels.reserve(out.stacks.size());
   for (const SnapshotStack& s : out.stacks) out.stack_labels.push_back(frame_label(s));
 

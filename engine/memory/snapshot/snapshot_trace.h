@@ -91,7 +91,8 @@ struct SnapshotTrace {
 // `device`: a device_traces index, or nothing for the busiest. Throws
 // std::invalid_argument naming `source` for a device out of range or an
 // inconsistent trace (see above).
-SnapshotTrace snapshot_trace(const PyTorchSnapshot& snapshot, const std::string& source,
+// The snapshot is taken (its stacks move into the result): pass std::move.
+SnapshotTrace snapshot_trace(PyTorchSnapshot snapshot, const std::string& source,
                              std::optional<int> device = std::nullopt);
 
 // Whether a frame is the user's code: a Python file (.py) outside PyTorch

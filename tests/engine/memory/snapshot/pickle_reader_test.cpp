@@ -14,10 +14,10 @@ namespace {
 using namespace std::string_literals;
 using nlohmann::json;
 
-json read(const std::string& bytes, const PickleLimits& limits = {}) { return read_pickle(bytes, "t.pickle", limits); }
+json read(const std::string& bytes, const PlainDataLimits& limits = {}) { return read_pickle_json(bytes, "t.pickle", limits); }
 
 // The message read() refuses `bytes` with.
-std::string refusal(const std::string& bytes, const PickleLimits& limits = {}) {
+std::string refusal(const std::string& bytes, const PlainDataLimits& limits = {}) {
   try {
     read(bytes, limits);
   } catch (const std::invalid_argument& e) {
@@ -140,13 +140,15 @@ TEST(PickleReader, RefusesBrokenInput) {
 }
 
 TEST(PickleReader, RefusesTooDeepSelfContainingAndExpandingData) {
-  PickleLimits limits;
+  PlainDataLimits limits;
   limits.max_depth = 100;
   const std::string nested = "\x80\x02"s + std::string(150, ']') + std::string(149, 'a') + ".";
-  EXPECT_NE(refusal(nested, limits).find("containers nested deeper than 100"), std::string::npos);
+  // Found once STOP has returned: named with STOP's offset, not as the opcode there.
+  EXPECT_EQ(refusal(nested, limits), "t.pickle: in the value STOP returns at byte 301: containers nested deeper than 100");
   EXPECT_EQ(read("\x80\x02"s + std::string(100, ']') + std::string(99, 'a') + ".", limits).size(), 1u);
   // A list that appends itself: EMPTY_LIST BINPUT 0 BINGET 0 APPEND
-  EXPECT_NE(refusal("\x80\x02]q\x00h\x00" "a."s).find("a container that contains itself"), std::string::npos);
+  EXPECT_EQ(refusal("\x80\x02]q\x00h\x00" "a."s),
+            "t.pickle: in the value STOP returns at byte 8: a container that contains itself");
   // One 1000-byte string referenced 100 times: 100 kB out of 1 kB in.
   limits.max_output_bytes = 50'000;
   std::string many = "\x80\x02X\xe8\x03\x00\x00"s + std::string(1000, 'x') + "q\x00("s;
@@ -155,6 +157,80 @@ TEST(PickleReader, RefusesTooDeepSelfContainingAndExpandingData) {
   EXPECT_NE(refusal(many, limits).find("the data expands past 50000 bytes"), std::string::npos);
   limits.max_output_bytes = 200'000;
   EXPECT_EQ(read(many, limits).size(), 100u);
+}
+
+// Lists that each hold the previous one twice: 2^40 values as a tree, 40
+// containers as the graph read_pickle returns.
+std::string doubling(int levels) {
+  std::string bytes = "\x80\x04]\x94"s;  // EMPTY_LIST MEMOIZE (memo 0)
+  for (int k = 1; k <= levels; ++k)
+    bytes += "h"s + static_cast<char>(k - 1) + "h" + static_cast<char>(k - 1) + "\x86\x94";  // BINGET x2 TUPLE2 MEMOIZE
+  return bytes + ".";
+}
+
+TEST(PickleReader, SharedValuesStayShared) {
+  PlainDataLimits limits;
+  limits.max_memory_bytes = 64 << 10;
+  const PlainData d = read_pickle(doubling(40), "t.pickle", limits);
+  EXPECT_EQ(d.containers(), 41u);
+  EXPECT_LT(d.memory_bytes(), 16u << 10);
+  ASSERT_EQ(d.root().kind, PlainData::Kind::tuple);
+  EXPECT_EQ(d.items(d.root())[0].ref, d.items(d.root())[1].ref);  // one container, referenced twice
+  // Expanding it into a tree is what the expansion limit is for.
+  limits.max_output_bytes = 1 << 20;
+  EXPECT_THROW(plain_data_json(d, "t.pickle", limits), std::invalid_argument);
+}
+
+TEST(PickleReader, RefusesMemoryPastTheLimitCountingItsOwnTables) {
+  PlainDataLimits limits;
+  limits.max_memory_bytes = 10'000;
+  // 2000 MARKs: nothing but the reader's mark table grows.
+  EXPECT_EQ(refusal("\x80\x02"s + std::string(2000, '(') + ".", limits).rfind("t.pickle: byte ", 0), 0u);
+  EXPECT_NE(refusal("\x80\x02"s + std::string(2000, '(') + ".", limits).find("takes more than 10000 bytes of memory"),
+            std::string::npos);
+  // 1000 memo entries of one small int.
+  std::string memo = "\x80\x04K\x01"s;
+  for (int k = 0; k < 1000; ++k) memo += "\x94";
+  EXPECT_NE(refusal(memo + ".", limits).find("takes more than 10000 bytes of memory"), std::string::npos);
+  EXPECT_EQ(read(memo + ".", PlainDataLimits{}), 1);
+}
+
+TEST(PickleReader, RefusesProtocolsZeroAndOne) {
+  // pickle.dumps({'a': 1}, 1): all binary opcodes, but no PROTO.
+  EXPECT_EQ(refusal("}q\x00X\x01\x00\x00\x00aq\x01K\x01s."s),
+            "t.pickle: byte 0: no PROTO opcode (0x80) first: a pickle of protocol 0 or 1, which Tidepool does not "
+            "read (protocols 2 to 5; torch.cuda.memory._dump_snapshot writes one of those)");
+  EXPECT_NE(refusal("(dp0\nS'a'\np1\nI1\ns."s).find("byte 0: no PROTO opcode"), std::string::npos);  // protocol 0
+}
+
+TEST(JsonData, ReadsWhatJsonDumpWritesAsTheSameGraph) {
+  const std::string text = R"({"a": [1, -2, 18446744073709551615, 1.5, "x", null, true], "b": {"a": "x"}})";
+  const PlainData d = read_json_data(text, "t.json");
+  EXPECT_EQ(plain_data_json(d, "t.json"), json::parse(text));
+  // Strings are held once: "a" and "x" are each one string.
+  const PlainData::Value& b = *d.find(d.root(), "b");
+  EXPECT_EQ(d.entries(b)[0].first.ref, d.entries(d.root())[0].first.ref);
+  EXPECT_EQ(d.entries(b)[0].second.ref, d.items(*d.find(d.root(), "a"))[4].ref);
+}
+
+TEST(JsonData, RefusesBadTextDepthAndMemory) {
+  auto refused = [](const std::string& text, const PlainDataLimits& limits = {}) {
+    try {
+      read_json_data(text, "t.json", limits);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("(read without an error)");
+  };
+  EXPECT_EQ(refused("{not json").rfind("t.json: not valid JSON: ", 0), 0u);
+  PlainDataLimits limits;
+  limits.max_depth = 10;
+  EXPECT_EQ(refused(std::string(11, '[') + std::string(11, ']'), limits), "t.json: containers nested deeper than 10");
+  EXPECT_EQ(refused(std::string(10, '[') + std::string(10, ']'), limits), "(read without an error)");
+  limits.max_memory_bytes = 10'000;
+  std::string many = "[";
+  for (int k = 0; k < 1000; ++k) many += "[],";
+  EXPECT_EQ(refused(many + "[]]", limits), "t.json: the data takes more than 10000 bytes of memory");
 }
 
 }  // namespace
