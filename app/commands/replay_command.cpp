@@ -78,12 +78,12 @@ AllocTrace read_any_trace(const ReplayRequest& q, TraceFileFormat& format, std::
 void print_snapshot_figures(const SnapshotTrace& s, std::ostream& out) {
   out << "PyTorch's allocator in the trace: peak reserved " << format_bytes(s.peak_reserved) << " ("
       << s.peak_reserved << " B; " << format_bytes(s.reserved_at_start) << " at the trace's start, "
-      << s.reserved.size() << " segment events), peak allocated " << format_bytes(s.peak_allocated) << " ("
-      << s.peak_allocated << " B)\n";
+      << s.reserved.size() << " segment events), peak requested " << format_bytes(s.peak_requested) << " ("
+      << s.peak_requested << " B)\n";
   if (s.ooms.empty()) out << "no out-of-memory in the trace\n";
   for (const SnapshotOom& o : s.ooms)
     out << "out of memory at device_traces[" << s.device << "][" << o.entry << "] (after event " << o.trace_events
-        << " of the trace): asked " << format_bytes(o.bytes) << " (" << o.bytes << " B) with "
+        << " of the trace): asked " << format_bytes(o.bytes) << " (" << o.bytes << " B) on stream " << o.stream << " with "
         << format_bytes(o.device_free) << " free on the device\n";
 }
 
@@ -108,7 +108,7 @@ nlohmann::json row_json(const Row& r) {
 nlohmann::json snapshot_json(const SnapshotTrace& s) {
   nlohmann::json ooms = nlohmann::json::array();
   for (const SnapshotOom& o : s.ooms)
-    ooms.push_back({{"entry", o.entry}, {"trace_event", o.trace_events}, {"bytes", o.bytes}, {"device_free_bytes", o.device_free}});
+    ooms.push_back({{"entry", o.entry}, {"trace_event", o.trace_events}, {"bytes", o.bytes}, {"stream", o.stream}, {"device_free_bytes", o.device_free}});
   return {{"device", s.device},
           {"devices", s.devices},
           {"entries", s.entries},
@@ -116,7 +116,7 @@ nlohmann::json snapshot_json(const SnapshotTrace& s) {
           {"streams", s.streams.size()},
           {"reserved_at_start_bytes", s.reserved_at_start},
           {"peak_reserved_bytes", s.peak_reserved},
-          {"peak_allocated_bytes", s.peak_allocated},
+          {"peak_requested_bytes", s.peak_requested},
           {"segment_events", s.reserved.size()},
           {"ooms", ooms}};
 }

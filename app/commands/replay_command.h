@@ -50,8 +50,8 @@
 // `--json` prints one JSON object instead: file, format, events, allocs,
 // frees, peak_load_bytes, for a snapshot `snapshot` (device, devices,
 // entries, live_at_start, streams, reserved_at_start_bytes,
-// peak_reserved_bytes, peak_allocated_bytes, segment_events, ooms: entry,
-// trace_event, bytes, device_free_bytes), and `heuristics`, one object per
+// peak_reserved_bytes, peak_requested_bytes, segment_events, ooms: entry,
+// trace_event, bytes, stream, device_free_bytes), and `heuristics`, one object per
 // row: heuristic, peak_load_bytes, footprint_bytes,
 // footprint_is_searched_pool (the `*`), competitive_ratio,
 // largest_free_at_peak_bytes, pool_search_bytes, pool_search_restarts,

@@ -205,11 +205,13 @@ SnapshotTrace snapshot_trace(PyTorchSnapshot snapshot, const std::string& source
         if (bytes > kMaxTraceBlockBytes)
           throw std::invalid_argument(at() + action_name(e.action) + " of a block of " + std::to_string(bytes) +
                                       " bytes (at most 2^48)");
-        // A fresh id: no event before this one used it, so it can be live from the start.
+        // A fresh id: no event before this one used it, so it can be live
+        // from the start. It is not given back for reuse: its frames are
+        // where it was freed, not where it was allocated, so its call site
+        // is not the key later allocs are matched by.
         const std::int64_t id = ids.fresh();
         start.add({TraceEvent::Kind::alloc, id, static_cast<std::size_t>(bytes)}, e.stream, stack, -1);
         main.add({TraceEvent::Kind::free, id}, e.stream, e.stack, static_cast<std::int64_t>(k));
-        ids.give_back(stack, static_cast<std::size_t>(bytes), id);
         break;
       }
       case SnapshotAction::segment_alloc:
@@ -228,7 +230,7 @@ SnapshotTrace snapshot_trace(PyTorchSnapshot snapshot, const std::string& source
         break;
       }
       case SnapshotAction::oom:
-        out.ooms.push_back({k, main.trace.size(), e.size, e.device_free});
+        out.ooms.push_back({k, main.trace.size(), e.size, e.device_free, e.stream});
         break;
       case SnapshotAction::snapshot:
         break;
@@ -280,7 +282,7 @@ SnapshotTrace snapshot_trace(PyTorchSnapshot snapshot, const std::string& source
     if (e.kind == TraceEvent::Kind::alloc) {
       bytes_of[e.id] = e.bytes;
       allocated = saturating_add(allocated, e.bytes);
-      out.peak_allocated = std::max(out.peak_allocated, allocated);
+      out.peak_requested = std::max(out.peak_requested, allocated);
     } else if (const auto it = bytes_of.find(e.id); it != bytes_of.end()) {
       allocated -= std::min<std::uint64_t>(allocated, it->second);
       bytes_of.erase(it);

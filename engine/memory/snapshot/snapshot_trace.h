@@ -17,7 +17,11 @@
 //     the end, where that address may hold another block since), and a
 //     block the segments show allocated at the end that the trace never
 //     mentions was live all along (its size is the segment block's
-//     requested size). PyTorch's viewer draws both the same way.
+//     requested size). PyTorch's viewer draws both the same way. The
+//     frames of a block freed with no alloc are the free's, so its label
+//     says where it was freed, not where it was made; its id is never
+//     handed to a later alloc (see below), as that is matched by where it
+//     was made.
 //   - Each `alloc` is an alloc of its requested size. Its id: the lowest
 //     id that an earlier block from the same frames and size has freed,
 //     else a new one; so a training loop's iterations carry the same ids
@@ -60,8 +64,9 @@ struct ReservedChange {
 struct SnapshotOom {
   std::size_t entry = 0;         // the device trace entry
   std::size_t trace_events = 0;  // how many events of the trace came before it
-  std::uint64_t bytes = 0;       // what was asked for
+  std::uint64_t bytes = 0;       // what was asked for: PyTorch records the request rounded up to 512 B (round_size)
   std::uint64_t device_free = 0; // what the device had free
+  std::int64_t stream = 0;       // the stream it was asked on (PyTorch's handle)
 };
 
 struct SnapshotTrace {
@@ -80,8 +85,12 @@ struct SnapshotTrace {
   // The trace's own figures: PyTorch's reserved bytes, starting from the
   // segments the snapshot ends with less what the trace's segment events
   // added (0 if that comes out negative: segments missing), and the most
-  // bytes allocated at once (requested sizes, live-at-start blocks in).
-  std::uint64_t reserved_at_start = 0, peak_reserved = 0, peak_allocated = 0;
+  // bytes requested at once (the sizes programs asked for, live-at-start
+  // blocks in). That is not PyTorch's "allocated" figure, which counts
+  // each block as the allocator cut it: rounded up to 512 B, and with the
+  // rest of a block too small to split; the trace does not say how each
+  // was cut.
+  std::uint64_t reserved_at_start = 0, peak_reserved = 0, peak_requested = 0;
   std::vector<ReservedChange> reserved;
   std::vector<SnapshotOom> ooms;
   // The label of trace event `i` ("" when it has no frames).
@@ -99,6 +108,10 @@ SnapshotTrace snapshot_trace(PyTorchSnapshot snapshot, const std::string& source
 // (no `torch` folder in its path) and outside Python's own library (a
 // `pythonX.Y` folder not followed by site-packages or dist-packages).
 // C++ frames (stacks="all"), PyTorch's modules and contextlib & co. are not.
+// Third-party packages in site-packages (torchvision, timm, ...) count as
+// the user's code: only a folder named exactly `torch` is PyTorch's. The
+// `pythonX.Y` folder is matched as written, case-sensitively (a Windows
+// `Python311\Lib` is not recognised; its frames count as the user's).
 bool is_user_frame(const SnapshotFrame& frame);
 // A block's label: "file.py:LINE:function" of the innermost user frame
 // (the file without its folders, as PyTorch's viewer prints frames); else

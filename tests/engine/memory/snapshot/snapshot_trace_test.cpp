@@ -69,7 +69,7 @@ TEST(SnapshotTrace, TheResnetExampleStartsMidRunOnTwoStreamsWithUserLabels) {
   EXPECT_EQ(t.peak_reserved, t.reserved.back().reserved_bytes);
   EXPECT_LT(t.reserved_at_start, t.peak_reserved);
   EXPECT_TRUE(t.ooms.empty());
-  EXPECT_GE(t.peak_reserved, t.peak_allocated);
+  EXPECT_GE(t.peak_reserved, t.peak_requested);
 }
 
 TEST(SnapshotTrace, PickleProtocolsAndJsonGiveTheSameTrace) {
@@ -128,9 +128,17 @@ TEST(SnapshotTrace, FreesWithoutAnAllocWereLiveAtTheStartAndFramesLabelThem) {
   EXPECT_EQ(t.entry, (std::vector<std::int64_t>{-1, -1, 1, 2}));
   EXPECT_EQ(t.streams, (std::vector<std::int64_t>{0, 7}));
   EXPECT_EQ(t.stream, (std::vector<int>{0, 0, 0, 1}));
-  EXPECT_EQ(t.peak_allocated, 3300u);
+  EXPECT_EQ(t.peak_requested, 3300u);
   EXPECT_EQ(t.reserved_at_start, 2097152u);  // no segment events: the segments held it all along
 
+  // A block freed with no alloc carries the free's frames: its id is not
+  // handed to a later alloc from those frames, which is another call site.
+  const std::string here = R"([{"filename": "/home/me/net.py", "line": 12, "name": "forward"}])";
+  const SnapshotTrace again = of_json(R"({"device_traces": [[
+      {"action": "free_completed", "addr": 4096, "size": 1000, "stream": 0, "frames": )" + here + R"(},
+      {"action": "alloc", "addr": 4096, "size": 1000, "stream": 0, "frames": )" + here + R"(}]]})");
+  ASSERT_EQ(again.trace.size(), 3u);
+  EXPECT_NE(again.trace[2].id, again.trace[0].id);
 }
 
 TEST(SnapshotTrace, FreesHappenAtFreeCompletedAndIdsRepeatPerCallSite) {
@@ -181,6 +189,7 @@ TEST(SnapshotTrace, ReservedBytesFollowTheSegmentEvents) {
   EXPECT_EQ(t.ooms[0].bytes, 104857600u);
   EXPECT_EQ(t.ooms[0].device_free, 1048576u);
   EXPECT_EQ(t.ooms[0].trace_events, 1u);
+  EXPECT_EQ(t.ooms[0].stream, 0);
 }
 
 TEST(SnapshotTrace, OlderSnapshotsFreeAndPendingFreeBlocksAtTheEnd) {
