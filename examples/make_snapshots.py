@@ -82,6 +82,7 @@ class CachingAllocatorModel:
         self.next_address = SEGMENT_BASE
         self.free_blocks = {"small": [], "large": []}  # cached free blocks per pool
         self.segments = []  # head blocks, in the order they were allocated
+        self.waiting = []  # pending frees, in the order their events were recorded (cuda_events)
         self.trace = deque(maxlen=max_entries)  # _record_memory_history(max_entries=...): a ring buffer
         self.clock = 1_700_000_000_000_000
 
@@ -129,13 +130,19 @@ class CachingAllocatorModel:
         self.record("segment_alloc", ptr, size, stream, frames)
         return block
 
-    def release_cached_blocks(self, frames):  # release_cached_blocks(): empty_cache on the way to an oom
-        for head in list(self.segments):
-            if not head.allocated and not head.pending_free and head.next is None:  # a whole free segment
-                self.free_blocks[head.pool].remove(head)
-                self.segments.remove(head)
-                self.reserved -= head.size
-                self.record("segment_free", head.ptr, head.size, head.stream, frames)
+    def release_cached_blocks(self, frames):  # release_cached_blocks(): empty_cache, and on the way to an oom
+        # synchronize_and_free_events(): every free waiting on another stream completes first (and merges).
+        for b in list(self.waiting):
+            self.free_block(b, frames)
+        # release_blocks(large_blocks), then release_blocks(small_blocks): each pool's cached blocks in its
+        # order, (stream, size, address), the ones that are a whole segment given back.
+        for pool in ("large", "small"):
+            for head in sorted(self.free_blocks[pool], key=lambda b: (b.stream, b.size, b.ptr)):
+                if head.prev is None and head.next is None:
+                    self.free_blocks[pool].remove(head)
+                    self.segments.remove(head)
+                    self.reserved -= head.size
+                    self.record("segment_free", head.ptr, head.size, head.stream, frames)
 
     def malloc(self, requested, stream, frames):
         size = self.round_size(requested)
@@ -169,10 +176,13 @@ class CachingAllocatorModel:
         self.record("free_requested", block.ptr, block.requested, block.stream, frames)
         if used_on_other_stream:  # recordStream(): reusable only once that stream's work is done
             block.pending_free = True
+            self.waiting.append(block)
         else:
             self.free_block(block, frames)
 
     def free_block(self, block, frames):  # free_block(): merge with free neighbours, cache
+        if block.pending_free:
+            self.waiting.remove(block)
         block.pending_free = False
         self.record("free_completed", block.ptr, block.requested, block.stream, frames)
         for neighbour in (block.prev, block.next):
@@ -283,18 +293,9 @@ def train(model, iterations, batch_of, catch_oom=False):
                 model.free(a, stack(("train.py", 104, "on_oom"), MAIN))
             for g in grads:
                 model.free(g, stack(("train.py", 104, "on_oom"), MAIN))
-        for b in list(_pending(model)):  # the compute stream is past the step: deferred frees complete
+        for b in list(model.waiting):  # the compute stream is past the step: deferred frees complete
             model.free_block(b, stack(("data.py", 61, "prefetch"), MAIN))
     return params, momentum, batch
-
-
-def _pending(model):
-    for head in model.segments:
-        b = head
-        while b is not None:
-            if b.pending_free:
-                yield b
-            b = b.next
 
 
 def snapshot_of(model):
