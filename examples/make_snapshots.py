@@ -5,23 +5,60 @@ tests:
 
   resnet_snapshot.pickle      a ResNet-like training loop on two streams (a
                               side stream copies the next batch in), frames
-                              on every entry, the ring buffer started
-                              mid-run (max_entries); pickle protocol 4, as
-                              torch.cuda.memory._dump_snapshot writes it
-                              (pickle.DEFAULT_PROTOCOL)
+                              on every entry recorded with a context, the
+                              ring buffer started mid-run (max_entries);
+                              pickle protocol 4
   resnet_snapshot_p2.pickle   the same snapshot, pickle protocol 2
   resnet_snapshot.json        the same snapshot, as json.dump writes
                               torch.cuda.memory._snapshot()
-  oom_snapshot.pickle         batches that grow until one does not fit the
-                              device: the allocator frees its cached
-                              segments, retries, records an `oom`; the loop
-                              catches it and goes on with a smaller batch
-                              (protocol 5)
+  oom_snapshot.pickle         a complete trace (every segment_alloc in it):
+                              batches that grow until one does not fit the
+                              device: the allocator completes the pending
+                              frees, frees its cached segments, retries,
+                              records an `oom`; the loop catches it and goes
+                              on with a smaller batch (protocol 5)
+  two_stream_snapshot.pickle  a complete trace without an oom: three steps on
+                              two streams, the last batch freed after the
+                              compute stream read it (a pending free), then
+                              torch.cuda.empty_cache() (protocol 4)
+
+torch.cuda.memory._dump_snapshot pickles with pickle.DEFAULT_PROTOCOL,
+which is 4 from Python 3.8 to 3.13 and 5 from Python 3.14; the protocols
+here are given explicitly, so the files do not change with the Python that
+runs this.
+
+Only a complete trace (one whose ring buffer held the whole run, from the
+first segment_alloc) can be checked segment event by segment event against
+a model of the allocator: a trace that starts mid-run (resnet_snapshot)
+begins with segments whose history it does not have.
 
 The events come from a model of PyTorch's CUDACachingAllocator below that
 follows its documented rules, so each file is what PyTorch would write for
 those requests: the same segment_alloc/segment_free sequence, the same
-addresses relative to each segment. Run it again to rewrite them;
+addresses relative to each segment.
+
+Rules these examples exercise: 512-byte rounding (round_size), the small
+and large pools and their segment sizes (get_allocation_size), best fit per
+stream and pool (get_free_block), splitting (should_split), merging on free
+(free_block), frees that wait on another stream (recordStream: free_requested,
+then free_completed), and before an oom or in empty_cache,
+release_cached_blocks: synchronize_and_free_events (the waiting frees
+complete and merge), then release_blocks(large_blocks) and
+release_blocks(small_blocks), each in (stream, size, address) order.
+
+Rules they never exercise, so an implementation is not checked on them:
+  - max_split_size_mb: oversize blocks (never split, not given to much
+    smaller requests) and release_available_cached_blocks before
+    release_cached_blocks;
+  - roundup_power2_divisions (rounding of large requests to power-of-two
+    divisions);
+  - expandable_segments: segment_map/segment_unmap of one growing segment
+    per stream and pool;
+  - process_events at the start of malloc: here a waiting free completes
+    only at the end of its step or in release_cached_blocks, never because
+    its event finished before a later malloc looked;
+  - garbage_collection_threshold, CUDA graph private pools, and more than
+    one device. Run it again to rewrite them;
 `--check` rewrites them in a temporary folder and fails unless they come
 out byte for byte the same as the committed ones (a test does this).
 
@@ -72,9 +109,10 @@ class Block:
 class CachingAllocatorModel:
     """One device of CUDACachingAllocator, by its documented rules (the
     comment at the top of CUDACachingAllocator.cpp and the functions named
-    below). Left out: max_split_size_mb (unset by default, so no oversize
-    rules and release_available_cached_blocks frees nothing),
-    expandable_segments, roundup_power2_divisions, CUDA graph pools."""
+    below). Left out (the rules never exercised, above): max_split_size_mb
+    (unset by default, so no oversize rules and release_available_cached_blocks
+    frees nothing), expandable_segments, roundup_power2_divisions,
+    process_events, CUDA graph pools."""
 
     def __init__(self, device_bytes, max_entries):
         self.device_bytes = device_bytes  # what "cudaMalloc" can hand out in all
@@ -88,11 +126,12 @@ class CachingAllocatorModel:
 
     def record(self, action, addr, size, stream, frames, **extra):
         self.clock += 37  # time_us: any increasing clock will do
-        entry = {"action": action, "addr": addr, "size": size, "stream": stream, "time_us": self.clock,
-                 "frames": frames}
+        entry = {"action": action, "addr": addr, "size": size, "stream": stream, "time_us": self.clock}
         if action == "oom":
             del entry["addr"]  # an oom has no address, but device_free
         entry.update(extra)
+        if frames is not None:  # PyTorch writes frames only for an entry recorded with a context
+            entry["frames"] = frames
         self.trace.append(entry)
 
     @staticmethod
@@ -143,6 +182,8 @@ class CachingAllocatorModel:
                     self.segments.remove(head)
                     self.reserved -= head.size
                     self.record("segment_free", head.ptr, head.size, head.stream, frames)
+
+
 
     def malloc(self, requested, stream, frames):
         size = self.round_size(requested)
@@ -221,7 +262,7 @@ class CachingAllocatorModel:
                              "requested_size": sum(x["requested_size"] for x in blocks), "is_expandable": False,
                              "frames": head.segment_frames, "blocks": blocks})
         # _snapshot() records its own entry: size is the bytes active then.
-        self.record("snapshot", 0, sum(s["active_size"] for s in segments), 0, [])
+        self.record("snapshot", 0, sum(s["active_size"] for s in segments), 0, None)  # no context: no frames
         return segments, list(self.trace)
 
 
@@ -310,6 +351,16 @@ def resnet_snapshot():
     return snapshot_of(model)
 
 
+def two_stream_snapshot():
+    """A whole run in the ring buffer, from its first segment_alloc: training on two streams, then the
+    last batch freed after the compute stream read it and torch.cuda.empty_cache()."""
+    model = CachingAllocatorModel(device_bytes=16 << 30, max_entries=100000)
+    params, momentum, batch = train(model, iterations=3, batch_of=lambda it: 32)
+    model.free(batch, stack(("data.py", 61, "prefetch"), MAIN), used_on_other_stream=True)
+    model.release_cached_blocks(stack(("train.py", 131, "<module>"), torch_frames=(("cuda/memory.py", 192, "empty_cache"),)))
+    return snapshot_of(model)
+
+
 def oom_snapshot():
     model = CachingAllocatorModel(device_bytes=120 * MiB, max_entries=100000)
     train(model, iterations=6, batch_of=lambda it: [64, 128, 256, 512, 256, 128][it], catch_oom=True)
@@ -327,9 +378,12 @@ def write(folder):
         json.dump(resnet, f, separators=(",", ":"))
     with open(os.path.join(folder, "oom_snapshot.pickle"), "wb") as f:
         pickle.dump(oom_snapshot(), f, protocol=5)
+    with open(os.path.join(folder, "two_stream_snapshot.pickle"), "wb") as f:
+        pickle.dump(two_stream_snapshot(), f, protocol=4)
 
 
-NAMES = ["resnet_snapshot.pickle", "resnet_snapshot_p2.pickle", "resnet_snapshot.json", "oom_snapshot.pickle"]
+NAMES = ["resnet_snapshot.pickle", "resnet_snapshot_p2.pickle", "resnet_snapshot.json", "oom_snapshot.pickle",
+         "two_stream_snapshot.pickle"]
 
 if __name__ == "__main__":
     here = os.path.dirname(os.path.abspath(__file__))

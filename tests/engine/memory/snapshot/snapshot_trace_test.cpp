@@ -103,6 +103,28 @@ TEST(SnapshotTrace, TheOomExampleKeepsWhereItHappened) {
   EXPECT_EQ(t.live_at_start, 0u);  // the whole run fits its ring buffer
 }
 
+// A complete trace (its ring buffer held the whole run) starts with nothing
+// reserved, so its segment events are PyTorch's reserved bytes from the
+// first cudaMalloc: the sequence an allocator model can be checked
+// against. A trace that starts mid-run (resnet_snapshot) starts from
+// segments whose history it lacks, and only its later changes compare.
+TEST(SnapshotTrace, CompleteExamplesStartWithNothingReserved) {
+  for (const char* name : {"oom_snapshot.pickle", "two_stream_snapshot.pickle"}) {
+    const SnapshotTrace t = read_example(name);
+    EXPECT_NO_THROW(validate(t.trace)) << name;
+    EXPECT_EQ(t.live_at_start, 0u) << name;
+    EXPECT_EQ(t.reserved_at_start, 0u) << name;
+    ASSERT_FALSE(t.reserved.empty()) << name;
+    EXPECT_EQ(t.reserved.front().entry, 0u) << name;  // the run's first event is its first segment_alloc
+  }
+  const SnapshotTrace t = read_example("two_stream_snapshot.pickle");
+  EXPECT_TRUE(t.ooms.empty());
+  EXPECT_EQ(t.streams.size(), 2u);
+  // empty_cache gave back the whole free segments: reserved fell at the end.
+  ASSERT_GE(t.reserved.size(), 2u);
+  EXPECT_LT(t.reserved.back().reserved_bytes, t.peak_reserved);
+}
+
 TEST(SnapshotTrace, FreesWithoutAnAllocWereLiveAtTheStartAndFramesLabelThem) {
   const SnapshotTrace t = of_json(R"({"device_traces": [[
       {"action": "free_requested", "addr": 4096, "size": 1000, "stream": 0},
