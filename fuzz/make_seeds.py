@@ -6,6 +6,7 @@ they must get past. Run from anywhere; it rewrites the seed_* files only
 import gzip
 import json
 import os
+import pickle
 import struct
 
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
@@ -90,6 +91,39 @@ put("replay_trace", "alloc_twice.csv", b"event,id,bytes\nalloc,1,256\nalloc,1,25
 put("replay_trace", "largest_block.csv", b"event,id,bytes\nalloc,9,281474976710656\nalloc,10,281474976710657\n")
 put("replay_trace", "negative_id.csv", b"event,id,bytes,offload\nalloc,-5,512,0\nfree,-5,,0\nalloc,9223372036854775807,1,\n")
 put("replay_trace", "bad_header.csv", b"kind,id,size\nalloc,1,256\n")
+
+# PyTorch memory snapshots, pickled (the unpickler and the snapshot reader):
+# small ones in every protocol it reads, with shared frames lists (memo
+# references), a ring buffer that starts mid-run, an oom and two devices;
+# and what it must refuse: code, truncation, a bad memo index.
+frames = [{"filename": "/usr/lib/python3/dist-packages/torch/nn/modules/conv.py", "line": 456, "name": "_conv_forward"},
+          {"filename": "/home/user/train.py", "line": 42, "name": "forward"}]
+snapshot = {
+    "segments": [{"device": 0, "address": 1 << 40, "total_size": 2097152, "stream": 0, "segment_type": "small",
+                  "segment_pool_id": (0, 0), "is_expandable": False,
+                  "blocks": [{"address": 1 << 40, "size": 1024, "requested_size": 1000, "state": "active_allocated",
+                              "frames": frames},
+                             {"address": (1 << 40) + 1024, "size": 2096128, "requested_size": 0, "state": "inactive",
+                              "frames": []}]}],
+    "device_traces": [[
+        {"action": "free_completed", "addr": (1 << 40) + 4096, "size": 512, "stream": 0, "time_us": 1, "frames": frames},
+        {"action": "segment_alloc", "addr": 1 << 41, "size": 20971520, "stream": 7, "time_us": 2, "frames": frames},
+        {"action": "alloc", "addr": 1 << 41, "size": 3000000, "stream": 7, "time_us": 3, "frames": frames},
+        {"action": "free_requested", "addr": 1 << 41, "size": 3000000, "stream": 7, "time_us": 4, "frames": frames},
+        {"action": "oom", "size": 1 << 30, "stream": 0, "device_free": 1 << 20, "time_us": 5, "frames": frames},
+        {"action": "free_completed", "addr": 1 << 41, "size": 3000000, "stream": 7, "time_us": 6, "frames": frames},
+        {"action": "segment_free", "addr": 1 << 41, "size": 20971520, "stream": 7, "time_us": 7, "frames": frames},
+        {"action": "snapshot", "addr": 0, "size": 1024, "stream": 0, "time_us": 8, "frames": []}],
+        [{"action": "alloc", "addr": 4096, "size": 100, "stream": 0, "time_us": 1, "frames": []}]],
+}
+for protocol in (2, 3, 4, 5):
+    put("pickle", "snapshot_protocol_%d.pickle" % protocol, pickle.dumps(snapshot, protocol=protocol))
+put("pickle", "plain_values.pickle", pickle.dumps([None, True, 1.5, -(1 << 63), (1 << 64) - 1, "é", b"xy",
+                                                   bytearray(b"z"), {1: 2}, (1, 2, 3, 4), {3}, frozenset()], protocol=5))
+put("pickle", "reduce_os_system.pickle", b"\x80\x02cposix\nsystem\nq\x00X\x02\x00\x00\x00lsq\x01\x85q\x02Rq\x03.")
+put("pickle", "stack_global.pickle", b"\x80\x04\x8c\x05posix\x94\x8c\x06system\x94\x93\x94.")
+put("pickle", "truncated.pickle", pickle.dumps(snapshot, protocol=4)[:200])
+put("pickle", "bad_memo.pickle", b"\x80\x02h\x07.")
 
 # Checkpoints: the first byte asks the harness to append the checksum (odd)
 # or not (even: then the file carries its own).

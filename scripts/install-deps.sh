@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config
+  python3                     # the layering and docs checks, the fuzz seeds, examples/make_snapshots.py
   libdnnl-dev                 # oneDNN: the cpu device's kernels
   ocl-icd-opencl-dev          # dnnl-config.cmake looks for OpenCL (a recommends we do not get otherwise)
   libopencv-dev               # JPEG decoding (ImageNet) and the --batch pictures

@@ -78,7 +78,8 @@ HELP_ONLY = [
 # A command that names what its page did not make gets it first.
 TRACE_FIXTURE = 'event,id,bytes,offload\nalloc,0,1048576,0\nalloc,1,524288,1\nfree,1,,\nfree,0,,\n'
 FIXTURES = [
-    ('`replay FILE`, FILE missing', "docs/memory.md's four-line example trace"),
+    ('`replay FILE`, FILE missing', "the repository's FILE where it has one (examples/), else docs/memory.md's "
+                                    "four-line example trace"),
     ('`view DIR` or `--resume DIR`, DIR missing', 'tidepool --batch --quiet --model resnet20 --iterations 1 --out DIR'),
 ]
 
@@ -200,6 +201,7 @@ class Command:
 class Runner:
     def __init__(self, args):
         self.binary = os.path.abspath(args.tidepool)
+        self.root = os.path.abspath(args.root)
         self.timeout = args.timeout
         self.quick = args.quick
         self.list_only = args.list
@@ -296,6 +298,11 @@ class Runner:
         """Make what the command reads and its page did not make; False on failure."""
         if c.sub == 'replay' and len(c.args) > 1 and not c.args[-1].startswith('-'):
             path = os.path.join(folder, c.args[-1])
+            committed = os.path.join(self.root, c.args[-1])
+            if not os.path.exists(path) and os.path.isfile(committed):  # examples/*.pickle: the real file
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                shutil.copyfile(committed, path)
+                print(f'{c.where}: fixture: {c.args[-1]} (copied from the repository)', flush=True)
             if not os.path.exists(path):
                 os.makedirs(os.path.dirname(path), exist_ok=True)
                 with open(path, 'w') as f:

@@ -1,11 +1,17 @@
 #include "app/commands/replay_command.h"
 
+#include <cstdio>
 #include <iostream>
 #include <memory>
-
-#include <cstdio>
+#include <optional>
+#include <sstream>
 #include <stdexcept>
+#include <utility>
 #include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "app/options/values.h"
 
 #include "engine/memory/alloc_trace.h"
 #include "engine/memory/allocator.h"
@@ -13,6 +19,7 @@
 #include "engine/core/bytes_text.h"
 #include "engine/memory/pool_search.h"
 #include "engine/memory/replay.h"
+#include "engine/memory/snapshot/snapshot_file.h"
 
 namespace tidepool::app {
 
@@ -54,39 +61,125 @@ Row measure(const AllocTrace& trace, const std::string& name, std::size_t unboun
   return row;
 }
 
+// The trace in `q.file`, CSV or a PyTorch snapshot; `snapshot` is set for a snapshot.
+AllocTrace read_any_trace(const ReplayRequest& q, TraceFileFormat& format, std::optional<SnapshotTrace>& snapshot) {
+  std::string bytes = read_file_bytes(q.file);
+  format = trace_file_format(bytes);
+  if (format == TraceFileFormat::csv) {
+    if (q.device_index)
+      throw std::invalid_argument(q.file + ": --device-index picks a device of a PyTorch snapshot; this is a CSV trace");
+    std::istringstream in(bytes);
+    return read_trace(in, q.file);
+  }
+  snapshot = read_snapshot_trace(std::move(bytes), q.file, q.device_index);
+  return snapshot->trace;
+}
+
+void print_snapshot_figures(const SnapshotTrace& s, std::ostream& out) {
+  out << "PyTorch's allocator in the trace: peak reserved " << format_bytes(s.peak_reserved) << " ("
+      << s.peak_reserved << " B; " << format_bytes(s.reserved_at_start) << " at the trace's start, "
+      << s.reserved.size() << " segment events), peak requested " << format_bytes(s.peak_requested) << " ("
+      << s.peak_requested << " B)\n";
+  if (s.ooms.empty()) out << "no out-of-memory in the trace\n";
+  for (const SnapshotOom& o : s.ooms)
+    out << "out of memory at device_traces[" << s.device << "][" << o.entry << "] (after event " << o.trace_events
+        << " of the trace): asked " << format_bytes(o.bytes) << " (" << o.bytes << " B) on stream " << o.stream << " with "
+        << format_bytes(o.device_free) << " free on the device\n";
+}
+
+nlohmann::json row_json(const Row& r) {
+  nlohmann::json j = {{"heuristic", r.name}};
+  if (!r.violation.empty()) {
+    j["overlap"] = "violated";
+    j["violation"] = r.violation;
+    return j;
+  }
+  j["peak_load_bytes"] = r.peak_load;
+  j["footprint_bytes"] = r.footprint;
+  j["footprint_is_searched_pool"] = r.searched_footprint;
+  j["competitive_ratio"] = competitive_ratio(r.footprint, r.peak_load);
+  j["largest_free_at_peak_bytes"] = r.free_at_peak;
+  j["pool_search_bytes"] = r.search.pool_bytes;
+  j["pool_search_restarts"] = r.search.restarts;
+  j["overlap"] = "ok";
+  return j;
+}
+
+nlohmann::json snapshot_json(const SnapshotTrace& s) {
+  nlohmann::json ooms = nlohmann::json::array();
+  for (const SnapshotOom& o : s.ooms)
+    ooms.push_back({{"entry", o.entry}, {"trace_event", o.trace_events}, {"bytes", o.bytes}, {"stream", o.stream}, {"device_free_bytes", o.device_free}});
+  return {{"device", s.device},
+          {"devices", s.devices},
+          {"entries", s.entries},
+          {"live_at_start", s.live_at_start},
+          {"streams", s.streams.size()},
+          {"reserved_at_start_bytes", s.reserved_at_start},
+          {"peak_reserved_bytes", s.peak_reserved},
+          {"peak_requested_bytes", s.peak_requested},
+          {"segment_events", s.reserved.size()},
+          {"ooms", ooms}};
+}
+
 }  // namespace
 
-int replay_command(const std::string& file, std::ostream& out) {
-  const AllocTrace trace = read_trace_file(file);
+int replay_command(const ReplayRequest& q, std::ostream& out) {
+  TraceFileFormat format = TraceFileFormat::csv;
+  std::optional<SnapshotTrace> snapshot;
+  const AllocTrace trace = read_any_trace(q, format, snapshot);
   std::size_t allocs = 0;
   for (const TraceEvent& e : trace) allocs += e.kind == TraceEvent::Kind::alloc;
   const std::size_t peak = peak_load_bytes(trace);
   const std::size_t unbounded = total_alloc_bytes(trace);
 
+  std::vector<Row> rows;
+  for (const std::string& name : allocator_names()) rows.push_back(measure(trace, name, unbounded));
+  int status = 0;
+  for (const Row& r : rows)
+    if (!r.violation.empty()) status = 1;
+
+  if (q.json) {
+    nlohmann::json j = {{"file", q.file},          {"format", format_name(format)},
+                        {"events", trace.size()},  {"allocs", allocs},
+                        {"frees", trace.size() - allocs}, {"peak_load_bytes", peak},
+                        {"heuristics", nlohmann::json::array()}};
+    if (snapshot) j["snapshot"] = snapshot_json(*snapshot);
+    for (const Row& r : rows) j["heuristics"].push_back(row_json(r));
+    out << j.dump(2) << '\n';
+    return status;
+  }
+
   char line[256];
-  out << "trace " << file << ": " << trace.size() << " events (" << allocs << " allocs, "
-      << trace.size() - allocs << " frees), peak load " << format_bytes(peak) << " (" << peak << " B)\n";
+  if (snapshot) {
+    const SnapshotTrace& s = *snapshot;
+    out << "snapshot " << q.file << " (" << format_name(format) << "): device " << s.device << " of " << s.devices
+        << ", " << s.entries << " trace entries: " << trace.size() << " events (" << allocs << " allocs, "
+        << trace.size() - allocs << " frees), " << s.live_at_start << " of the allocs live at the trace's start, "
+        << s.streams.size() << " stream" << (s.streams.size() == 1 ? "" : "s") << ", peak load " << format_bytes(peak)
+        << " (" << peak << " B)\n";
+    print_snapshot_figures(s, out);
+  } else {
+    out << "trace " << q.file << ": " << trace.size() << " events (" << allocs << " allocs, "
+        << trace.size() - allocs << " frees), peak load " << format_bytes(peak) << " (" << peak << " B)\n";
+  }
   std::snprintf(line, sizeof line, "%-10s %12s %13s %7s %13s %13s %9s  %s\n", "heuristic", "peak load",
                 "footprint", "ratio", "free at peak", "pool search", "restarts", "overlap");
   out << line;
 
-  int status = 0;
   bool any_searched = false;
   std::vector<std::string> violations;
-  for (const std::string& name : allocator_names()) {
-    const Row r = measure(trace, name, unbounded);
+  for (const Row& r : rows) {
     if (!r.violation.empty()) {
-      std::snprintf(line, sizeof line, "%-10s %12s %13s %7s %13s %13s %9s  %s\n", name.c_str(), "-", "-", "-",
+      std::snprintf(line, sizeof line, "%-10s %12s %13s %7s %13s %13s %9s  %s\n", r.name.c_str(), "-", "-", "-",
                     "-", "-", "-", "VIOLATED");
       out << line;
-      violations.push_back(name + ": " + r.violation);
-      status = 1;
+      violations.push_back(r.name + ": " + r.violation);
       continue;
     }
     const double ratio = competitive_ratio(r.footprint, r.peak_load);
     const std::string footprint = format_bytes(r.footprint) + (r.searched_footprint ? "*" : " ");
     any_searched |= r.searched_footprint;
-    std::snprintf(line, sizeof line, "%-10s %12s %13s %7.4f %13s %13s %9d  %s\n", name.c_str(),
+    std::snprintf(line, sizeof line, "%-10s %12s %13s %7.4f %13s %13s %9d  %s\n", r.name.c_str(),
                   format_bytes(r.peak_load).c_str(), footprint.c_str(), ratio, format_bytes(r.free_at_peak).c_str(),
                   format_bytes(r.search.pool_bytes).c_str(), r.search.restarts, "ok");
     out << line;
@@ -97,15 +190,25 @@ int replay_command(const std::string& file, std::ostream& out) {
   out << "Notes: the exact row is the per-tensor ideal (footprint = peak load); its pool search measures\n"
          "the best-fit offsets it places with. A pool search gives a sufficient pool, not necessarily the\n"
          "smallest.\n";
+  if (snapshot)
+    out << "A snapshot's blocks are its requested sizes, rounded up to 256 B as every heuristic rounds them; PyTorch's\n"
+           "allocator rounds to 512 B and reserves whole segments, which its peak reserved counts.\n";
   for (const std::string& v : violations) out << "overlap check failed: " << v << '\n';
   return status;
 }
 
 Command add_replay_command(CLI::App& cli) {
-  auto file = std::make_shared<std::string>();
-  auto* cmd = cli.add_subcommand("replay", "run an allocation trace (CSV) through every heuristic");
-  cmd->add_option("file", *file, "CSV of alloc/free events (format: docs/memory.md)")->required();
-  return {cmd, [file](bool) { return replay_command(*file, std::cout); }};
+  auto q = std::make_shared<ReplayRequest>();
+  auto* cmd = cli.add_subcommand(
+      "replay", "run an allocation trace through every heuristic: Tidepool's CSV or a PyTorch memory snapshot "
+                "(_dump_snapshot's pickle, or its JSON), told apart by content");
+  cmd->add_option("file", q->file, "a CSV of alloc/free events, or a PyTorch snapshot (format: docs/memory.md)")
+      ->required();
+  cmd->add_option("--device-index", q->device_index,
+                  "a snapshot's device to replay (its device_traces index; default: the one with the most events)")
+      ->transform(number(0, 1023));
+  cmd->add_flag("--json", q->json, "one JSON object: the trace's figures and one object per heuristic");
+  return {cmd, [q](bool) { return replay_command(*q, std::cout); }};
 }
 
 }  // namespace tidepool::app

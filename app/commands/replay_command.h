@@ -1,7 +1,16 @@
 // `tidepool replay FILE`: runs an allocation trace through every memory-pool
 // heuristic and prints, per heuristic, how much memory it needs.
 //
-// Trace format (CSV, one request per line; the full description is in
+// FILE is told by its content: a PyTorch memory snapshot as
+// torch.cuda.memory._dump_snapshot pickles it (first byte 0x80), the JSON
+// of one (`{` first), or else Tidepool's CSV. A snapshot is read without
+// running anything (engine/memory/snapshot/pickle_reader.h) and one of its
+// devices becomes the trace (engine/memory/snapshot/snapshot_trace.h:
+// `--device-index N`, by default the busiest); its own figures come first:
+// PyTorch's peak reserved bytes from its segment events, its peak
+// allocated bytes and any out-of-memory with where it happened.
+//
+// CSV trace format (one request per line; the full description is in
 // engine/memory/alloc_trace.h):
 //
 //   event,id,bytes,offload
@@ -37,8 +46,19 @@
 //   overlap         `ok` when no two live blocks ever overlapped and all lay
 //                   inside the pool (a violation prints `VIOLATED` and the
 //                   command returns 1)
+//
+// `--json` prints one JSON object instead: file, format, events, allocs,
+// frees, peak_load_bytes, for a snapshot `snapshot` (device, devices,
+// entries, live_at_start, streams, reserved_at_start_bytes,
+// peak_reserved_bytes, peak_requested_bytes, segment_events, ooms: entry,
+// trace_event, bytes, stream, device_free_bytes), and `heuristics`, one object per
+// row: heuristic, peak_load_bytes, footprint_bytes,
+// footprint_is_searched_pool (the `*`), competitive_ratio,
+// largest_free_at_peak_bytes, pool_search_bytes, pool_search_restarts,
+// overlap ("ok", or "violated" with the violation and no figures).
 #pragma once
 
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -46,10 +66,16 @@
 
 namespace tidepool::app {
 
+struct ReplayRequest {
+  std::string file;
+  std::optional<int> device_index;  // a snapshot's device; nothing: the busiest
+  bool json = false;
+};
+
 // Returns 0, or 1 if a heuristic broke the overlap check. Throws
-// std::invalid_argument with a message naming the file (and line) for a
-// file that cannot be read or is malformed.
-int replay_command(const std::string& file, std::ostream& out);
+// std::invalid_argument with a message naming the file (and line, or
+// byte, or field) for a file that cannot be read or is malformed.
+int replay_command(const ReplayRequest& request, std::ostream& out);
 
 // `tidepool replay FILE`.
 Command add_replay_command(CLI::App& cli);

@@ -6,7 +6,10 @@
 #include <filesystem>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "engine/memory/allocator.h"
+#include "testing/run_command.h"
 #include "testing/temp_dir.h"
 
 namespace tidepool::app {
@@ -36,7 +39,7 @@ TEST(ReplayCommand, PrintsOneRowPerHeuristic) {
   const TempDir dir("replay");
   const std::string trace = trace_file(dir, two_iterations());
   std::ostringstream out;
-  EXPECT_EQ(replay_command(trace, out), 0);
+  EXPECT_EQ(replay_command({trace}, out), 0);
   const std::string text = out.str();
   EXPECT_NE(text.find("25 events (13 allocs, 12 frees)"), std::string::npos) << text;
   std::istringstream lines(text);
@@ -65,22 +68,95 @@ TEST(ReplayCommand, ABadFileIsAnInvalidArgumentNamingFileAndLine) {
   const std::string trace = trace_file(dir, "event,id,bytes,offload\nalloc,0,256,0\nfree,3,,\n");
   std::ostringstream out;
   try {
-    replay_command(trace, out);
+    replay_command({trace}, out);
     FAIL() << "no error";
   } catch (const std::invalid_argument& e) {
     const std::string message = e.what();
     EXPECT_NE(message.find(trace + ":3:"), std::string::npos) << message;
     EXPECT_NE(message.find("free of id 3, which is not live"), std::string::npos) << message;
   }
-  EXPECT_THROW(replay_command("/nonexistent/trace.csv", out), std::invalid_argument);
+  EXPECT_THROW(replay_command({"/nonexistent/trace.csv"}, out), std::invalid_argument);
 }
 
 TEST(ReplayCommand, AnEmptyTraceNeedsNothing) {
   const TempDir dir("replay");
   const std::string trace = trace_file(dir, "event,id,bytes\n");
   std::ostringstream out;
-  EXPECT_EQ(replay_command(trace, out), 0);
+  EXPECT_EQ(replay_command({trace}, out), 0);
   EXPECT_NE(out.str().find("0 events"), std::string::npos) << out.str();
+}
+
+std::string example(const std::string& name) { return std::string(TIDEPOOL_SOURCE_DIR) + "/examples/" + name; }
+
+TEST(ReplayCommand, APyTorchSnapshotPrintsItsOwnFiguresThenTheTable) {
+  std::ostringstream out;
+  EXPECT_EQ(replay_command({example("resnet_snapshot.pickle")}, out), 0);
+  const std::string text = out.str();
+  EXPECT_NE(text.find("resnet_snapshot.pickle (pickle): device 0 of 1, 200 trace entries: "), std::string::npos) << text;
+  EXPECT_NE(text.find("of the allocs live at the trace's start, 2 streams, peak load "), std::string::npos) << text;
+  EXPECT_NE(text.find("PyTorch's allocator in the trace: peak reserved 66.0 MiB (69206016 B; 26.0 MiB at the trace's "
+                      "start, 2 segment events), peak requested "),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("no out-of-memory in the trace\n"), std::string::npos) << text;
+  for (const std::string& name : allocator_names()) EXPECT_NE(text.find("\n" + name + " "), std::string::npos) << name;
+
+  std::ostringstream json_out;
+  EXPECT_EQ(replay_command({example("resnet_snapshot.json")}, json_out), 0);
+  // The JSON form reads to the same trace: the same table under another first line.
+  EXPECT_EQ(json_out.str().substr(json_out.str().find("PyTorch's allocator")), text.substr(text.find("PyTorch's allocator")));
+}
+
+TEST(ReplayCommand, ASnapshotsOomIsShownWhereItHappened) {
+  std::ostringstream out;
+  EXPECT_EQ(replay_command({example("oom_snapshot.pickle")}, out), 0);
+  EXPECT_NE(out.str().find("out of memory at device_traces[0]["), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("asked 16.0 MiB (16777216 B) on stream "), std::string::npos) << out.str();
+}
+
+TEST(ReplayCommand, JsonGivesOneObjectPerHeuristic) {
+  std::ostringstream out;
+  EXPECT_EQ(replay_command({example("oom_snapshot.pickle"), std::nullopt, true}, out), 0);
+  const nlohmann::json j = nlohmann::json::parse(out.str());
+  EXPECT_EQ(j.at("format"), "pickle");
+  EXPECT_EQ(j.at("snapshot").at("ooms").size(), 1u);
+  ASSERT_EQ(j.at("heuristics").size(), allocator_names().size());
+  for (const nlohmann::json& row : j.at("heuristics")) {
+    EXPECT_EQ(row.at("overlap"), "ok");
+    EXPECT_EQ(row.at("peak_load_bytes"), j.at("peak_load_bytes"));
+    EXPECT_GE(row.at("footprint_bytes").get<std::size_t>(), row.at("peak_load_bytes").get<std::size_t>());
+    for (const char* key : {"competitive_ratio", "largest_free_at_peak_bytes", "pool_search_bytes", "pool_search_restarts"})
+      EXPECT_TRUE(row.contains(key)) << key;
+  }
+}
+
+TEST(ReplayCommand, TheBinaryReadsSnapshotsAndRefusesBadOnesWithAClearMessage) {
+  const std::string tidepool = TIDEPOOL_BINARY;
+  const testing::CommandResult ok = testing::run_command(tidepool + " replay " + example("resnet_snapshot_p2.pickle") +
+                                                         " --device-index 0");
+  EXPECT_EQ(ok.status, 0) << ok.output;
+  EXPECT_NE(ok.output.find("device 0 of 1"), std::string::npos) << ok.output;
+
+  const TempDir dir("replay");
+  const std::filesystem::path evil = dir / "evil.pickle";
+  using namespace std::string_literals;
+  testing::write_text(evil, "\x80\x02" "cposix\nsystem\nq\x00X\x02\x00\x00\x00" "lsq\x01\x85q\x02Rq\x03."s);
+  const testing::CommandResult refused = testing::run_command(tidepool + " replay " + evil.string());
+  EXPECT_NE(refused.status, 0);
+  EXPECT_NE(refused.output.find(evil.string() + ": byte 2: opcode GLOBAL (0x63) would run code"), std::string::npos)
+      << refused.output;
+
+  const testing::CommandResult no_device =
+      testing::run_command(tidepool + " replay " + example("resnet_snapshot.json") + " --device-index 3");
+  EXPECT_NE(no_device.status, 0);
+  EXPECT_NE(no_device.output.find("there is no device 3"), std::string::npos) << no_device.output;
+
+  const std::string csv = trace_file(dir, "event,id,bytes\nalloc,1,256\n");
+  const testing::CommandResult csv_device = testing::run_command(tidepool + " replay " + csv + " --device-index 0");
+  EXPECT_NE(csv_device.status, 0);
+  EXPECT_NE(csv_device.output.find("--device-index picks a device of a PyTorch snapshot; this is a CSV trace"),
+            std::string::npos)
+      << csv_device.output;
 }
 
 }  // namespace
