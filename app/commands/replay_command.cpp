@@ -15,6 +15,7 @@
 
 #include "engine/memory/alloc_trace.h"
 #include "engine/memory/allocator.h"
+#include "engine/memory/allocators/pytorch.h"
 #include "engine/memory/figures.h"
 #include "engine/core/bytes_text.h"
 #include "engine/memory/pool_search.h"
@@ -33,13 +34,13 @@ struct Row {
   std::string violation;  // empty: the overlap check held
 };
 
-Row measure(const AllocTrace& trace, const std::string& name, std::size_t unbounded) {
+Row measure(const AllocTrace& trace, const std::string& name, const AllocatorFactory& make, std::size_t unbounded) {
   Row row;
   row.name = name;
   try {
-    auto allocator = make_allocator(name, unbounded);
+    auto allocator = make(unbounded);
     const TraceReplay open = replay(trace, *allocator);
-    row.search = search_pool_size(trace, name);
+    row.search = search_pool_size(trace, make);
     const bool at_top = !open.fits || open.figures.footprint_bytes >= unbounded;
     if (at_top && row.search.pool_bytes < unbounded) {
       // The extent of a pool-top placement measures the pool, not the
@@ -124,6 +125,8 @@ nlohmann::json snapshot_json(const SnapshotTrace& s) {
 }  // namespace
 
 int replay_command(const ReplayRequest& q, std::ostream& out) {
+  // Refused before the file is read: a mistyped option is the user's first error to fix.
+  const PytorchAllocConf conf = parse_pytorch_alloc_conf(q.pytorch_alloc_conf);
   TraceFileFormat format = TraceFileFormat::csv;
   std::optional<SnapshotTrace> snapshot;
   const AllocTrace trace = read_any_trace(q, format, snapshot);
@@ -133,7 +136,13 @@ int replay_command(const ReplayRequest& q, std::ostream& out) {
   const std::size_t unbounded = total_alloc_bytes(trace);
 
   std::vector<Row> rows;
-  for (const std::string& name : allocator_names()) rows.push_back(measure(trace, name, unbounded));
+  for (const std::string& name : allocator_names()) {
+    // pytorch under the user's PYTORCH_CUDA_ALLOC_CONF; the registry's is PyTorch's defaults.
+    const AllocatorFactory make = [&](std::size_t pool) {
+      return name == "pytorch" ? make_pytorch_allocator(pool, conf) : make_allocator(name, pool);
+    };
+    rows.push_back(measure(trace, name, make, unbounded));
+  }
   int status = 0;
   for (const Row& r : rows)
     if (!r.violation.empty()) status = 1;
@@ -208,6 +217,9 @@ Command add_replay_command(CLI::App& cli) {
                   "a snapshot's device to replay (its device_traces index; default: the one with the most events)")
       ->transform(number(0, 1023));
   cmd->add_flag("--json", q->json, "one JSON object: the trace's figures and one object per heuristic");
+  cmd->add_option("--pytorch-alloc-conf", q->pytorch_alloc_conf,
+                  "the pytorch row's PYTORCH_CUDA_ALLOC_CONF, in PyTorch's syntax "
+                  "(e.g. max_split_size_mb:128,expandable_segments:True; default: PyTorch's defaults)");
   return {cmd, [q](bool) { return replay_command(*q, std::cout); }};
 }
 

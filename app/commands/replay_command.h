@@ -47,6 +47,10 @@
 //                   inside the pool (a violation prints `VIOLATED` and the
 //                   command returns 1)
 //
+// `--pytorch-alloc-conf` sets the pytorch row's options in PyTorch's own
+// syntax (PYTORCH_CUDA_ALLOC_CONF: max_split_size_mb, expandable_segments,
+// ...; engine/memory/allocators/pytorch.h); a key it cannot honour is refused.
+//
 // `--json` prints one JSON object instead: file, format, events, allocs,
 // frees, peak_load_bytes, for a snapshot `snapshot` (device, devices,
 // entries, live_at_start, streams, reserved_at_start_bytes,
@@ -70,6 +74,7 @@ struct ReplayRequest {
   std::string file;
   std::optional<int> device_index;  // a snapshot's device; nothing: the busiest
   bool json = false;
+  std::string pytorch_alloc_conf;  // the pytorch row's, in PYTORCH_CUDA_ALLOC_CONF's syntax ("": PyTorch's defaults)
 };
 
 // Returns 0, or 1 if a heuristic broke the overlap check. Throws

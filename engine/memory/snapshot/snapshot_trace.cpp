@@ -270,6 +270,7 @@ SnapshotTrace snapshot_trace(PyTorchSnapshot snapshot, const std::string& source
   out.stream.reserve(handles.size());
   for (const std::int64_t h : handles)
     out.stream.push_back(static_cast<int>(std::lower_bound(out.streams.begin(), out.streams.end(), h) - out.streams.begin()));
+  for (std::size_t i = 0; i < out.trace.size(); ++i) out.trace[i].stream = out.stream[i];  // pytorch keeps blocks per stream
   std::vector<std::vector<SnapshotEvent>>().swap(snapshot.device_traces);  // `events` is read
   out.stacks = std::move(snapshot.stacks);
   out.stack_labels.reserve(out.stacks.size());

@@ -75,7 +75,7 @@ struct SnapshotTrace {
   std::size_t entries = 0;  // that device's trace entries
   AllocTrace trace;
   // Per event of `trace` (parallel to it), what a TraceEvent does not hold:
-  std::vector<int> stream;          // index into `streams`
+  std::vector<int> stream;          // index into `streams` (as each TraceEvent::stream)
   std::vector<int> stack;           // index into `stacks`; -1: no frames
   std::vector<std::int64_t> entry;  // the trace entry it comes from; -1: live at the start
   std::size_t live_at_start = 0;    // the first events of `trace`: allocs of blocks live when the trace began
