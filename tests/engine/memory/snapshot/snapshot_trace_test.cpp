@@ -9,6 +9,7 @@
 #include <string>
 
 #include "engine/memory/snapshot/snapshot_file.h"
+#include "testing/examples.h"
 
 namespace tidepool {
 namespace {
@@ -16,10 +17,10 @@ namespace {
 using namespace std::string_literals;
 using nlohmann::json;
 
-std::string example(const std::string& name) { return std::string(TIDEPOOL_SOURCE_DIR) + "/examples/" + name; }
+using testing::example_path;
 
 SnapshotTrace read_example(const std::string& name) {
-  const std::string path = example(name);
+  const std::string path = example_path(name);
   return read_snapshot_trace(read_file_bytes(path), path);
 }
 
