@@ -1,19 +1,15 @@
 #include "app/run_summary.h"
 
-#include <cstdio>
 #include <vector>
 
 #include "app/memory_report.h"
 #include "app/options/run_options.h"
+#include "engine/core/bytes_text.h"
 
 namespace tidepool::app {
 namespace {
 
-std::string hex(std::uint64_t v) {
-  char buf[20];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
+std::string hex(std::uint64_t v) { return hex_text(v, 16); }
 
 }  // namespace
 

@@ -64,7 +64,7 @@ Row measure(const AllocTrace& trace, const std::string& name, const AllocatorFac
 
 // The trace in `q.file`, CSV or a PyTorch snapshot; `snapshot` is set for a snapshot.
 AllocTrace read_any_trace(const ReplayRequest& q, TraceFileFormat& format, std::optional<SnapshotTrace>& snapshot) {
-  std::string bytes = read_file_bytes(q.file);
+  std::string bytes = read_file_bytes(q.file, "trace file");
   format = trace_file_format(bytes);
   if (format == TraceFileFormat::csv) {
     if (q.device_index)

@@ -80,4 +80,15 @@ std::string exact_bytes_text(std::size_t bytes) {
   return bytes % kMiB == 0 ? std::to_string(bytes / kMiB) + "MiB" : std::to_string(bytes);
 }
 
+std::string hex_text(std::uint64_t v, int min_digits) {
+  static const char digits[] = "0123456789abcdef";
+  std::string s;
+  do {
+    s.insert(s.begin(), digits[v & 15]);
+    v >>= 4;
+  } while (v);
+  if (static_cast<int>(s.size()) < min_digits) s.insert(0, static_cast<std::size_t>(min_digits) - s.size(), '0');
+  return s;
+}
+
 }  // namespace tidepool

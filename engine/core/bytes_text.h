@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace tidepool {
@@ -21,5 +22,9 @@ std::size_t parse_bytes(const std::string& text);
 // A size as parse_bytes reads it back exactly: whole MiB, or else bytes
 // ("63MiB", "65536000").
 std::string exact_bytes_text(std::size_t bytes);
+
+// `v` in lowercase hexadecimal without a prefix, zero-padded to at least
+// `min_digits` digits: hex_text(255) is "ff", hex_text(255, 4) "00ff".
+std::string hex_text(std::uint64_t v, int min_digits = 1);
 
 }  // namespace tidepool

@@ -6,11 +6,13 @@
 #include <istream>
 #include <limits>
 #include <ostream>
+#include <sstream>
 #include <stdexcept>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "engine/core/file_bytes.h"
 #include "engine/schedule/schedule.h"
 
 namespace tidepool {
@@ -120,8 +122,7 @@ AllocTrace read_trace(std::istream& in, const std::string& source) {
 }
 
 AllocTrace read_trace_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::invalid_argument("cannot open trace file '" + path + "'");
+  std::istringstream in(read_file_bytes(path, "trace file"));
   return read_trace(in, path);
 }
 

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/memory/allocator.h"
+#include "testing/examples.h"
 #include "testing/run_command.h"
 #include "testing/temp_dir.h"
 
@@ -86,11 +87,11 @@ TEST(ReplayCommand, AnEmptyTraceNeedsNothing) {
   EXPECT_NE(out.str().find("0 events"), std::string::npos) << out.str();
 }
 
-std::string example(const std::string& name) { return std::string(TIDEPOOL_SOURCE_DIR) + "/examples/" + name; }
+using testing::example_path;
 
 TEST(ReplayCommand, APyTorchSnapshotPrintsItsOwnFiguresThenTheTable) {
   std::ostringstream out;
-  EXPECT_EQ(replay_command({example("resnet_snapshot.pickle")}, out), 0);
+  EXPECT_EQ(replay_command({example_path("resnet_snapshot.pickle")}, out), 0);
   const std::string text = out.str();
   EXPECT_NE(text.find("resnet_snapshot.pickle (pickle): device 0 of 1, 200 trace entries: "), std::string::npos) << text;
   EXPECT_NE(text.find("of the allocs live at the trace's start, 2 streams, peak load "), std::string::npos) << text;
@@ -102,21 +103,21 @@ TEST(ReplayCommand, APyTorchSnapshotPrintsItsOwnFiguresThenTheTable) {
   for (const std::string& name : allocator_names()) EXPECT_NE(text.find("\n" + name + " "), std::string::npos) << name;
 
   std::ostringstream json_out;
-  EXPECT_EQ(replay_command({example("resnet_snapshot.json")}, json_out), 0);
+  EXPECT_EQ(replay_command({example_path("resnet_snapshot.json")}, json_out), 0);
   // The JSON form reads to the same trace: the same table under another first line.
   EXPECT_EQ(json_out.str().substr(json_out.str().find("PyTorch's allocator")), text.substr(text.find("PyTorch's allocator")));
 }
 
 TEST(ReplayCommand, ASnapshotsOomIsShownWhereItHappened) {
   std::ostringstream out;
-  EXPECT_EQ(replay_command({example("oom_snapshot.pickle")}, out), 0);
+  EXPECT_EQ(replay_command({example_path("oom_snapshot.pickle")}, out), 0);
   EXPECT_NE(out.str().find("out of memory at device_traces[0]["), std::string::npos) << out.str();
   EXPECT_NE(out.str().find("asked 16.0 MiB (16777216 B) on stream "), std::string::npos) << out.str();
 }
 
 TEST(ReplayCommand, JsonGivesOneObjectPerHeuristic) {
   std::ostringstream out;
-  EXPECT_EQ(replay_command({example("oom_snapshot.pickle"), std::nullopt, true}, out), 0);
+  EXPECT_EQ(replay_command({example_path("oom_snapshot.pickle"), std::nullopt, true}, out), 0);
   const nlohmann::json j = nlohmann::json::parse(out.str());
   EXPECT_EQ(j.at("format"), "pickle");
   EXPECT_EQ(j.at("snapshot").at("ooms").size(), 1u);
@@ -132,7 +133,7 @@ TEST(ReplayCommand, JsonGivesOneObjectPerHeuristic) {
 
 TEST(ReplayCommand, TheBinaryReadsSnapshotsAndRefusesBadOnesWithAClearMessage) {
   const std::string tidepool = TIDEPOOL_BINARY;
-  const testing::CommandResult ok = testing::run_command(tidepool + " replay " + example("resnet_snapshot_p2.pickle") +
+  const testing::CommandResult ok = testing::run_command(tidepool + " replay " + example_path("resnet_snapshot_p2.pickle") +
                                                          " --device-index 0");
   EXPECT_EQ(ok.status, 0) << ok.output;
   EXPECT_NE(ok.output.find("device 0 of 1"), std::string::npos) << ok.output;
@@ -147,7 +148,7 @@ TEST(ReplayCommand, TheBinaryReadsSnapshotsAndRefusesBadOnesWithAClearMessage) {
       << refused.output;
 
   const testing::CommandResult no_device =
-      testing::run_command(tidepool + " replay " + example("resnet_snapshot.json") + " --device-index 3");
+      testing::run_command(tidepool + " replay " + example_path("resnet_snapshot.json") + " --device-index 3");
   EXPECT_NE(no_device.status, 0);
   EXPECT_NE(no_device.output.find("there is no device 3"), std::string::npos) << no_device.output;
 

@@ -1,5 +1,7 @@
 #include "engine/memory/snapshot/pickle_reader.h"
 
+#include "engine/core/bytes_text.h"
+
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -99,10 +101,7 @@ const Opcode* find_opcode(unsigned char code) {
   return nullptr;
 }
 
-std::string hex_byte(unsigned char code) {
-  static const char digits[] = "0123456789abcdef";
-  return std::string("0x") + digits[code >> 4] + digits[code & 15];
-}
+std::string hex_byte(unsigned char code) { return "0x" + hex_text(code, 2); }
 
 // RFC 3629 UTF-8: no overlong forms, no surrogates, nothing past U+10FFFF.
 bool valid_utf8(std::string_view s) {

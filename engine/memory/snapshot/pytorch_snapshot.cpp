@@ -88,7 +88,7 @@ std::optional<SnapshotAction> action_of(const std::string& name) {
       {"alloc", SnapshotAction::alloc},
       {"free_requested", SnapshotAction::free_requested},
       {"free_completed", SnapshotAction::free_completed},
-      {"free", SnapshotAction::free_completed},  // PyTorch 2.0's name for it
+      {"free", SnapshotAction::free_completed},  // older snapshots' name for it
       {"segment_alloc", SnapshotAction::segment_alloc},
       {"segment_free", SnapshotAction::segment_free},
       {"segment_map", SnapshotAction::segment_map},

@@ -1,7 +1,5 @@
 #include "engine/memory/snapshot/snapshot_file.h"
 
-#include <fstream>
-#include <iterator>
 #include <stdexcept>
 #include <utility>
 
@@ -42,14 +40,6 @@ SnapshotTrace read_snapshot_trace(std::string bytes, const std::string& source, 
     return read_pytorch_snapshot(data, source);
   }();
   return snapshot_trace(std::move(snapshot), source, device);
-}
-
-std::string read_file_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::invalid_argument("cannot open '" + path + "'");
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw std::invalid_argument("error reading '" + path + "'");
-  return bytes;
 }
 
 }  // namespace tidepool

@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 
+#include "engine/core/file_bytes.h"  // read_file_bytes, for the file a snapshot comes from
 #include "engine/memory/snapshot/snapshot_trace.h"
 
 namespace tidepool {
@@ -31,8 +32,5 @@ TraceFileFormat trace_file_format(std::string_view bytes);
 // it are not held all at once: pass std::move(bytes).
 SnapshotTrace read_snapshot_trace(std::string bytes, const std::string& source,
                                   std::optional<int> device = std::nullopt);
-
-// A file's whole contents (std::invalid_argument when it cannot be read).
-std::string read_file_bytes(const std::string& path);
 
 }  // namespace tidepool

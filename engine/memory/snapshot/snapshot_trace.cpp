@@ -1,5 +1,7 @@
 #include "engine/memory/snapshot/snapshot_trace.h"
 
+#include "engine/core/bytes_text.h"
+
 #include <algorithm>
 #include <limits>
 #include <map>
@@ -12,15 +14,7 @@ namespace tidepool {
 
 namespace {
 
-std::string hex(std::uint64_t v) {
-  static const char digits[] = "0123456789abcdef";
-  std::string s;
-  do {
-    s.insert(s.begin(), digits[v & 15]);
-    v >>= 4;
-  } while (v);
-  return "0x" + s;
-}
+std::string hex(std::uint64_t v) { return "0x" + hex_text(v); }
 
 std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) {
   return b > std::numeric_limits<std::uint64_t>::max() - a ? std::numeric_limits<std::uint64_t>::max() : a + b;

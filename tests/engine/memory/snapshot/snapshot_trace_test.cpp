@@ -9,6 +9,7 @@
 #include <string>
 
 #include "engine/memory/snapshot/snapshot_file.h"
+#include "testing/examples.h"
 
 namespace tidepool {
 namespace {
@@ -16,10 +17,10 @@ namespace {
 using namespace std::string_literals;
 using nlohmann::json;
 
-std::string example(const std::string& name) { return std::string(TIDEPOOL_SOURCE_DIR) + "/examples/" + name; }
+using testing::example_path;
 
 SnapshotTrace read_example(const std::string& name) {
-  const std::string path = example(name);
+  const std::string path = example_path(name);
   return read_snapshot_trace(read_file_bytes(path), path);
 }
 
@@ -306,20 +307,18 @@ TEST(SnapshotFile, TheFormatIsToldByContent) {
   EXPECT_EQ(trace_file_format("(dp0\nS'a'\np1\nI1\ns."), TraceFileFormat::pickle);
   EXPECT_EQ(trace_file_format("}q\x00X\x01\x00\x00\x00aq\x01K\x01s."s), TraceFileFormat::pickle);
   EXPECT_EQ(trace_file_format("cos\nsystem\n(S'echo hi'\ntR."), TraceFileFormat::pickle);
-  try {
-    read_snapshot_trace("(dp0\nS'a'\np1\nI1\ns.", "old.pickle");
-    FAIL();
-  } catch (const std::invalid_argument& e) {
-    EXPECT_EQ(std::string(e.what()).rfind("old.pickle: byte 0: no PROTO opcode (0x80) first: a pickle of protocol 0 or 1", 0), 0u)
-        << e.what();
-  }
-  try {
-    read_snapshot_trace("{not json", "bad.json");
-    FAIL();
-  } catch (const std::invalid_argument& e) {
-    EXPECT_EQ(std::string(e.what()).rfind("bad.json: not valid JSON", 0), 0u)
-        << e.what();
-  }
+  const auto refused = [](const std::string& bytes, const std::string& source) {
+    try {
+      read_snapshot_trace(bytes, source);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("(read without an error)");
+  };
+  EXPECT_EQ(refused("(dp0\nS'a'\np1\nI1\ns.", "old.pickle")
+                .rfind("old.pickle: byte 0: no PROTO opcode (0x80) first: a pickle of protocol 0 or 1", 0),
+            0u);
+  EXPECT_EQ(refused("{not json", "bad.json").rfind("bad.json: not valid JSON", 0), 0u);
 }
 
 }  // namespace
