@@ -3,7 +3,7 @@
 //  - row/<model>/<heuristic>/<mode>: one plan_memory, one row of the plan
 //    table (scheme p, prefetch-first: the row with the most blocks);
 //  - table/<model>: the whole table `tidepool plan` prints for the run
-//    (every mode, scheme, order and heuristic: 96 rows).
+//    (every mode, scheme, order and heuristic: 112 rows).
 //  - again/<model>/<heuristic>/<mode>: the same row planned a second time,
 //    as the window does when a setting is switched back: answered from the
 //    replays the process has kept (engine/memory/replay_memo.h).
