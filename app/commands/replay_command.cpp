@@ -32,12 +32,15 @@ struct Row {
   bool searched_footprint = false;  // footprint is the searched pool (`*`)
   PoolSearch search;
   std::string violation;  // empty: the overlap check held
+  TraceReplay in_budget;  // the replay in --budget's pool, when one is given
 };
 
-Row measure(const AllocTrace& trace, const std::string& name, const AllocatorFactory& make, std::size_t unbounded) {
+Row measure(const AllocTrace& trace, const std::string& name, const AllocatorFactory& make, std::size_t unbounded,
+            std::size_t budget) {
   Row row;
   row.name = name;
   try {
+    if (budget) row.in_budget = replay(trace, *make(budget));
     auto allocator = make(unbounded);
     const TraceReplay open = replay(trace, *allocator);
     row.search = search_pool_size(trace, make);
@@ -88,7 +91,7 @@ void print_snapshot_figures(const SnapshotTrace& s, std::ostream& out) {
         << format_bytes(o.device_free) << " free on the device\n";
 }
 
-nlohmann::json row_json(const Row& r) {
+nlohmann::json row_json(const Row& r, std::size_t budget) {
   nlohmann::json j = {{"heuristic", r.name}};
   if (!r.violation.empty()) {
     j["overlap"] = "violated";
@@ -102,6 +105,10 @@ nlohmann::json row_json(const Row& r) {
   j["largest_free_at_peak_bytes"] = r.free_at_peak;
   j["pool_search_bytes"] = r.search.pool_bytes;
   j["pool_search_restarts"] = r.search.restarts;
+  if (budget) {
+    j["fits_budget"] = r.in_budget.fits;
+    if (!r.in_budget.fits) j["budget_failed_event"] = r.in_budget.failed_event;
+  }
   j["overlap"] = "ok";
   return j;
 }
@@ -141,7 +148,7 @@ int replay_command(const ReplayRequest& q, std::ostream& out) {
     const AllocatorFactory make = [&](std::size_t pool) {
       return name == "pytorch" ? make_pytorch_allocator(pool, conf) : make_allocator(name, pool);
     };
-    rows.push_back(measure(trace, name, make, unbounded));
+    rows.push_back(measure(trace, name, make, unbounded, q.budget_bytes));
   }
   int status = 0;
   for (const Row& r : rows)
@@ -153,7 +160,8 @@ int replay_command(const ReplayRequest& q, std::ostream& out) {
                         {"frees", trace.size() - allocs}, {"peak_load_bytes", peak},
                         {"heuristics", nlohmann::json::array()}};
     if (snapshot) j["snapshot"] = snapshot_json(*snapshot);
-    for (const Row& r : rows) j["heuristics"].push_back(row_json(r));
+    if (q.budget_bytes) j["budget_bytes"] = q.budget_bytes;
+    for (const Row& r : rows) j["heuristics"].push_back(row_json(r, q.budget_bytes));
     out << j.dump(2) << '\n';
     return status;
   }
@@ -193,6 +201,18 @@ int replay_command(const ReplayRequest& q, std::ostream& out) {
                   format_bytes(r.search.pool_bytes).c_str(), r.search.restarts, "ok");
     out << line;
   }
+  if (q.budget_bytes) {
+    out << "in a budget of " << format_bytes(q.budget_bytes) << ":";
+    const char* sep = " ";
+    for (const Row& r : rows) {
+      if (!r.violation.empty()) continue;
+      out << sep << r.name << " "
+          << (r.in_budget.fits ? std::string("fits")
+                               : "does not fit (event " + std::to_string(r.in_budget.failed_event) + ")");
+      sep = ", ";
+    }
+    out << '\n';
+  }
   if (any_searched)
     out << "* places blocks at the top of the pool, so its extent in an unbounded pool is the pool itself;\n"
            "  shown instead: the searched pool and the figures of the replay in it\n";
@@ -217,6 +237,9 @@ Command add_replay_command(CLI::App& cli) {
                   "a snapshot's device to replay (its device_traces index; default: the one with the most events)")
       ->transform(number(0, 1023));
   cmd->add_flag("--json", q->json, "one JSON object: the trace's figures and one object per heuristic");
+  add_size(*cmd, "--budget", q->budget_bytes,
+           "a pool to replay the trace in with every heuristic: whether each fits it, and where the first that "
+           "does not fails (e.g. 900MiB)");
   cmd->add_option("--pytorch-alloc-conf", q->pytorch_alloc_conf,
                   "the pytorch row's PYTORCH_CUDA_ALLOC_CONF, in PyTorch's syntax "
                   "(e.g. max_split_size_mb:128,expandable_segments:True; default: PyTorch's defaults)");

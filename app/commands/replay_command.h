@@ -47,6 +47,9 @@
 //                   inside the pool (a violation prints `VIOLATED` and the
 //                   command returns 1)
 //
+// `--budget SIZE` replays the trace in a pool of SIZE with every heuristic
+// and says which fit it, and at which event each other one fails first.
+//
 // `--pytorch-alloc-conf` sets the pytorch row's options in PyTorch's own
 // syntax (PYTORCH_CUDA_ALLOC_CONF: max_split_size_mb, expandable_segments,
 // ...; engine/memory/allocators/pytorch.h); a key it cannot honour is refused.
@@ -59,9 +62,11 @@
 // row: heuristic, peak_load_bytes, footprint_bytes,
 // footprint_is_searched_pool (the `*`), competitive_ratio,
 // largest_free_at_peak_bytes, pool_search_bytes, pool_search_restarts,
+// under --budget fits_budget (and budget_failed_event where it does not),
 // overlap ("ok", or "violated" with the violation and no figures).
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -74,6 +79,7 @@ struct ReplayRequest {
   std::string file;
   std::optional<int> device_index;  // a snapshot's device; nothing: the busiest
   bool json = false;
+  std::size_t budget_bytes = 0;  // --budget: whether each heuristic fits this pool (0: not asked)
   std::string pytorch_alloc_conf;  // the pytorch row's, in PYTORCH_CUDA_ALLOC_CONF's syntax ("": PyTorch's defaults)
 };
 

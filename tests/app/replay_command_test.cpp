@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/core/bytes_text.h"
 #include "engine/memory/allocator.h"
 #include "testing/examples.h"
 #include "testing/run_command.h"
@@ -158,6 +159,43 @@ TEST(ReplayCommand, TheBinaryReadsSnapshotsAndRefusesBadOnesWithAClearMessage) {
   EXPECT_NE(csv_device.output.find("--device-index picks a device of a PyTorch snapshot; this is a CSV trace"),
             std::string::npos)
       << csv_device.output;
+}
+
+TEST(ReplayCommand, ABudgetSaysWhichHeuristicsFitItAndWhereTheOthersFail) {
+  // best-fit's pool search says what it needs.
+  const std::string file = testing::example_path("two_stream_snapshot.pickle");
+  std::ostringstream plain;
+  ASSERT_EQ(replay_command({file, std::nullopt, true}, plain), 0);
+  const nlohmann::json all = nlohmann::json::parse(plain.str());
+  std::size_t best_fit = 0, pytorch = 0;
+  for (const nlohmann::json& row : all.at("heuristics")) {
+    EXPECT_FALSE(row.contains("fits_budget")) << "no budget asked";
+    if (row.at("heuristic") == "best-fit") best_fit = row.at("pool_search_bytes");
+    if (row.at("heuristic") == "pytorch") pytorch = row.at("pool_search_bytes");
+  }
+  ASSERT_LT(best_fit, pytorch) << "pytorch reserves whole segments";
+
+  // best-fit's pool: best-fit fits, pytorch does not, and says where it fails.
+  ReplayRequest q{file, std::nullopt, true};
+  q.budget_bytes = best_fit;
+  std::ostringstream out;
+  ASSERT_EQ(replay_command(q, out), 0);
+  const nlohmann::json j = nlohmann::json::parse(out.str());
+  EXPECT_EQ(j.at("budget_bytes"), best_fit);
+  for (const nlohmann::json& row : j.at("heuristics")) {
+    if (row.at("heuristic") == "best-fit") EXPECT_TRUE(row.at("fits_budget"));
+    if (row.at("heuristic") == "pytorch") {
+      EXPECT_FALSE(row.at("fits_budget"));
+      EXPECT_GE(row.at("budget_failed_event").get<int>(), 0);
+    }
+  }
+  // The same in text.
+  q.json = false;
+  std::ostringstream text;
+  ASSERT_EQ(replay_command(q, text), 0);
+  EXPECT_NE(text.str().find("in a budget of " + format_bytes(best_fit) + ": "), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("best-fit fits"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("pytorch does not fit (event "), std::string::npos) << text.str();
 }
 
 }  // namespace
