@@ -1,5 +1,7 @@
 #include "app/options/run_options.h"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "app/options/values.h"
@@ -68,7 +70,17 @@ void RunOptions::network() {
        kNetwork);
   std::vector<std::string> dataset_names;
   for (auto n : datasets::dataset_names()) dataset_names.emplace_back(n);
-  keep(cmd_.add_option("--dataset", s_.dataset, "dataset: " + joined(dataset_names))->capture_default_str(),
+  // Checked as it is read: an unknown name would otherwise be taken for a
+  // dataset that reads files and be asked for a --data folder.
+  auto known = [dataset_names](const std::string& text) -> std::string {
+    if (std::find(dataset_names.begin(), dataset_names.end(), text) != dataset_names.end()) return "";
+    const std::string guess = closest(text, dataset_names);
+    return "unknown dataset '" + text + "' (valid: " + joined(dataset_names) + ")" +
+           (guess.empty() ? "" : "; did you mean '" + guess + "'?");
+  };
+  keep(cmd_.add_option("--dataset", s_.dataset, "dataset: " + joined(dataset_names))
+           ->capture_default_str()
+           ->check(CLI::Validator(known, "", "dataset")),
        "dataset", OnResume::must_match, kNetwork);
   keep(cmd_.add_flag("--sync-bn", s_.memory.sync_bn,
                      "under mpirun: batch norm normalises with the mean and variance of the whole global batch, its "

@@ -113,6 +113,13 @@ TEST(Cli, UnknownDatasetListsTheValidOnes) {
   const Result r = run("--batch --quiet --dataset mnist --data /tmp");
   expect_error(r, "mnist");
   EXPECT_NE(r.output.find("cifar10"), std::string::npos) << r.output;
+  // Without --data too: an unknown name is not asked for a folder, and a
+  // slip gets a guess, in a run and in plan alike.
+  const Result slip = run_here("--batch --quiet --dataset imagenett --iterations 1");
+  expect_error(slip, "unknown dataset 'imagenett'");
+  EXPECT_EQ(slip.output.find("needs --data"), std::string::npos) << slip.output;
+  EXPECT_NE(slip.output.find("did you mean 'imagenet'?"), std::string::npos) << slip.output;
+  expect_error(run_here("plan --dataset cifar10-shapes"), "unknown dataset 'cifar10-shapes'");
 }
 
 TEST(Cli, WindowOptionsWithBatchAreRefused) {
