@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "app/commands/command.h"
+#include "app/commands/diff_command.h"
 #include "app/commands/models_command.h"
 #include "app/commands/plan_command.h"
 #include "app/commands/profile_command.h"
@@ -51,7 +52,8 @@ int run_cli(int argc, char** argv) {
   const Command train = add_train_command(cli);
   const std::vector<Command> subcommands = {add_models_command(cli),  add_plan_command(cli),
                                             add_replay_command(cli),  add_profile_command(cli),
-                                            add_tune_command(cli),    add_view_command(cli)};
+                                            add_tune_command(cli),    add_view_command(cli),
+                                            add_diff_command(cli)};
   try {
     cli.parse(argc, argv);
   } catch (const CLI::ValidationError& e) {  // a value out of range: the user's error like any other

@@ -67,6 +67,11 @@ std::string park_horizon_text(int park_horizon) {
 
 int park_horizon_number(int park_horizon) { return park_horizon == kParkUntilNeeded ? -1 : park_horizon; }
 
+std::optional<std::size_t> fact_bytes(const MemorySummary& m, MemoryFact fact) {
+  if (auto bytes = bytes_of(fact)) return m.*bytes;
+  return std::nullopt;
+}
+
 std::string fact_text(const MemorySummary& m, MemoryFact fact) {
   if (auto bytes = bytes_of(fact)) return format_bytes(m.*bytes);
   switch (fact) {

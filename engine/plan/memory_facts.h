@@ -6,7 +6,9 @@
 // means is in docs/memory.md#what-the-figures-mean.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -45,6 +47,10 @@ struct MemoryFactInfo {
 // In the order above, which is the order JSON writes them.
 std::span<const MemoryFactInfo> memory_facts();
 const MemoryFactInfo& fact_info(MemoryFact fact);
+
+// A byte figure's value; nothing for the others (the ratio, the parking
+// facts).
+std::optional<std::size_t> fact_bytes(const MemorySummary& m, MemoryFact fact);
 
 // The value in words: bytes as format_bytes writes them, the competitive
 // ratio to three decimals, the park horizon as park_horizon_text.
