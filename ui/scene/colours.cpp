@@ -19,14 +19,16 @@ std::uint32_t span_colour(SpanKind k) {
   switch (k) {
     case SpanKind::forward: return 0x4C9BE8;
     case SpanKind::backward: return 0xE8664C;
-    case SpanKind::accumulate: return 0xE8B04C;
+    // Pink: work of backward's, clearly apart from the offloads' orange.
+    case SpanKind::accumulate: return 0xE87FB0;
     case SpanKind::update: return 0x5CBF6A;
     case SpanKind::offload: return kInFlightToHost;
     case SpanKind::prefetch: return kInFlightFromHost;
     // The host's work on a transfer: its copy's colour, darker.
     case SpanKind::compress: return 0x9C6A22;
     case SpanKind::decompress: return 0x22849C;
-    case SpanKind::wait: return 0xD03030;
+    // Pure red, apart from backward's red-orange; the timeline hatches it.
+    case SpanKind::wait: return 0xFF2020;
     // Gradient communication: violet, the bucket's copies paler.
     case SpanKind::pack: return 0xB9A6E0;
     case SpanKind::all_reduce: return 0x8172B2;
