@@ -96,11 +96,11 @@ std::string ranked_file(const char* stem, const char* extension, int rank) {
 }
 
 struct RunFolder::Traced {
-  Traced(const fs::path& folder, std::int64_t iterations, int rank)
+  Traced(const fs::path& folder, TraceWindow window, int rank)
       : trace((folder / ranked_file("trace", ".json", rank)).string()),
         load_csv((folder / ranked_file("memory_load", ".csv", rank)).string()),
         events((folder / ranked_file("events", ".bin", rank)).string()),
-        filter(files, iterations) {
+        filter(files, window.count, window.from) {
     files.add(trace);
     files.add(load_csv);
     files.add(events);
@@ -157,14 +157,14 @@ class RunFolder::StartBuffer final : public EventSink {
 };
 
 RunFolder::RunFolder(fs::path path, const Checkpoint* resumed, const fs::path& resumed_from,
-                     std::int64_t trace_iterations, int rank, bool replace)
-    : path_(std::move(path)), rank_(rank), replace_(replace), trace_iterations_(trace_iterations) {
+                     TraceWindow traced, int rank, bool replace)
+    : path_(std::move(path)), rank_(rank), replace_(replace), traced_window_(traced) {
   // Continuing in the folder the checkpoint came from; a resumed run given
   // another --out starts that folder anew, under the same rules as a new run.
   std::error_code ec;
   const bool continuing = resumed && !resumed_from.empty() && fs::equivalent(path_, resumed_from, ec);
   if (continuing) resumed_epoch_ = resumed->epoch;
-  traces_ = !resumed || resumed->iteration < trace_iterations;
+  traces_ = !resumed || resumed->iteration < traced.end();
   if (traces_) start_ = std::make_unique<StartBuffer>();
   // --force replaces another run, never the one being continued here.
   replace_ = replace && !continuing;
@@ -181,7 +181,7 @@ void RunFolder::open() {
   }
   fs::create_directories(path_);
   if (traces_) {
-    traced_ = std::make_unique<Traced>(path_, trace_iterations_, rank_);
+    traced_ = std::make_unique<Traced>(path_, traced_window_, rank_);
     start_->open(traced_->filter);
   }
   if (rank_ > 0) return;  // the rest is rank 0's

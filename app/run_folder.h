@@ -61,6 +61,13 @@ struct EpochRow {
 // "trace.rank2.json" for rank 2.
 std::string ranked_file(const char* stem, const char* extension, int rank);
 
+// The iterations a run records, by the events' numbers (from 0):
+// [from, from + count) (--trace-from, --trace-iterations).
+struct TraceWindow {
+  std::int64_t from = 0, count = 0;
+  std::int64_t end() const { return from + count; }
+};
+
 class RunFolder {
  public:
   // Names the folder, or a resumed run's at `resumed` (see above), and
@@ -73,7 +80,7 @@ class RunFolder {
   // only, and the rest are no-ops).
   // `resumed_from`: the folder the checkpoint was read from (--resume).
   RunFolder(std::filesystem::path path, const Checkpoint* resumed, const std::filesystem::path& resumed_from,
-            std::int64_t trace_iterations, int rank = 0, bool replace = false);
+            TraceWindow traced, int rank = 0, bool replace = false);
   ~RunFolder();
   // Every check has passed: creates the folder (emptying the run it held
   // under `replace`), opens its files and writes the events sink() held.
@@ -104,7 +111,7 @@ class RunFolder {
   std::filesystem::path path_;
   int rank_ = 0;
   bool replace_ = false;
-  std::int64_t trace_iterations_ = 0;
+  TraceWindow traced_window_;
   std::int64_t resumed_epoch_ = -1;  // the checkpoint's epoch; -1 for a new run
   bool traces_ = false;
   bool opened_ = false;

@@ -75,7 +75,7 @@ RunRecord::RunRecord(const RunSettings& settings, const Checkpoint* resume, Comm
       resume_(without_state(resume)),
       comm_(comm),
       started_(started),
-      folder_(run_folder_path(settings, comm), resume, settings.resume, settings.trace_iterations,
+      folder_(run_folder_path(settings, comm), resume, settings.resume, {settings.trace_from, settings.trace_iterations},
               comm ? comm->rank() : 0, settings.force),
       last_checkpoint_(Clock::now()) {
   if (resume && resume->batch_in_epoch > 0) tally_.sum = resume->epoch_so_far;
@@ -117,7 +117,7 @@ void RunRecord::add(TrainingSession& session, const StepReport& r) {
   totals_.train_images += r.images;
   evaluated_ = false;
   if (r.result.compressed_from_bytes) totals_.last_compressed = r.result;
-  if (session.iteration() == settings_.trace_iterations)
+  if (session.iteration() == settings_.trace_from + settings_.trace_iterations)
     folder_.close_traced(session.trainer().memory().summary(), settings_.batch_size,
                          session.device().caps().computes_values);
 }

@@ -107,6 +107,10 @@ TrainingSession::TrainingSession(const RunSettings& s, SessionOptions session)
                                 " images) is smaller than one batch of " + std::to_string(s.batch_size));
   epochs_ = s.iterations ? (s.iterations + per_epoch_ - 1) / per_epoch_ : std::max<std::int64_t>(s.epochs, 1);
   total_ = s.iterations ? s.iterations : epochs_ * per_epoch_;
+  if (s.trace_iterations > 0 && s.trace_from >= total_)
+    throw std::invalid_argument("--trace-from " + std::to_string(s.trace_from) + " is not before the run's last of " +
+                                std::to_string(total_) + " iterations, so nothing would be recorded: give a smaller "
+                                "--trace-from (it counts the iterations trained before the recorded ones)");
   // Both loaders' slots sit in the device's pinned region.
   train_staging_bytes_ = (datasets::BatchLoader::required_bytes(*train_set_, train_opts) + 63) / 64 * 64;
   eval_staging_bytes_ =

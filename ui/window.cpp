@@ -17,6 +17,7 @@
 #include <opencv2/imgproc.hpp>
 
 #include "ui/dashboard.h"
+#include "ui/scene/iteration_number.h"
 
 namespace tidepool::ui {
 namespace {
@@ -170,7 +171,7 @@ int run_window(SessionLink& link, const WindowOptions& o) {
                     static_cast<long long>(link.status().iteration - first_live_iteration));
         const IterationStats& shown = dashboard.shown();
         std::printf("on show: iteration %lld, %.3f ms, the compute stream stalled %.3f ms\n",
-                    static_cast<long long>(shown.iteration), shown.iteration_ms, shown.stall_ms);
+                    static_cast<long long>(shown_iteration(shown.iteration)), shown.iteration_ms, shown.stall_ms);
         // The Stats view's words, for a reader (or a test) without the pixels.
         for (const StatsRow& row : dashboard.shown_table())
           std::printf("stats | %s | %s\n", row.figure.c_str(), row.value.c_str());

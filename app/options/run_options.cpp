@@ -225,6 +225,12 @@ void RunOptions::folder() {
            ->capture_default_str()
            ->transform(number<std::int64_t>(0)),
        "trace_iterations", OnResume::must_match, kFolder);
+  keep(cmd_.add_option("--trace-from", s_.trace_from,
+                       "iterations to train before the recorded ones (as Nsight Systems' delay): 50 records "
+                       "iterations 51 on")
+           ->capture_default_str()
+           ->transform(number<std::int64_t>(0)),
+       "trace_from", OnResume::must_match, kFolder);
   keep(cmd_.add_option("--stop-after", s_.stop_after,
                        "stop after this many iterations, checkpointed, without changing the planned run (continue "
                        "with --resume)")

@@ -103,7 +103,8 @@ nlohmann::json to_json(const RunSettings& s) {
           {"ranks", m.ranks},
           {"bucket_bytes", m.bucket_bytes},
           {"sync_bn", m.sync_bn},
-          {"trace_iterations", s.trace_iterations}};
+          {"trace_iterations", s.trace_iterations},
+          {"trace_from", s.trace_from}};
 }
 
 RunSettings run_settings_from_json(const nlohmann::json& j) {
@@ -145,6 +146,7 @@ RunSettings run_settings_from_json(const nlohmann::json& j) {
   if (j.contains("bucket_bytes")) m.bucket_bytes = integer<std::size_t>(j, "bucket_bytes");
   m.sync_bn = j.value("sync_bn", false);  // from before --sync-bn: each rank's statistics
   s.trace_iterations = integer<std::int64_t>(j, "trace_iterations");
+  s.trace_from = j.contains("trace_from") ? integer<std::int64_t>(j, "trace_from") : 0;  // from before --trace-from
   return s;
 }
 

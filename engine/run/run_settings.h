@@ -55,6 +55,9 @@ struct RunSettings {
   // are removed once every check has passed). Never saved with the run.
   bool force = false;
   std::int64_t trace_iterations = 5;  // iterations written to trace.json, memory_load.csv and events.bin
+  // Iterations trained before the recorded ones start (Nsight Systems'
+  // delay): 50 records iterations 51 on, counting from 1.
+  std::int64_t trace_from = 0;
   // Stop this invocation after so many iterations (checkpointed; continue
   // with --resume) without changing the planned run or its schedule. 0 = off.
   std::int64_t stop_after = 0;

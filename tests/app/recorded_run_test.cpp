@@ -13,6 +13,11 @@
 #include "engine/memory/parking.h"
 #include "engine/observe/sinks/event_file_writer.h"
 #include "testing/temp_dir.h"
+#include "ui/png/run_pictures.h"
+#include "ui/scene/address_map.h"
+#include "ui/scene/iteration_number.h"
+#include "ui/scene/memory_load.h"
+#include "ui/scene/timeline.h"
 #include "testing/tiny_datasets.h"
 
 namespace tidepool::app {
@@ -154,6 +159,54 @@ TEST(RecordedRunOfABatchRun, ShowsTheTracedIterationsAndTheSummary) {
   EXPECT_TRUE(offloads);  // mode all
   EXPECT_FALSE(events.allocs.empty());
   EXPECT_FALSE(events.loads.empty());
+}
+
+// --trace-from 3 --trace-iterations 2: iterations 4 and 5 (counting from
+// 1, events' 3 and 4) are recorded with the set-up placement, and the three
+// pictures a run folder holds and `view` shows are of those iterations, the
+// address map of the last of them.
+TEST(RecordedRunOfABatchRun, TraceFromRecordsTheIterationsAfterIt) {
+  testing::TempDir dir("recorded_trace_from");
+  testing::write_tiny_cifar10(dir.path() / "data");
+  RunSettings settings = tiny_run(dir.path() / "data", dir.path() / "run");
+  settings.iterations = 6;
+  settings.trace_from = 3;
+  run_batch(settings, std::nullopt);
+  RecordedRun recorded(dir.path() / "run");
+  const RingSnapshot events = recorded.events(0);
+  ASSERT_EQ(events.iterations.size(), 2u);
+  EXPECT_EQ(events.iterations[0].iteration, 3);
+  EXPECT_EQ(events.iterations[1].iteration, 4);
+  EXPECT_FALSE(events.placement.empty()) << "the parameters, placed before any iteration";
+  for (const SpanEvent& e : events.spans) EXPECT_TRUE(e.iteration == 3 || e.iteration == 4) << e.iteration;
+  for (const AllocEvent& a : events.allocs) EXPECT_TRUE(a.iteration == 3 || a.iteration == 4) << a.iteration;
+
+  const ui::TimelineScene timeline = ui::build_timeline(events, ui::kRunPictureIterations);
+  ASSERT_EQ(timeline.iterations.size(), 2u);
+  EXPECT_EQ(ui::iterations_text(timeline.iterations.front().iteration, timeline.iterations.back().iteration),
+            "iterations 4-5");
+  const ui::MemoryLoadScene load = ui::build_memory_load(events, 0, ui::kRunPictureIterations, settings.batch_size);
+  ASSERT_FALSE(load.points.empty());
+  EXPECT_EQ(ui::iterations_text(load.points.front().iteration, load.points.back().iteration), "iterations 4-5");
+  EXPECT_EQ(ui::build_address_map(events, 1u << 30).iteration, 4) << "the last traced one, iteration 5";
+  for (const char* picture : {"timeline.png", "memory_load.png", "address_map.png"})
+    EXPECT_TRUE(fs::exists(dir.path() / "run" / picture)) << picture;
+}
+
+TEST(RecordedRunOfABatchRun, ATraceFromPastTheRunIsRefusedBeforeTheFolderIsMade) {
+  testing::TempDir dir("recorded_trace_past");
+  testing::write_tiny_cifar10(dir.path() / "data");
+  RunSettings settings = tiny_run(dir.path() / "data", dir.path() / "run");
+  settings.trace_from = 3;  // the run has 3 iterations: nothing after them to record
+  try {
+    run_batch(settings, std::nullopt);
+    FAIL() << "refused";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("--trace-from 3 is not before the run's last of 3 iterations"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(fs::exists(dir.path() / "run")) << "a refused start leaves the disk as it was";
 }
 
 // A run folder written by hand, quick to make and to damage: summary.json

@@ -10,6 +10,7 @@
 // step there and showing the peak in the PNG. Parked blocks: see
 // parked_fill.
 #include "ui/paint/address_map_picture.h"
+#include "ui/scene/iteration_number.h"
 
 #include <algorithm>
 #include <cmath>
@@ -57,7 +58,7 @@ const LegendEntries& legend() {
 }
 
 std::string title_of(const AddressMapScene& scene) {
-  std::string title = std::string(kTitle) + ": iteration " + std::to_string(scene.iteration) + "  |  peak load " +
+  std::string title = std::string(kTitle) + ": " + iterations_text(scene.iteration, scene.iteration) + "  |  peak load " +
                       format_bytes(scene.peak_load_bytes) + " at step " + std::to_string(scene.peak_step) +
                       "  |  footprint " + format_bytes(scene.footprint_bytes);
   title += "  |  ratio " + format_fixed(competitive_ratio(scene.footprint_bytes, scene.peak_load_bytes), 3);

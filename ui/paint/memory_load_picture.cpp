@@ -6,6 +6,7 @@
 // the per-iteration figures are the PNG's panels, which replace the
 // window's five ImGui::PlotLines.
 #include "ui/paint/memory_load_picture.h"
+#include "ui/scene/iteration_number.h"
 
 #include <algorithm>
 #include <cmath>
@@ -38,20 +39,15 @@ LegendEntries legend(const MemoryLoadScene& scene) {
   return entries;
 }
 
-std::string iteration_range(std::int64_t first, std::int64_t last) {
-  return first == last ? "iteration " + std::to_string(first)
-                       : "iterations " + std::to_string(first) + "-" + std::to_string(last);
-}
-
 std::string title_of(const MemoryLoadScene& scene) {
   std::string title = kTitle;
   if (!scene.points.empty()) {
     const LoadPoint& peak = scene.points[std::min(scene.peak_index, scene.points.size() - 1)];
-    title += ": " + iteration_range(scene.points.front().iteration, scene.points.back().iteration) + "  |  peak " +
-             format_bytes(scene.peak_load_bytes) + " (iteration " + std::to_string(peak.iteration) + ", step " +
+    title += ": " + iterations_text(scene.points.front().iteration, scene.points.back().iteration) + "  |  peak " +
+             format_bytes(scene.peak_load_bytes) + " (iteration " + std::to_string(shown_iteration(peak.iteration)) + ", step " +
              std::to_string(peak.step) + ")  |  highest extent " + format_bytes(scene.max_extent_bytes);
   } else if (!scene.iterations.empty()) {
-    title += ": " + iteration_range(scene.iterations.front().iteration, scene.iterations.back().iteration);
+    title += ": " + iterations_text(scene.iterations.front().iteration, scene.iterations.back().iteration);
   }
   if (scene.budget_bytes > 0) title += "  |  budget " + format_bytes(scene.budget_bytes);
   return title;
@@ -92,7 +88,7 @@ void draw_curves(Painter& p, const MemoryLoadLayout& l, const MemoryLoadScene& s
     if (i > 0 && points[i].iteration == points[i - 1].iteration) continue;
     const float x = static_cast<float>(l.x.px(static_cast<double>(i)));
     if (i > 0) dashed_line(p, {x, plot.y0}, {x, plot.y1}, kAxis);
-    p.text({x + 4, plot.y0 + 4}, "it " + std::to_string(points[i].iteration), kDimText, TextSize::small);
+    p.text({x + 4, plot.y0 + 4}, "it " + std::to_string(shown_iteration(points[i].iteration)), kDimText, TextSize::small);
   }
   // The area under the load, faintly, so the load reads as what fills the
   // pool. A sample narrower than a pixel is left to its neighbours, so no
@@ -197,7 +193,7 @@ void draw_iterations(Painter& p, const MemoryLoadLayout& l, const MemoryLoadScen
       throughput{{}, kThroughputColour};
   double max_bytes = 1, max_loss = 0, max_throughput = 0;
   for (const IterationPoint& it : scene.iterations) {
-    its.push_back(it.iteration);
+    its.push_back(shown_iteration(it.iteration));  // the panels' x axis counts as people do
     peak.values.push_back(static_cast<double>(it.peak_load_bytes));
     footprint.values.push_back(static_cast<double>(it.footprint_bytes));
     loss.values.push_back(it.loss);
@@ -251,8 +247,8 @@ MemoryLoadLayout memory_load_layout(const Painter& p, const MemoryLoadScene& sce
   const float gap = value_labels_width(p) + 24;  // the next panel's tick labels
   const float panel_width =
       std::max(20.0f, std::floor((area.x1 - kRightMargin - left - (columns - 1) * gap) / static_cast<float>(columns)));
-  double first = scene.iterations.empty() ? 0 : static_cast<double>(scene.iterations.front().iteration);
-  double last = scene.iterations.empty() ? 1 : static_cast<double>(scene.iterations.back().iteration);
+  double first = scene.iterations.empty() ? 1 : static_cast<double>(shown_iteration(scene.iterations.front().iteration));
+  double last = scene.iterations.empty() ? 2 : static_cast<double>(shown_iteration(scene.iterations.back().iteration));
   if (last <= first) {  // one iteration: centre it
     first -= 0.5;
     last += 0.5;

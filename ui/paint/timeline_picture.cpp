@@ -6,6 +6,7 @@
 // labels centred in a colour that reads on the fill; iteration boundaries
 // numbered above the lanes with their stall times; round ticks in ms.
 #include "ui/paint/timeline_picture.h"
+#include "ui/scene/iteration_number.h"
 
 #include <algorithm>
 #include <array>
@@ -58,8 +59,7 @@ std::string title_of(const TimelineScene& scene) {
   std::string title = kTitle;
   if (!scene.iterations.empty()) {
     const auto first = scene.iterations.front().iteration, last = scene.iterations.back().iteration;
-    title += first == last ? ": iteration " + std::to_string(first)
-                           : ": iterations " + std::to_string(first) + "-" + std::to_string(last);
+    title += ": " + iterations_text(first, last);
     double stall = 0;
     for (const TimelineIteration& it : scene.iterations) stall += it.stall_us;
     title += "  |  compute stalled " + ms(stall) + " of " + ms(scene.end_us - scene.start_us);
@@ -124,7 +124,7 @@ void draw_iteration_boundaries(Painter& p, const TimelineLayout& l, const Timeli
     // the next boundary.
     const float next = static_cast<float>(
         l.x.px(i + 1 < scene.iterations.size() ? scene.iterations[i + 1].start_us : it.end_us));
-    std::string label = "it " + std::to_string(it.iteration);
+    std::string label = "it " + std::to_string(shown_iteration(it.iteration));
     if (it.stall_us > 0) {
       const std::string longer = label + "  stall " + ms(it.stall_us);
       if (p.text_size(longer, TextSize::small).x + 8 < next - x) label = longer;

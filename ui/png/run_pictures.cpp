@@ -15,11 +15,6 @@
 namespace tidepool::ui {
 namespace {
 
-// How much of the run each picture shows: two iterations make the overlap
-// of one with the next visible; three show the load's period.
-constexpr int kTimelineIterations = 2;
-constexpr int kMemoryLoadIterations = 3;
-
 void write_png(const cv::Mat& image, const std::filesystem::path& file) {
   bool written = false;
   std::string why = "the encoder refused it";
@@ -40,11 +35,11 @@ void write_run_pictures(const RingSnapshot& events, std::size_t pool_bytes, std:
   std::error_code ignored;
   std::filesystem::create_directories(folder, ignored);
 
-  const TimelineScene timeline = build_timeline(events, kTimelineIterations);
+  const TimelineScene timeline = build_timeline(events, kRunPictureIterations);
   write_png(png::timeline_image(timeline, kRunPictureWidth, kRunPictureHeight), folder / kTimelinePicture);
   const AddressMapScene map = build_address_map(events, pool_bytes);
   write_png(png::address_map_image(map, kRunPictureWidth, kRunPictureHeight), folder / kAddressMapPicture);
-  const MemoryLoadScene load = build_memory_load(events, pool_bytes, kMemoryLoadIterations, batch, load_limit_bytes,
+  const MemoryLoadScene load = build_memory_load(events, pool_bytes, kRunPictureIterations, batch, load_limit_bytes,
                                                   computes_values);
   write_png(png::memory_load_image(load, kRunPictureWidth, kRunPictureHeight), folder / kMemoryLoadPicture);
 }

@@ -20,10 +20,16 @@ inline constexpr int kRunPictureHeight = 900;
 inline constexpr const char* kTimelinePicture = "timeline.png";
 inline constexpr const char* kAddressMapPicture = "address_map.png";
 inline constexpr const char* kMemoryLoadPicture = "memory_load.png";
+// The iterations every picture of a run shows, the same for all three so
+// that they read together: the last two finished, which show the overlap
+// of one iteration with the next; the address map, one iteration across,
+// shows the last of them. Their titles name them, counting from 1.
+inline constexpr int kRunPictureIterations = 2;
 
-// Writes timeline.png (the last 2 finished iterations), address_map.png
-// (against a pool of `pool_bytes`) and memory_load.png (the last 3
-// iterations' steps; `batch` images per iteration for images/s) into
+// Writes timeline.png (the last kRunPictureIterations finished iterations),
+// address_map.png (the last of them, against a pool of `pool_bytes`) and
+// memory_load.png (the same iterations' steps, with every iteration's
+// figures; `batch` images per iteration for images/s) into
 // `folder`, creating it if needed, each kRunPictureWidth x
 // kRunPictureHeight. A snapshot with no events still gives three pictures,
 // each saying so. Throws std::runtime_error naming the file when one cannot

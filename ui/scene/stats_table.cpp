@@ -5,6 +5,7 @@
 
 #include "engine/core/bytes_text.h"
 #include "engine/plan/memory_facts.h"
+#include "ui/scene/iteration_number.h"
 
 namespace tidepool::ui {
 namespace {
@@ -43,7 +44,7 @@ std::vector<StatsRow> stats_table(const SessionStatus& s, const IterationStats& 
                        : s.test_accuracy < 0 ? "after the first epoch"
                                              : number("%.2f %%", 100.0 * s.test_accuracy));
   if (st.iteration >= 0) {
-    row("last iteration", std::to_string(st.iteration));
+    row("last iteration", std::to_string(shown_iteration(st.iteration)));
     row("iteration time", timing("%.2f ms", st.iteration_ms, s, s.predicted ? s.predicted->iteration_us : 0));
     row("stall time", timing("%.2f ms", st.stall_ms, s, s.predicted ? s.predicted->stall_us : 0));
     MemorySummary measured;  // this iteration's, in the words of the plan's figures

@@ -5,15 +5,17 @@
 #include <cstdio>
 
 #include "ui/paint/memory_load_picture.h"
+#include "ui/scene/iteration_number.h"
 
 namespace tidepool::ui {
 namespace {
 
-// The summary of the iteration nearest to `iteration`.
-const IterationPoint& nearest(const std::vector<IterationPoint>& iterations, double iteration) {
-  return *std::min_element(iterations.begin(), iterations.end(), [&](const IterationPoint& a, const IterationPoint& b) {
-    return std::abs(static_cast<double>(a.iteration) - iteration) < std::abs(static_cast<double>(b.iteration) - iteration);
-  });
+// The summary of the iteration nearest to `shown`, a panel's x (which
+// counts iterations from 1).
+const IterationPoint& nearest(const std::vector<IterationPoint>& iterations, double shown) {
+  auto away = [&](const IterationPoint& p) { return std::abs(static_cast<double>(shown_iteration(p.iteration)) - shown); };
+  return *std::min_element(iterations.begin(), iterations.end(),
+                           [&](const IterationPoint& a, const IterationPoint& b) { return away(a) < away(b); });
 }
 
 }  // namespace
@@ -40,7 +42,7 @@ void MemoryLoadView::draw(const Frame& frame) {
 
   if (focus.sample >= 0) {
     const LoadPoint& p = scene.points[static_cast<std::size_t>(focus.sample)];
-    ImGui::SetTooltip("iteration %lld, step %d\nload %s\nextent %s", static_cast<long long>(p.iteration), p.step,
+    ImGui::SetTooltip("iteration %lld, step %d\nload %s\nextent %s", static_cast<long long>(shown_iteration(p.iteration)), p.step,
                       format_bytes(p.load_bytes).c_str(), format_bytes(p.extent_bytes).c_str());
     return;
   }
@@ -53,7 +55,7 @@ void MemoryLoadView::draw(const Frame& frame) {
     else
       std::snprintf(numbers, sizeof numbers, "loss, accuracy: %s", kNoNumbers);
     ImGui::SetTooltip("iteration %lld\npeak load %s\nfootprint %s\n%s\n%.1f images/s",
-                      static_cast<long long>(it.iteration), format_bytes(it.peak_load_bytes).c_str(),
+                      static_cast<long long>(shown_iteration(it.iteration)), format_bytes(it.peak_load_bytes).c_str(),
                       format_bytes(it.footprint_bytes).c_str(), numbers, it.images_per_second);
   }
 }

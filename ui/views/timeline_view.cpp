@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "ui/paint/timeline_picture.h"
+#include "ui/scene/iteration_number.h"
 
 namespace tidepool::ui {
 namespace {
@@ -17,7 +18,7 @@ void span_tooltip(const TimelineSpan& s) {
   if (!s.tensor.empty()) ImGui::Text("tensor    %s", s.tensor.c_str());
   if (s.bytes) ImGui::Text("bytes     %s", format_bytes(s.bytes).c_str());
   ImGui::Text("duration  %s", duration_text(s.duration_us()).c_str());
-  ImGui::Text("iteration %lld, step %d", static_cast<long long>(s.iteration), s.step);
+  ImGui::Text("iteration %lld, step %d", static_cast<long long>(shown_iteration(s.iteration)), s.step);
   if (s.stall()) ImGui::TextColored({1, 0.4f, 0.4f, 1}, "compute stalled on this transfer: its data, or the memory it frees");
   ImGui::EndTooltip();
 }

@@ -25,7 +25,7 @@ TEST(StatsTable, TimesStandAloneWithoutAPrediction) {
   SessionStatus s;
   s.test_accuracy = 0.5f;
   const auto rows = stats_table(s, finished_iteration());
-  EXPECT_EQ(value(rows, "last iteration"), "4");
+  EXPECT_EQ(value(rows, "last iteration"), "5") << "the event's iteration 4, counted from 1";
   EXPECT_EQ(value(rows, "iteration time"), "12.40 ms");
   EXPECT_EQ(value(rows, "stall time"), "1.50 ms");
   EXPECT_EQ(value(rows, "test accuracy"), "50.00 %");

@@ -320,7 +320,7 @@ TEST_F(Headless, AddressMapShowsTheRolesPeakAndBlocksInThePalettesColours) {
   AddressMapView view;
   const Drawn d = view_frames(view, in.frame());
 
-  const auto title = d.with("Address map: iteration 7");
+  const auto title = d.with("Address map: iteration 8");  // the scene's iteration 7, counted from 1
   ASSERT_EQ(title.size(), 1u) << d.listing();
   for (const char* part : {"peak load 640 KiB at step 5", "footprint 896 KiB", "pool 1.00 MiB", "ratio 1.400"})
     EXPECT_NE(title[0]->text.find(part), std::string::npos) << part << " in " << title[0]->text;
@@ -385,17 +385,18 @@ TEST_F(Headless, AddressMapTellsTheBlockUnderThePointer) {
 
 // memory_load_scene(): two iterations of ten steps against a 1 MiB budget;
 // the load climbs 100 + 80 step KiB to step 5 and falls, 100 KiB higher in
-// the second iteration, so its peak is 600 KiB at iteration 1, step 5
-// (sample 15 of 20), the extent 64 KiB above it.
+// the second iteration, so its peak is 600 KiB at event iteration 1, step 5
+// (sample 15 of 20), the extent 64 KiB above it. The views count
+// iterations from 1, as the command line does: that is iteration 2.
 TEST_F(Headless, MemoryLoadShowsThePeakTheBudgetAndTheLegend) {
   Inputs in;
   in.load = testing::memory_load_scene();
   MemoryLoadView view;
   const Drawn d = view_frames(view, in.frame());
 
-  const auto title = d.with("Memory load: iterations 0-1");
+  const auto title = d.with("Memory load: iterations 1-2");
   ASSERT_EQ(title.size(), 1u) << d.listing();
-  for (const char* part : {"peak 600 KiB (iteration 1, step 5)", "highest extent 664 KiB", "budget 1.00 MiB"})
+  for (const char* part : {"peak 600 KiB (iteration 2, step 5)", "highest extent 664 KiB", "budget 1.00 MiB"})
     EXPECT_NE(title[0]->text.find(part), std::string::npos) << part << " in " << title[0]->text;
   const DrawnText* peak = d.exactly("peak 600 KiB");
   ASSERT_NE(peak, nullptr);
@@ -421,8 +422,9 @@ TEST_F(Headless, MemoryLoadShowsThePeakTheBudgetAndTheLegend) {
   EXPECT_EQ(d.colour_of("footprint"), kExtent);
   for (const char* name : {"loss", "accuracy (%)", "images / s"}) EXPECT_NE(d.exactly(name), nullptr) << name;
   EXPECT_TRUE(d.with(kNoNumbers).empty()) << "this device computes values";
-  EXPECT_NE(d.exactly("it 0"), nullptr);
   EXPECT_NE(d.exactly("it 1"), nullptr);
+  EXPECT_NE(d.exactly("it 2"), nullptr);
+  for (const DrawnText& t : d.texts) EXPECT_NE(t.text, "it 0") << "iterations count from 1";
 }
 
 TEST_F(Headless, MemoryLoadOfADeviceWithoutNumbersSaysSoInItsLossAndAccuracyPanels) {
@@ -445,7 +447,7 @@ TEST_F(Headless, MemoryLoadTellsTheSampleAndTheIterationUnderThePointer) {
   ASSERT_NE(plot, nullptr);
   const float x = plot->box.x0 + plot->box.width() * 15.5f / 20;
   Drawn d = view_frames(view, in.frame(), {x, centre(plot->box).y}).tooltip();
-  for (const char* line : {"iteration 1, step 5", "load 600 KiB", "extent 664 KiB"})
+  for (const char* line : {"iteration 2, step 5", "load 600 KiB", "extent 664 KiB"})
     EXPECT_NE(d.exactly(line), nullptr) << line;
 
   // Over the images/s panel, right of its middle: the second iteration.
@@ -456,7 +458,7 @@ TEST_F(Headless, MemoryLoadTellsTheSampleAndTheIterationUnderThePointer) {
     if (q->box.x0 == images->x && q->box.y0 > images->y && (!panel || q->box.y0 < panel->box.y0)) panel = q;
   ASSERT_NE(panel, nullptr);
   d = view_frames(view, in.frame(), {panel->box.x1 - 6, centre(panel->box).y}).tooltip();
-  for (const char* line : {"iteration 1", "peak load 600 KiB", "footprint 664 KiB", "loss 2.1000",
+  for (const char* line : {"iteration 2", "peak load 600 KiB", "footprint 664 KiB", "loss 2.1000",
                            "accuracy 25.0 % of the batch", "900.0 images/s"})
     EXPECT_NE(d.exactly(line), nullptr) << line;
 }
@@ -474,7 +476,7 @@ TEST_F(Headless, TimelineShowsTheLanesSpansStallAndLegendInThePalettesColours) {
   const Drawn d = view_frames(view, in.frame());
 
   EXPECT_NE(d.exactly("follow newest"), nullptr);
-  EXPECT_NE(d.exactly("Stream timeline: iteration 0  |  compute stalled 0.40 ms of 2.00 ms"), nullptr) << d.listing();
+  EXPECT_NE(d.exactly("Stream timeline: iteration 1  |  compute stalled 0.40 ms of 2.00 ms"), nullptr) << d.listing();
   expect_legend(d, {{"forward", span_colour(SpanKind::forward)},
                     {"backward", span_colour(SpanKind::backward)},
                     {"accumulate", span_colour(SpanKind::accumulate)},
@@ -519,7 +521,7 @@ TEST_F(Headless, TimelineShowsTheLanesSpansStallAndLegendInThePalettesColours) {
   EXPECT_NE(d.exactly("conv1 bwd"), nullptr);
   EXPECT_NE(d.exactly("offload conv1.out"), nullptr);
   EXPECT_NE(d.exactly("stall 0.40 ms"), nullptr);
-  EXPECT_NE(d.exactly("it 0  stall 0.40 ms"), nullptr);
+  EXPECT_NE(d.exactly("it 1  stall 0.40 ms"), nullptr);
 }
 
 TEST_F(Headless, TimelineTellsTheSpanUnderThePointerAndZoomsAroundIt) {
@@ -534,7 +536,7 @@ TEST_F(Headless, TimelineTellsTheSpanUnderThePointerAndZoomsAroundIt) {
   const paint::Point at = centre(backward->box);
   const Drawn d = view_frames(view, in.frame(), {at.x, at.y}).tooltip();
   for (const char* line : {"conv1 bwd", "stream    compute", "layer     conv1", "tensor    conv1.out", "duration  600 us",
-                           "iteration 0, step 0"})
+                           "iteration 1, step 0"})
     EXPECT_NE(d.exactly(line), nullptr) << line;
   EXPECT_TRUE(d.with("compute stalled on this transfer").empty()) << "the backward is no stall";
 
@@ -586,7 +588,7 @@ TEST_F(Headless, TheDashboardShowsTheRunsRecordedPeakInEveryView) {
   const Drawn d = frames([&] { dashboard.draw(2400, 1400); }, kNoPointer, 2);
   const std::string map_window(view_title(ViewId::address_map)), load_window(view_title(ViewId::memory_load)),
       timeline_window(view_title(ViewId::timeline));
-  const auto map_title = d.with("Address map: iteration " + std::to_string(last.iteration), map_window);
+  const auto map_title = d.with("Address map: iteration " + std::to_string(last.iteration + 1), map_window);  // counted from 1
   ASSERT_EQ(map_title.size(), 1u) << d.listing();
   const std::string expected_peak = "peak load " + format_bytes(last.peak_load_bytes) + " at step " +
                                     std::to_string(last.peak_step);
