@@ -12,6 +12,11 @@ std::vector<std::string> memory_lines(const MemorySummary& m, const MemorySettin
                   fact(MemoryFact::footprint) + ", " + fact(MemoryFact::minimum_pool) + " (" + s.heuristic + ", mode " +
                   to_string(s.mode) + ", algo " + to_string(s.scheme) + ", " + to_string(s.transfer) + ", " +
                   to_string(s.order) + "); " + fact(MemoryFact::pinned_host));
+  // What the peak is made of; the parked blocks and holes are beside the
+  // load, not in it (docs/memory.md#what-the-figures-mean).
+  lines.push_back(std::string(fact_info(MemoryFact::peak_load_by_role).label) + ": " +
+                  fact_text(m, MemoryFact::peak_load_by_role) + "; beside it, below the extent: " +
+                  fact(MemoryFact::parked_at_peak) + ", " + fact(MemoryFact::holes_at_peak));
   if (s.host_memory == HostMemory::pageable && m.pageable_bytes > 0)
     lines.push_back("pageable offloads: " + format_bytes(m.pageable_bytes) + " of ordinary host memory, copied through " +
                     format_bytes(m.pinned_bytes) + " of pinned staging buffers");

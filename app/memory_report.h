@@ -12,7 +12,7 @@
 
 namespace tidepool::app {
 
-// The pool, what async offloads do with the blocks they free, what
+// The pool, the peak load by role, what async offloads do with the blocks they free, what
 // compression saves in pinned memory, AutoSwap's load limit.
 std::vector<std::string> memory_lines(const MemorySummary& m, const MemorySettings& settings, int compress_threads);
 

@@ -180,14 +180,17 @@ std::size_t total_alloc_bytes(const AllocTrace& trace) {
 
 AllocTrace trace_of(const Schedule& s, int iterations, bool with_persistent) {
   AllocTrace trace;
+  auto alloc = [&](int t, bool will_offload, int step) {
+    const TensorInfo& info = s.tensors[t].info;
+    trace.push_back({TraceEvent::Kind::alloc, t, info.bytes(), will_offload, false, step, 0, info.role});
+  };
   if (with_persistent)
-    for (int t : s.persistent) trace.push_back({TraceEvent::Kind::alloc, t, s.tensors[t].info.bytes(), false, false, -1});
+    for (int t : s.persistent) alloc(t, false, -1);
   for (int i = 0; i < iterations; ++i)
     for (int step = 0; step < static_cast<int>(s.steps.size()); ++step) {
       const Step& st = s.steps[step];
       if (st.kind == StepKind::alloc)
-        trace.push_back(
-            {TraceEvent::Kind::alloc, st.tensor, s.tensors[st.tensor].info.bytes(), st.will_offload, false, step});
+        alloc(st.tensor, st.will_offload, step);
       else if (st.kind == StepKind::free)  // parked where the replay's horizon allows
         trace.push_back({TraceEvent::Kind::free, st.tensor, 0, false, st.after_copy, step});
     }

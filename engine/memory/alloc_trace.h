@@ -70,6 +70,11 @@ struct TraceEvent {
   // blocks per stream (pytorch); 0 for a schedule's and a CSV's. Not part
   // of the format, nor of equality (as `step`).
   int stream = 0;
+  // alloc: what the block holds, for the breakdown of the peak load by
+  // role (trace_of: the schedule's tensor's); a CSV or snapshot trace
+  // knows no roles and counts every block as an activation. Not part of
+  // the format, nor of equality (as `step`).
+  Role role = Role::activation;
   bool operator==(const TraceEvent& o) const {
     return kind == o.kind && id == o.id && bytes == o.bytes && will_offload == o.will_offload &&
            after_copy == o.after_copy;

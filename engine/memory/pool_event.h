@@ -4,8 +4,11 @@
 // events of a run (engine/observe/events.h) can carry them as they are.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+
+#include "engine/core/tensor.h"
 
 namespace tidepool {
 
@@ -40,12 +43,23 @@ class PoolObserver {
   virtual void on_pool_event(const PoolEvent& e) = 0;
 };
 
+// Bytes by the role of the blocks that hold them (engine/core/tensor.h),
+// indexed by static_cast<int>(Role).
+using RoleBytes = std::array<std::size_t, kRoleCount>;
+
 // The figures of one iteration, as engine/memory/replay.h defines them.
 struct PoolFigures {
   std::size_t peak_load_bytes = 0;
   std::size_t footprint_bytes = 0;
   int peak_event = -1;         // the event at which the load last reached its peak (-1: before any)
   Range largest_free_at_peak;  // its offset and size (bytes 0: none)
+  // What lay below the extent at that moment: the load by role (its
+  // entries sum to peak_load_bytes), and beside the load, not in it, the
+  // parked blocks (dead, still taken) and the free bytes between them, so
+  // that load + parked + holes is the extent then.
+  RoleBytes peak_load_by_role{};
+  std::size_t parked_at_peak_bytes = 0;
+  std::size_t holes_at_peak_bytes = 0;
 };
 
 }  // namespace tidepool

@@ -29,9 +29,22 @@ PoolReplay::PoolReplay(Allocator& allocator, int park_horizon, PoolObserver* obs
 
 void PoolReplay::start_iteration() {
   figures_ = {};
+  const PoolStats now = stats();
+  figures_.footprint_bytes = now.extent_bytes;
+  note_peak(now, -1);
+}
+
+void PoolReplay::note_peak(const PoolStats& now, int event) {
   figures_.peak_load_bytes = load_;
-  figures_.footprint_bytes = stats().extent_bytes;
-  figures_.largest_free_at_peak = largest_free_below_extent();
+  figures_.peak_event = event;
+  figures_.largest_free_at_peak = largest_free_below_extent(now);
+  figures_.peak_load_by_role = load_by_role_;
+  // Every taken byte lies below the extent, so what is neither live nor
+  // parked there is free; the guard only keeps a policy that reported a
+  // short extent from wrapping round (the tests check the sum).
+  const std::size_t parked = parking_.parked_bytes();
+  figures_.parked_at_peak_bytes = parked;
+  figures_.holes_at_peak_bytes = now.extent_bytes - std::min(now.extent_bytes, load_ + parked);
 }
 
 // The overlap check and the gaps between taken blocks, kept as blocks come
@@ -126,15 +139,12 @@ std::optional<std::size_t> PoolReplay::place(std::int64_t id, const AllocRequest
     parked_.erase(*offset);  // its own block: still taken, live again
   else
     take(*offset, bytes);
-  blocks_.emplace(id, Range{*offset, bytes});
+  blocks_.emplace(id, LiveBlock{{*offset, bytes}, request.role});
   load_ += bytes;
+  load_by_role_[static_cast<int>(request.role)] += bytes;
   const PoolStats s = stats();
   figures_.footprint_bytes = std::max(figures_.footprint_bytes, s.extent_bytes);
-  if (load_ >= figures_.peak_load_bytes) {
-    figures_.peak_load_bytes = load_;
-    figures_.peak_event = event;
-    figures_.largest_free_at_peak = largest_free_below_extent(s);
-  }
+  if (load_ >= figures_.peak_load_bytes) note_peak(s, event);
   report(PoolAction::place, id, {*offset, bytes}, parking_.reclaimed(), event);
   return offset;
 }
@@ -142,7 +152,8 @@ std::optional<std::size_t> PoolReplay::place(std::int64_t id, const AllocRequest
 void PoolReplay::free(std::int64_t id, int event, bool after_copy) {
   const auto it = blocks_.find(id);
   if (it == blocks_.end()) throw std::logic_error("block " + std::to_string(id) + " is freed while not placed");
-  const Range block = it->second;
+  const Range block = it->second.range;
+  load_by_role_[static_cast<int>(it->second.role)] -= block.bytes;
   blocks_.erase(it);
   load_ -= block.bytes;
   if (after_copy && parking_.horizon() > 0) {
@@ -168,7 +179,7 @@ TraceReplay replay(const AllocTrace& trace, PoolReplay& pool) {
       continue;
     }
     const int tensor = e.id >= 0 && e.id <= INT_MAX ? static_cast<int>(e.id) : -1;
-    if (!pool.place(e.id, {e.bytes, tensor, Role::activation, e.will_offload, e.stream}, event)) {
+    if (!pool.place(e.id, {e.bytes, tensor, e.role, e.will_offload, e.stream}, event)) {
       r.fits = false;
       r.failed_event = static_cast<int>(i);
       r.failure = pool.failure();

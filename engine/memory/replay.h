@@ -11,7 +11,7 @@
 //   pool.start_iteration();
 //   auto offset = pool.place(tensor, {bytes, tensor, role, will_offload}, step);
 //   pool.free(tensor, step, /*after_copy=*/true);      // parked: its copy may still read it
-//   pool.figures();                                     // peak load, footprint, largest free at peak
+//   pool.figures();  // peak load (and by role), footprint, largest free, parked and holes at the peak
 //
 // The figures it computes are defined in docs/memory.md#what-the-figures-mean.
 #pragma once
@@ -65,7 +65,7 @@ class PoolReplay {
   void free(std::int64_t id, int event, bool after_copy = false);
 
   bool live(std::int64_t id) const { return blocks_.count(id) != 0; }
-  Range block_of(std::int64_t id) const { return blocks_.at(id); }
+  Range block_of(std::int64_t id) const { return blocks_.at(id).range; }
 
   struct Failure {
     std::size_t request_bytes = 0;       // rounded up
@@ -90,17 +90,25 @@ class PoolReplay {
   Range largest_free_below_extent(const PoolStats& now) const;
   void take(std::size_t offset, std::size_t bytes);
   void release(std::size_t offset);
+  // The load now is the iteration's peak so far: the figures at the peak
+  // are taken from the pool as it is.
+  void note_peak(const PoolStats& now, int event);
   void report(PoolAction action, std::int64_t id, Range block, bool reclaimed, int event);
   void given_back(int event);
 
   Allocator& allocator_;
   Parking parking_;
   PoolObserver* observer_;
-  std::unordered_map<std::int64_t, Range> blocks_;  // live blocks by id
+  struct LiveBlock {
+    Range range;
+    Role role;
+  };
+  std::unordered_map<std::int64_t, LiveBlock> blocks_;  // live blocks by id
   std::set<std::size_t> parked_;                    // offsets of parked blocks
   std::map<std::size_t, std::size_t> taken_;        // offset -> end, live and parked
   std::set<std::pair<std::size_t, std::size_t>> gaps_;  // (bytes, offset) between taken blocks
   std::size_t load_ = 0;
+  RoleBytes load_by_role_{};  // load_, split by the role of each live block
   PoolFigures figures_;
   Failure failure_;
 };

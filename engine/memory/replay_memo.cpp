@@ -14,12 +14,12 @@
 namespace tidepool {
 namespace {
 
-// Every field of an event, the step and the stream included
-// (TraceEvent::operator== leaves them out, but a replay reports the step in
-// its figures, and pytorch keeps its blocks per stream).
+// Every field of an event, the step, the stream and the role included
+// (TraceEvent::operator== leaves them out, but a replay reports the step
+// and the roles in its figures, and pytorch keeps its blocks per stream).
 bool same_events(const AllocTrace& a, const AllocTrace& b) {
   return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const TraceEvent& x, const TraceEvent& y) {
-    return x == y && x.step == y.step && x.stream == y.stream;
+    return x == y && x.step == y.step && x.stream == y.stream && x.role == y.role;
   });
 }
 
@@ -158,7 +158,7 @@ std::uint64_t fingerprint(const AllocTrace& trace, std::uint64_t hash) {
     mix(static_cast<std::uint64_t>(e.id));
     mix(e.bytes);
     mix(static_cast<std::uint64_t>(e.kind) | std::uint64_t{e.will_offload} << 8 | std::uint64_t{e.after_copy} << 9 |
-        static_cast<std::uint64_t>(static_cast<std::uint32_t>(e.step)) << 32);
+        static_cast<std::uint64_t>(e.role) << 16 | static_cast<std::uint64_t>(static_cast<std::uint32_t>(e.step)) << 32);
     mix(static_cast<std::uint64_t>(static_cast<std::uint32_t>(e.stream)));
   }
   return hash;

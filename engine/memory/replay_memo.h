@@ -33,7 +33,7 @@ namespace tidepool {
 inline constexpr std::size_t kMemoBytes = std::size_t{64} << 20;
 
 // A replay's requests, by reference, with their fingerprint (every field
-// of every event, the step and stream included, hashed): made once by a caller that
+// of every event, the step, stream and role included, hashed): made once by a caller that
 // asks many questions of the same requests.
 std::uint64_t fingerprint(const AllocTrace& trace, std::uint64_t hash);
 struct MemoRequests {

@@ -26,6 +26,9 @@ enum class MemoryFact : std::uint8_t {
   footprint,
   competitive_ratio,
   largest_free_at_peak,
+  peak_load_by_role,  // JSON: an object keyed by each role's name (to_string(Role)), every role present
+  parked_at_peak,
+  holes_at_peak,
   offloaded,
   pinned_host,
   pageable_host,
@@ -53,8 +56,14 @@ const MemoryFactInfo& fact_info(MemoryFact fact);
 std::optional<std::size_t> fact_bytes(const MemorySummary& m, MemoryFact fact);
 
 // The value in words: bytes as format_bytes writes them, the competitive
-// ratio to three decimals, the park horizon as park_horizon_text.
+// ratio to three decimals, the park horizon as park_horizon_text, the peak
+// load by role as its roles with any bytes, largest first, each with its
+// share of the peak ("workspace 1.2 GiB (61 %), activation ...").
 std::string fact_text(const MemorySummary& m, MemoryFact fact);
+
+// A role in words, as the breakdown's text and the Stats bar name it: its
+// JSON key with spaces ("weight gradient").
+std::string role_label(Role role);
 
 // How many blocks freed by async offloads stay parked at once: "all"
 // (until the pool needs the room), "none", or "up to N".

@@ -124,7 +124,8 @@ struct MemoryPlan {
     return {pool_bytes,          needed_pool_bytes, minimum_pool_bytes, peak_load_bytes(),
             footprint_bytes(),   largest_free_at_peak_bytes(), offloaded_bytes(), pinned_bytes(),
             pageable_bytes(),    uncompressed_pinned_bytes, load_limit_bytes, park_horizon(), parking_pool_bytes,
-            arena_bytes};
+            arena_bytes,         figures.peak_load_by_role, figures.parked_at_peak_bytes,
+            figures.holes_at_peak_bytes};
   }
 };
 

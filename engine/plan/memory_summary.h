@@ -7,6 +7,7 @@
 #include <cstddef>
 
 #include "engine/memory/figures.h"
+#include "engine/memory/pool_event.h"
 
 namespace tidepool {
 
@@ -29,6 +30,11 @@ struct MemorySummary {
   int park_horizon = 0;                // blocks async offloads keep parked at once (kParkUntilNeeded: all)
   std::size_t parking_pool_bytes = 0;  // a pool that parks more (0: none)
   std::size_t arena_bytes = 0;         // device memory reserved for the run
+  // The steady iteration's peak load by role (sums to peak_load_bytes),
+  // and beside it the parked and the free bytes below the extent then.
+  RoleBytes peak_load_by_role{};
+  std::size_t parked_at_peak_bytes = 0;
+  std::size_t holes_at_peak_bytes = 0;
   double competitive_ratio() const {
     return tidepool::competitive_ratio(footprint_bytes, peak_load_bytes);
   }

@@ -1,7 +1,8 @@
 // `tidepool plan` speaks a run's language: a --batch run's options pasted
 // after `plan` give that run's row first, equal to the run's summary.json;
 // a memory choice given once keeps the table to it, a list plans each, one
-// left out is enumerated; under --budget each row says whether it fits.
+// left out is enumerated; under --budget each row says whether it fits;
+// the peak's breakdown by role is the same in both.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -36,15 +37,24 @@ nlohmann::json plan_json(const std::string& options) {
   return nlohmann::json::parse(r.out);
 }
 
+// A one-iteration resnet20 run on a tiny CIFAR-10 in `dir`, with `memory`
+// options: its options, for `--batch` and for `plan` alike.
+std::string tiny_run_options(const testing::TempDir& dir, const std::string& memory) {
+  testing::write_tiny_cifar10(dir.path() / "data");
+  return "--model resnet20 --dataset cifar10 --data " + (dir.path() / "data").string() + " --iterations 1 " + memory +
+         " --out " + (dir.path() / "run").string();
+}
+
+nlohmann::json run_summary(const testing::TempDir& dir) {
+  std::ifstream file(dir.path() / "run" / "summary.json");
+  return nlohmann::json::parse(file);
+}
+
 TEST(PlanARun, TheRunsCommandLineAfterPlanGivesItsRowFirstAsItsSummarySays) {
   testing::TempDir dir("plan-a-run");
-  testing::write_tiny_cifar10(dir.path() / "data");
-  const std::string options = "--model resnet20 --dataset cifar10 --data " + (dir.path() / "data").string() +
-                              " --batch-size 32 --iterations 1 --mode all --algo m --heuristic cnmem --out " +
-                              (dir.path() / "run").string();
+  const std::string options = tiny_run_options(dir, "--batch-size 32 --mode all --algo m --heuristic cnmem");
   ASSERT_EQ(tidepool("--quiet --batch " + options).status, 0);
-  std::ifstream file(dir.path() / "run" / "summary.json");
-  const nlohmann::json summary = nlohmann::json::parse(file);
+  const nlohmann::json summary = run_summary(dir);
   const nlohmann::json rows = plan_json(options);
   // mode, algo and heuristic given: the alternatives are the other order.
   ASSERT_EQ(rows.size(), 2u) << rows.dump(1);
@@ -56,6 +66,29 @@ TEST(PlanARun, TheRunsCommandLineAfterPlanGivesItsRowFirstAsItsSummarySays) {
   for (const char* key : {"pool_bytes", "peak_load_bytes", "footprint_bytes", "largest_free_at_peak_bytes",
                           "offloaded_bytes", "pinned_host_bytes", "park_horizon"})
     EXPECT_EQ(mine.at(key), summary.at(key)) << key;
+}
+
+// What the peak is made of (docs/memory.md#what-the-figures-mean): the
+// run's summary.json breaks its peak down as plan does for the same
+// options, the roles summing to the peak load, and --batch prints it.
+// Async transfers, so blocks freed after their copies may be parked.
+TEST(PlanARun, TheRunsPeakBreakdownIsThePlans) {
+  testing::TempDir dir("plan-a-run-breakdown");
+  const std::string options = tiny_run_options(dir, "--batch-size 16 --mode all --transfer async --heuristic best-fit");
+  const Output run = tidepool("--batch " + options);
+  ASSERT_EQ(run.status, 0) << run.out;
+  EXPECT_NE(run.out.find("\npeak load by role: "), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("; beside it, below the extent: parked at peak "), std::string::npos) << run.out;
+  const nlohmann::json summary = run_summary(dir);
+  const nlohmann::json mine = plan_json(options).at(0);
+  ASSERT_TRUE(mine.at("this_run").get<bool>());
+  for (const char* key : {"peak_breakdown", "parked_at_peak_bytes", "holes_at_peak_bytes", "peak_load_bytes"})
+    EXPECT_EQ(mine.at(key), summary.at(key)) << key;
+  std::size_t by_role = 0;
+  for (const auto& [role, bytes] : summary.at("peak_breakdown").items()) by_role += bytes.get<std::size_t>();
+  EXPECT_EQ(by_role, summary.at("peak_load_bytes").get<std::size_t>());
+  EXPECT_GT(summary.at("peak_breakdown").at("weight").get<std::size_t>(), 0u);
+  EXPECT_GT(summary.at("peak_breakdown").at("activation").get<std::size_t>(), 0u);
 }
 
 TEST(PlanARun, AChoiceGivenOnceFiltersAListPlansEachAndOneLeftOutIsEnumerated) {

@@ -10,7 +10,10 @@
 // A change that means to move figures re-records them with the same
 // commands and says why in its commit. Re-recorded when the pytorch
 // heuristic was registered: jq showed every earlier row byte-identical and
-// in order, and the only new rows pytorch's (20 per table).
+// in order, and the only new rows pytorch's (20 per table). Re-recorded
+// when the peak's breakdown was added: every row with the new keys
+// (peak_breakdown, parked_at_peak_bytes, holes_at_peak_bytes) taken out
+// is the earlier row, key for key, and the git diff adds lines only.
 #include <gtest/gtest.h>
 
 #include <fstream>

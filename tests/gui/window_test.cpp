@@ -214,7 +214,8 @@ std::string stats_value(const std::string& output, const std::string& figure) {
 
 // The sim device at ImageNet's shapes, no files: the views draw its
 // iterations, and the Stats view says "simulated: no numbers" for the test
-// accuracy and puts the plan's prediction beside the simulated times.
+// accuracy, puts the plan's prediction beside the simulated times, and
+// draws the planned peak's stacked bar in the roles' colours.
 TEST_F(Window, SimDeviceSaysNoNumbersAndShowsThePrediction) {
   const std::string shot = (dir_.path() / "sim.png").string();
   const Result r = run_command("xvfb-run -a " + std::string(TIDEPOOL_BINARY) +
@@ -231,6 +232,10 @@ TEST_F(Window, SimDeviceSaysNoNumbersAndShowsThePrediction) {
   const Layout l = layout_for(static_cast<float>(image.cols), static_cast<float>(image.rows), kMenuHeight);
   EXPECT_GT(count_colour(image, l[ViewId::timeline], span_colour(SpanKind::forward)), 200);
   EXPECT_GT(count_colour(image, l[ViewId::memory_load], kLoad), 100);
+  // Weights live all along, so they are in every peak; their green is
+  // drawn nowhere else in Stats (the bar and its legend's swatch).
+  EXPECT_NE(stats_value(r.output, "planned peak load by role").find("weight "), std::string::npos) << r.output;
+  EXPECT_GT(count_colour(image, l[ViewId::stats], role_colour(Role::weight)), 100);
 }
 
 // A run that cannot start (here a budget below the smallest) has nothing to

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "engine/memory/figures.h"
+#include "engine/plan/memory_facts.h"  // role_label
 #include "ui/scene/colours.h"
 
 namespace tidepool::ui::paint {
@@ -37,16 +38,10 @@ constexpr Role kRoles[] = {Role::input,          Role::activation,      Role::ac
 // outline says "parked" whatever the role.
 std::uint32_t parked_fill(const MapBlock& b) { return shade(role_colour(b.role), 0.4); }
 
-std::string role_name(Role r) {
-  std::string name(to_string(r));
-  std::replace(name.begin(), name.end(), '_', ' ');
-  return name;
-}
-
 const LegendEntries& legend() {
   static const LegendEntries entries = [] {
     LegendEntries e;
-    for (Role r : kRoles) e.emplace_back(role_name(r), role_colour(r));
+    for (Role r : kRoles) e.emplace_back(role_label(r), role_colour(r));
     e.emplace_back("in flight to host", kInFlightToHost);
     e.emplace_back("in flight from host", kInFlightFromHost);
     e.emplace_back("parked (dead, still taken)", kParked);

@@ -68,7 +68,7 @@ HeuristicReplay replay_one(const PaperSequence& sequence, const std::string& heu
       // The id doubles as the tensor id, as in tidepool::replay, so
       // smartpool can recognise a repeated sequence.
       const int tensor = e.id >= 0 && e.id <= INT_MAX ? static_cast<int>(e.id) : -1;
-      placed = pool.place(e.id, {e.bytes, tensor, Role::activation, e.will_offload}, event);
+      placed = pool.place(e.id, {e.bytes, tensor, e.role, e.will_offload, e.stream}, event);
       if (placed) {
         labels[*placed] = {e.id, *placed, round_up(e.bytes), e.will_offload};
       } else {

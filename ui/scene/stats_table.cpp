@@ -90,6 +90,12 @@ std::vector<StatsRow> stats_table(const SessionStatus& s, const IterationStats& 
   fact(MemoryFact::pool);
   fact(MemoryFact::minimum_pool);
   row(std::string("planned ") + fact_info(MemoryFact::peak_load).label, fact_text(m, MemoryFact::peak_load));
+  if (m.peak_load_bytes) {  // the bar above the table draws the same (ui/scene/peak_breakdown.h)
+    row(std::string("planned ") + fact_info(MemoryFact::peak_load_by_role).label,
+        fact_text(m, MemoryFact::peak_load_by_role));
+    row("beside it, below the extent", fact_text(m, MemoryFact::parked_at_peak) + " parked, " +
+                                           fact_text(m, MemoryFact::holes_at_peak) + " in holes");
+  }
   fact(MemoryFact::arena);
   return rows;
 }

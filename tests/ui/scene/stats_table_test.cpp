@@ -1,8 +1,13 @@
 // The Stats view's rows: what a device that computes no values shows in
-// place of numbers, and the plan's prediction beside the iteration's times.
+// place of numbers, the plan's prediction beside the iteration's times,
+// and the planned peak broken down by role, in words and as its bar.
 #include "ui/scene/stats_table.h"
 
 #include <gtest/gtest.h>
+
+#include "engine/plan/memory_facts.h"  // role_label
+#include "ui/scene/colours.h"
+#include "ui/scene/peak_breakdown.h"
 
 namespace tidepool::ui {
 namespace {
@@ -69,6 +74,42 @@ TEST(StatsTable, Fp16ShowsItsLossScaleAndSkippedSteps) {
   EXPECT_EQ(value(stats_table(s, finished_iteration()), "fp16 loss scale"), "<no row fp16 loss scale>");
   s.loss_scale = LossScalerState{.scale = 16384.0f, .good_steps = 5, .skipped_steps = 2};
   EXPECT_EQ(value(stats_table(s, finished_iteration()), "fp16 loss scale"), "16384, 2 steps skipped (overflowed)");
+}
+
+TEST(StatsTable, ThePlannedPeakIsBrokenDownByRoleInABarAndInWords) {
+  constexpr std::size_t MiB = std::size_t{1} << 20;
+  SessionStatus s;
+  EXPECT_TRUE(peak_bar(s.memory).empty()) << "nothing planned, nothing to draw";
+  EXPECT_EQ(value(stats_table(s, {}), "planned peak load by role"), "<no row planned peak load by role>");
+  s.memory.peak_load_bytes = 10 * MiB;
+  s.memory.peak_load_by_role[static_cast<int>(Role::workspace)] = 1 * MiB;
+  s.memory.peak_load_by_role[static_cast<int>(Role::activation)] = 6 * MiB;
+  s.memory.peak_load_by_role[static_cast<int>(Role::weight)] = 3 * MiB;
+  s.memory.parked_at_peak_bytes = 2 * MiB;
+
+  // Roles in Role's order, so a role keeps its place as the runs change;
+  // then, beside the load, the parked blocks (no holes: no part).
+  const std::vector<PeakBarPart> parts = peak_bar(s.memory);
+  ASSERT_EQ(parts.size(), 4u);
+  const Role roles[] = {Role::activation, Role::weight, Role::workspace};
+  std::size_t load = 0;
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(parts[i].label, role_label(roles[i]));
+    EXPECT_EQ(parts[i].colour, role_colour(roles[i])) << parts[i].label;
+    EXPECT_TRUE(parts[i].in_load) << parts[i].label;
+    load += parts[i].bytes;
+  }
+  EXPECT_EQ(load, s.memory.peak_load_bytes);
+  EXPECT_EQ(parts[3].label, "parked");
+  EXPECT_EQ(parts[3].bytes, 2 * MiB);
+  EXPECT_EQ(parts[3].colour, kParked);
+  EXPECT_FALSE(parts[3].in_load);
+
+  // The rows say it largest first.
+  const auto rows = stats_table(s, {});
+  EXPECT_EQ(value(rows, "planned peak load by role"),
+            "activation 6.00 MiB (60 %), weight 3.00 MiB (30 %), workspace 1.00 MiB (10 %)");
+  EXPECT_EQ(value(rows, "beside it, below the extent"), "2.00 MiB parked, 0 B in holes");
 }
 
 }  // namespace
