@@ -101,4 +101,15 @@ struct PyTorchSnapshot {
 // Reads the structure above; `source` names it in error messages.
 PyTorchSnapshot read_pytorch_snapshot(const PlainData& snapshot, const std::string& source);
 
+// The structure above as PyTorch writes it, for a writer (engine/memory/
+// snapshot/pickle_writer.h, or plain_data_json for JSON): read_pytorch_snapshot
+// reads it back to the same snapshot (stacks numbered in the order the
+// trace, then the segments, first use them). Each stack is one frames list
+// that every entry from it shares, as PyTorch's are; an entry or block
+// without one (-1) has no `frames` (a block: an empty list). A segment's
+// allocated_size, active_size and requested_size are summed from its
+// blocks, and it is a block-by-block segment of the default pool
+// (segment_pool_id (0, 0), is_expandable False), as PyTorch describes one.
+PlainData snapshot_data(const PyTorchSnapshot& snapshot);
+
 }  // namespace tidepool
