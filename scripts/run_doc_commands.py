@@ -112,6 +112,22 @@ def runnable_lines(path):
     return out
 
 
+# `replay`'s options that take a value: the word after one is not FILE.
+REPLAY_VALUE_OPTIONS = ('--device-index', '--budget', '--pytorch-alloc-conf')
+
+
+def replay_file(args):
+    """FILE of `replay [options] FILE [options]` (args[0] is 'replay'), or None."""
+    words = iter(args[1:])
+    for word in words:
+        if word.startswith('-'):
+            if word in REPLAY_VALUE_OPTIONS:
+                next(words, None)
+            continue
+        return word
+    return None
+
+
 def option_value(args, name):
     for i, a in enumerate(args):
         if a == name and i + 1 < len(args):
@@ -296,18 +312,19 @@ class Runner:
 
     def fixtures(self, c, folder):
         """Make what the command reads and its page did not make; False on failure."""
-        if c.sub == 'replay' and len(c.args) > 1 and not c.args[-1].startswith('-'):
-            path = os.path.join(folder, c.args[-1])
-            committed = os.path.join(self.root, c.args[-1])
+        replayed = replay_file(c.args) if c.sub == 'replay' else None
+        if replayed:
+            path = os.path.join(folder, replayed)
+            committed = os.path.join(self.root, replayed)
             if not os.path.exists(path) and os.path.isfile(committed):  # examples/*.pickle: the real file
                 os.makedirs(os.path.dirname(path), exist_ok=True)
                 shutil.copyfile(committed, path)
-                print(f'{c.where}: fixture: {c.args[-1]} (copied from the repository)', flush=True)
+                print(f'{c.where}: fixture: {replayed} (copied from the repository)', flush=True)
             if not os.path.exists(path):
                 os.makedirs(os.path.dirname(path), exist_ok=True)
                 with open(path, 'w') as f:
                     f.write(TRACE_FIXTURE)
-                print(f'{c.where}: fixture: {c.args[-1]} (the example trace of docs/memory.md)', flush=True)
+                print(f'{c.where}: fixture: {replayed} (the example trace of docs/memory.md)', flush=True)
         run_dir = option_value(c.args, '--resume') if c.trains else (c.args[1] if c.sub == 'view' and len(c.args) > 1 else None)
         if run_dir and not os.path.exists(os.path.join(folder, run_dir)):
             argv = [self.binary, '--batch', '--quiet', '--model', 'resnet20', '--iterations', '1', '--out', run_dir]

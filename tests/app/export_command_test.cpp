@@ -18,6 +18,7 @@
 #include "engine/core/file_bytes.h"
 #include "engine/memory/snapshot/snapshot_file.h"
 #include "testing/run_command.h"
+#include "testing/snapshot_traces.h"
 #include "testing/temp_dir.h"
 
 namespace tidepool::app {
@@ -88,11 +89,7 @@ TEST_F(ExportCommand, TheFileReadsBackToTheRunsTrace) {
   const SnapshotTrace of_run = snapshot_trace(run_snapshot(run()), run().string());
   const SnapshotTrace of_file = read_snapshot_trace(read_file_bytes(file("trace.pickle").string()), "trace.pickle");
   ASSERT_FALSE(of_run.trace.empty());
-  EXPECT_EQ(of_file.trace, of_run.trace);
-  EXPECT_EQ(of_file.stream, of_run.stream);
-  EXPECT_EQ(of_file.stacks, of_run.stacks);
-  EXPECT_EQ(of_file.entries, of_run.entries);
-  EXPECT_EQ(of_file.peak_reserved, of_run.peak_reserved);
+  testing::expect_same_snapshot_trace(of_file, of_run, "the export");
   EXPECT_EQ(of_file.live_at_start, 0u) << "the set-up placement is in the trace";
   // The blocks are the tensors: their frames name them, and each
   // iteration's tensor has the id the first gave it (smartpool learns it).

@@ -269,24 +269,6 @@ class DataBuilder {
     if (added) it->second = data_.add_string(s, Kind::string);
     return it->second;
   }
-  static Value integer(std::int64_t i) {
-    Value v;
-    v.kind = Kind::integer;
-    v.integer = i;
-    return v;
-  }
-  static Value unsigned_integer(std::uint64_t u) {
-    Value v;
-    v.kind = Kind::unsigned_integer;
-    v.unsigned_integer = u;
-    return v;
-  }
-  static Value boolean(bool b) {
-    Value v;
-    v.kind = Kind::boolean;
-    v.flag = b;
-    return v;
-  }
   void set(const Value& dict, const char* key, const Value& value) { data_.add_entry(dict, string(key), value); }
   void set(const Value& dict, const char* key, const std::string& text) { set(dict, key, string(text)); }
   PlainData& data() { return data_; }
@@ -309,7 +291,7 @@ PlainData snapshot_data(const PyTorchSnapshot& snapshot) {
     for (const SnapshotFrame& f : stack) {
       const Value frame = b.dict();
       b.set(frame, "filename", f.filename);
-      b.set(frame, "line", DataBuilder::integer(f.line));
+      b.set(frame, "line", Value::of_int(f.line));
       b.set(frame, "name", f.name);
       data.append(list, frame);
     }
@@ -324,9 +306,9 @@ PlainData snapshot_data(const PyTorchSnapshot& snapshot) {
     const Value blocks = b.list();
     for (const SnapshotBlock& k : s.blocks) {
       const Value block = b.dict();
-      b.set(block, "address", DataBuilder::unsigned_integer(k.address));
-      b.set(block, "size", DataBuilder::unsigned_integer(k.size));
-      b.set(block, "requested_size", DataBuilder::unsigned_integer(k.requested_size));
+      b.set(block, "address", Value::of_uint(k.address));
+      b.set(block, "size", Value::of_uint(k.size));
+      b.set(block, "requested_size", Value::of_uint(k.requested_size));
       b.set(block, "state", k.state);
       b.set(block, "frames", k.stack >= 0 ? frames[static_cast<std::size_t>(k.stack)] : b.list());
       data.append(blocks, block);
@@ -334,16 +316,16 @@ PlainData snapshot_data(const PyTorchSnapshot& snapshot) {
       if (k.state != "inactive") active += k.size;
       requested += k.requested_size;
     }
-    b.set(seg, "device", DataBuilder::integer(s.device));
-    b.set(seg, "address", DataBuilder::unsigned_integer(s.address));
-    b.set(seg, "total_size", DataBuilder::unsigned_integer(s.total_size));
-    b.set(seg, "allocated_size", DataBuilder::unsigned_integer(allocated));
-    b.set(seg, "active_size", DataBuilder::unsigned_integer(active));
-    b.set(seg, "requested_size", DataBuilder::unsigned_integer(requested));
-    b.set(seg, "stream", DataBuilder::integer(s.stream));
+    b.set(seg, "device", Value::of_int(s.device));
+    b.set(seg, "address", Value::of_uint(s.address));
+    b.set(seg, "total_size", Value::of_uint(s.total_size));
+    b.set(seg, "allocated_size", Value::of_uint(allocated));
+    b.set(seg, "active_size", Value::of_uint(active));
+    b.set(seg, "requested_size", Value::of_uint(requested));
+    b.set(seg, "stream", Value::of_int(s.stream));
     b.set(seg, "segment_type", s.segment_type);
-    b.set(seg, "segment_pool_id", data.add_container(Kind::tuple, {DataBuilder::integer(0), DataBuilder::integer(0)}));
-    b.set(seg, "is_expandable", DataBuilder::boolean(false));
+    b.set(seg, "segment_pool_id", data.add_container(Kind::tuple, {Value::of_int(0), Value::of_int(0)}));
+    b.set(seg, "is_expandable", Value::of_bool(false));
     b.set(seg, "frames", b.list());
     b.set(seg, "blocks", blocks);
     data.append(segments, seg);
@@ -356,11 +338,11 @@ PlainData snapshot_data(const PyTorchSnapshot& snapshot) {
     for (const SnapshotEvent& e : events) {
       const Value entry = b.dict();
       b.set(entry, "action", action_name(e.action));
-      if (e.action != SnapshotAction::oom) b.set(entry, "addr", DataBuilder::unsigned_integer(e.addr));
-      b.set(entry, "size", DataBuilder::unsigned_integer(e.size));
-      b.set(entry, "stream", DataBuilder::integer(e.stream));
-      if (e.time_us) b.set(entry, "time_us", DataBuilder::integer(*e.time_us));
-      if (e.action == SnapshotAction::oom) b.set(entry, "device_free", DataBuilder::unsigned_integer(e.device_free));
+      if (e.action != SnapshotAction::oom) b.set(entry, "addr", Value::of_uint(e.addr));
+      b.set(entry, "size", Value::of_uint(e.size));
+      b.set(entry, "stream", Value::of_int(e.stream));
+      if (e.time_us) b.set(entry, "time_us", Value::of_int(*e.time_us));
+      if (e.action == SnapshotAction::oom) b.set(entry, "device_free", Value::of_uint(e.device_free));
       if (e.stack >= 0) b.set(entry, "frames", frames[static_cast<std::size_t>(e.stack)]);
       data.append(trace, entry);
     }

@@ -24,20 +24,6 @@ using namespace std::string_literals;
 using Value = PlainData::Value;
 using Kind = PlainData::Kind;
 
-Value integer(std::int64_t i) {
-  Value v;
-  v.kind = Kind::integer;
-  v.integer = i;
-  return v;
-}
-
-Value unsigned_integer(std::uint64_t u) {
-  Value v;
-  v.kind = Kind::unsigned_integer;
-  v.unsigned_integer = u;
-  return v;
-}
-
 nlohmann::json json_of(const PlainData& d) { return plain_data_json(d, "t"); }
 
 TEST(PickleWriter, TheExampleSnapshotsReadBackToTheSameData) {
@@ -57,9 +43,9 @@ TEST(PickleWriter, IntegersOfEveryWidth) {
   const Value list = d.add_container(Kind::list);
   const std::int64_t signed_values[] = {0, 255, 256, 65535, 65536, -1, INT32_MIN, INT32_MAX, std::int64_t{INT32_MAX} + 1,
                                         std::int64_t{INT32_MIN} - 1, INT64_MIN, INT64_MAX, std::int64_t{1} << 40};
-  for (const std::int64_t v : signed_values) d.append(list, integer(v));
-  d.append(list, unsigned_integer(UINT64_MAX));
-  d.append(list, unsigned_integer(std::uint64_t{1} << 63));
+  for (const std::int64_t v : signed_values) d.append(list, Value::of_int(v));
+  d.append(list, Value::of_uint(UINT64_MAX));
+  d.append(list, Value::of_uint(std::uint64_t{1} << 63));
   d.set_root(list);
   const nlohmann::json back = json_of(read_pickle(write_pickle(d), "t"));
   ASSERT_EQ(back.size(), std::size(signed_values) + 2);
@@ -73,12 +59,12 @@ TEST(PickleWriter, IntegersOfEveryWidth) {
     one.set_root(v);
     return write_pickle(one);
   };
-  EXPECT_EQ(pickle_of(integer(5)), "\x80\x04K\x05."s);                                   // BININT1
-  EXPECT_EQ(pickle_of(integer(0x1234)), "\x80\x04M\x34\x12."s);                          // BININT2
-  EXPECT_EQ(pickle_of(integer(-1)), "\x80\x04J\xff\xff\xff\xff."s);                      // BININT
-  EXPECT_EQ(pickle_of(integer(std::int64_t{1} << 32)), "\x80\x04\x8a\x05\x00\x00\x00\x00\x01."s);  // LONG1
-  EXPECT_EQ(pickle_of(integer(-(std::int64_t{1} << 31) - 1)), "\x80\x04\x8a\x05\xff\xff\xff\x7f\xff."s);
-  EXPECT_EQ(pickle_of(unsigned_integer(UINT64_MAX)), "\x80\x04\x8a\x09\xff\xff\xff\xff\xff\xff\xff\xff\x00."s);
+  EXPECT_EQ(pickle_of(Value::of_int(5)), "\x80\x04K\x05."s);                                   // BININT1
+  EXPECT_EQ(pickle_of(Value::of_int(0x1234)), "\x80\x04M\x34\x12."s);                          // BININT2
+  EXPECT_EQ(pickle_of(Value::of_int(-1)), "\x80\x04J\xff\xff\xff\xff."s);                      // BININT
+  EXPECT_EQ(pickle_of(Value::of_int(std::int64_t{1} << 32)), "\x80\x04\x8a\x05\x00\x00\x00\x00\x01."s);  // LONG1
+  EXPECT_EQ(pickle_of(Value::of_int(-(std::int64_t{1} << 31) - 1)), "\x80\x04\x8a\x05\xff\xff\xff\x7f\xff."s);
+  EXPECT_EQ(pickle_of(Value::of_uint(UINT64_MAX)), "\x80\x04\x8a\x09\xff\xff\xff\xff\xff\xff\xff\xff\x00."s);
 }
 
 TEST(PickleWriter, ASharedContainerIsWrittenOnceAndReadBackShared) {
