@@ -197,7 +197,8 @@ PyTorchSnapshot read_pytorch_snapshot(const PlainData& data, const std::string& 
         } else if (event.action != SnapshotAction::snapshot) {
           event.addr = r.unsigned_field(e, "addr", path);
         }
-        if (event.action != SnapshotAction::snapshot) event.size = r.unsigned_field(e, "size", path);
+        // A `snapshot` entry's size (the bytes active then) is kept where it has one, so a writer gives it back.
+        if (event.action != SnapshotAction::snapshot || r.find(e, "size")) event.size = r.unsigned_field(e, "size", path);
         event.stream = r.integer_field_or(e, "stream", path, 0);
         if (const Value* v = r.find(e, "time_us")) event.time_us = r.integer(*v, path.field("time_us"));
         event.stack = stacks.intern(r.find(e, "frames"), path.field("frames"));

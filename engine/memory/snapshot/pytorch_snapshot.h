@@ -67,7 +67,7 @@ const char* action_name(SnapshotAction action);
 struct SnapshotEvent {
   SnapshotAction action = SnapshotAction::alloc;
   std::uint64_t addr = 0;  // 0 for oom, which has none
-  std::uint64_t size = 0;  // alloc and frees: the bytes requested; segments: the segment's bytes; oom: the bytes asked
+  std::uint64_t size = 0;  // alloc and frees: the bytes requested; segments: the segment's bytes; oom: the bytes asked; snapshot: the bytes active
   std::int64_t stream = 0;  // PyTorch's stream handle (0: the default stream)
   std::optional<std::int64_t> time_us;
   std::uint64_t device_free = 0;  // oom only
