@@ -8,6 +8,7 @@
 
 #include "app/commands/command.h"
 #include "app/commands/diff_command.h"
+#include "app/commands/export_command.h"
 #include "app/commands/models_command.h"
 #include "app/commands/plan_command.h"
 #include "app/commands/profile_command.h"
@@ -53,7 +54,7 @@ int run_cli(int argc, char** argv) {
   const std::vector<Command> subcommands = {add_models_command(cli),  add_plan_command(cli),
                                             add_replay_command(cli),  add_profile_command(cli),
                                             add_tune_command(cli),    add_view_command(cli),
-                                            add_diff_command(cli)};
+                                            add_diff_command(cli),    add_export_command(cli)};
   try {
     cli.parse(argc, argv);
   } catch (const CLI::ValidationError& e) {  // a value out of range: the user's error like any other

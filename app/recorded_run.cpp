@@ -27,12 +27,8 @@ nlohmann::json read_summary(const fs::path& file) {
 
 // An events file replayed into a ring that holds all of it.
 std::unique_ptr<RingSink> replayed(const fs::path& events) {
-  const EventFile file(events);  // refuses a truncated or corrupt file with the reason
+  const EventFile file = traced_events(events);
   const EventFileCounts& n = file.counts();
-  if (n.iterations == 0)
-    throw std::runtime_error(events.string() +
-                             " holds no traced iteration, so there is nothing to show (the run was trained with "
-                             "--trace-iterations 0, or resumed past its traced iterations)");
   auto ring = std::make_unique<RingSink>(RingCapacities{.spans = static_cast<std::size_t>(n.spans),
                                                         .allocs = static_cast<std::size_t>(n.allocs),
                                                         .loads = static_cast<std::size_t>(n.loads),
@@ -42,6 +38,35 @@ std::unique_ptr<RingSink> replayed(const fs::path& events) {
 }
 
 }  // namespace
+
+EventFile traced_events(const fs::path& events) {
+  EventFile file(events);  // refuses a truncated or corrupt file with the reason
+  if (file.counts().iterations == 0)
+    throw std::runtime_error(events.string() +
+                             " holds no traced iteration, so there is nothing to show (the run was trained with "
+                             "--trace-iterations 0, or resumed past its traced iterations)");
+  return file;
+}
+
+ui::SessionStatus read_run_status(const fs::path& folder) {
+  auto not_a_run = [&](const std::string& why) {
+    throw std::runtime_error(folder.string() + " is not a Tidepool run folder: " + why);
+  };
+  std::error_code ec;
+  if (!fs::exists(folder, ec)) not_a_run("it does not exist");
+  if (!fs::is_directory(folder, ec)) not_a_run("it is a file, not a folder");
+  const fs::path events = folder / "events.bin", summary = folder / "summary.json";
+  if (!fs::exists(events, ec)) not_a_run("no events.bin (runs written by --batch have one)");
+  if (!fs::exists(summary, ec))
+    not_a_run("no summary.json (a --batch run writes it when it finishes: this one was stopped, or is still "
+              "training)");
+  const nlohmann::json j = read_summary(summary);
+  try {
+    return RecordedRun::status_from_summary(j);
+  } catch (const std::exception& e) {  // a key missing or of another type, a word no table has
+    throw std::runtime_error(summary.string() + " is not a Tidepool run summary: " + e.what());
+  }
+}
 
 ui::SessionStatus RecordedRun::status_from_summary(const nlohmann::json& j) {
   ui::SessionStatus s;
@@ -68,27 +93,9 @@ ui::SessionStatus RecordedRun::status_from_summary(const nlohmann::json& j) {
   return s;
 }
 
-RecordedRun::RecordedRun(const fs::path& folder) : folder_(folder) {
-  auto not_a_run = [&](const std::string& why) {
-    throw std::runtime_error(folder.string() + " is not a Tidepool run folder: " + why);
-  };
+RecordedRun::RecordedRun(const fs::path& folder) : folder_(folder), status_(read_run_status(folder)) {
+  ranks_.push_back({0, replayed(folder / "events.bin")});
   std::error_code ec;
-  if (!fs::exists(folder, ec)) not_a_run("it does not exist");
-  if (!fs::is_directory(folder, ec)) not_a_run("it is a file, not a folder");
-  const fs::path events = folder / "events.bin", summary = folder / "summary.json";
-  if (!fs::exists(events, ec)) not_a_run("no events.bin (runs written by --batch have one)");
-  if (!fs::exists(summary, ec))
-    not_a_run("no summary.json (a --batch run writes it when it finishes: this one was stopped, or is still "
-              "training)");
-
-  const nlohmann::json j = read_summary(summary);
-  try {
-    status_ = status_from_summary(j);
-  } catch (const std::exception& e) {  // a key missing or of another type, a word no table has
-    throw std::runtime_error(summary.string() + " is not a Tidepool run summary: " + e.what());
-  }
-
-  ranks_.push_back({0, replayed(events)});
   for (int r = 1; r < status_.settings.memory.ranks; ++r) {
     const fs::path other = folder / ranked_file("events", ".bin", r);
     if (fs::exists(other, ec)) ranks_.push_back({r, replayed(other)});

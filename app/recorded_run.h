@@ -15,10 +15,24 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/observe/event_file.h"
 #include "engine/observe/sinks/ring_sink.h"
 #include "ui/session_link.h"
 
 namespace tidepool::app {
+
+// What RecordedRun reads first, for every reader of a finished run folder
+// (`view`, `export`, `replay RUN_DIR`): the folder's summary.json as a
+// status. Throws std::runtime_error "<folder> is not a Tidepool run folder:
+// <why>" when it is missing, is a file, or has no events.bin or no
+// summary.json, and names summary.json when that cannot be read.
+ui::SessionStatus read_run_status(const std::filesystem::path& folder);
+
+// A run's events file (events.bin, or a rank's events.rankN.bin), read and
+// checked (engine/observe/event_file.h). Throws std::runtime_error when it
+// is refused, and when it holds no traced iteration (a run trained with
+// --trace-iterations 0), which leaves nothing to show or replay.
+EventFile traced_events(const std::filesystem::path& events);
 
 class RecordedRun final : public ui::SessionLink {
  public:

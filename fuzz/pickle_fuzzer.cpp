@@ -4,14 +4,18 @@
 // return a value graph or refuse with std::invalid_argument; the graph
 // must expand or be refused the same way, and either be refused by the
 // snapshot reader or give a trace that passes validate(), with its side
-// data one entry per event.
+// data one entry per event. What it returns, the writer (engine/memory/
+// snapshot/pickle_writer.h) writes as a pickle that reads back to a graph
+// the writer writes byte for byte the same.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <stdexcept>
+#include <string>
 #include <string_view>
 
 #include "engine/memory/snapshot/pickle_reader.h"
+#include "engine/memory/snapshot/pickle_writer.h"
 #include "engine/memory/snapshot/pytorch_snapshot.h"
 #include "engine/memory/snapshot/snapshot_trace.h"
 
@@ -25,6 +29,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     value = read_pickle(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz input", limits);
   } catch (const std::invalid_argument&) {
     return 0;
+  }
+  {
+    // Written back, it reads again (the writer memoizes every string and
+    // container, so its memo may be bigger than the input's: more room).
+    const std::string written = write_pickle(value);
+    PlainDataLimits room = limits;
+    room.max_memory_bytes *= 4;
+    if (write_pickle(read_pickle(written, "written", room)) != written) std::abort();
   }
   try {
     (void)plain_data_json(value, "fuzz input", limits);

@@ -80,7 +80,7 @@ TRACE_FIXTURE = 'event,id,bytes,offload\nalloc,0,1048576,0\nalloc,1,524288,1\nfr
 FIXTURES = [
     ('`replay FILE`, FILE missing', "the repository's FILE where it has one (examples/), else docs/memory.md's "
                                     "four-line example trace"),
-    ('`view DIR` or `--resume DIR`, DIR missing', 'tidepool --batch --quiet --model resnet20 --iterations 1 --out DIR'),
+    ('`view DIR`, `diff A B` or `--resume DIR`, a folder missing', 'tidepool --batch --quiet --model resnet20 --iterations 1 --out DIR'),
 ]
 
 FILE_DATASETS = {'cifar10': None, 'cifar100': None, 'imagenet': None,
@@ -110,6 +110,22 @@ def runnable_lines(path):
         out.append((start, pending + stripped))
         pending = ''
     return out
+
+
+# `replay`'s options that take a value: the word after one is not FILE.
+REPLAY_VALUE_OPTIONS = ('--device-index', '--budget', '--pytorch-alloc-conf')
+
+
+def replay_file(args):
+    """FILE of `replay [options] FILE [options]` (args[0] is 'replay'), or None."""
+    words = iter(args[1:])
+    for word in words:
+        if word.startswith('-'):
+            if word in REPLAY_VALUE_OPTIONS:
+                next(words, None)
+            continue
+        return word
+    return None
 
 
 def option_value(args, name):
@@ -296,23 +312,33 @@ class Runner:
 
     def fixtures(self, c, folder):
         """Make what the command reads and its page did not make; False on failure."""
-        if c.sub == 'replay' and len(c.args) > 1 and not c.args[-1].startswith('-'):
-            path = os.path.join(folder, c.args[-1])
-            committed = os.path.join(self.root, c.args[-1])
+        replayed = replay_file(c.args) if c.sub == 'replay' else None
+        if replayed:
+            path = os.path.join(folder, replayed)
+            committed = os.path.join(self.root, replayed)
             if not os.path.exists(path) and os.path.isfile(committed):  # examples/*.pickle: the real file
                 os.makedirs(os.path.dirname(path), exist_ok=True)
                 shutil.copyfile(committed, path)
-                print(f'{c.where}: fixture: {c.args[-1]} (copied from the repository)', flush=True)
+                print(f'{c.where}: fixture: {replayed} (copied from the repository)', flush=True)
             if not os.path.exists(path):
                 os.makedirs(os.path.dirname(path), exist_ok=True)
                 with open(path, 'w') as f:
                     f.write(TRACE_FIXTURE)
-                print(f'{c.where}: fixture: {c.args[-1]} (the example trace of docs/memory.md)', flush=True)
-        run_dir = option_value(c.args, '--resume') if c.trains else (c.args[1] if c.sub == 'view' and len(c.args) > 1 else None)
-        if run_dir and not os.path.exists(os.path.join(folder, run_dir)):
-            argv = [self.binary, '--batch', '--quiet', '--model', 'resnet20', '--iterations', '1', '--out', run_dir]
-            print(f'{c.where}: fixture: {run_dir}: tidepool {" ".join(argv[1:])}', flush=True)
-            return self.execute(c, argv, folder, c.env, 'making its fixture')
+                print(f'{c.where}: fixture: {replayed} (the example trace of docs/memory.md)', flush=True)
+        if c.trains:
+            run_dirs = [option_value(c.args, '--resume')]
+        elif c.sub == 'view':
+            run_dirs = c.args[1:2]
+        elif c.sub == 'diff':  # two run folders
+            run_dirs = [a for a in c.args[1:] if not a.startswith('-')][:2]
+        else:
+            run_dirs = []
+        for run_dir in run_dirs:
+            if run_dir and not os.path.exists(os.path.join(folder, run_dir)):
+                argv = [self.binary, '--batch', '--quiet', '--model', 'resnet20', '--iterations', '1', '--out', run_dir]
+                print(f'{c.where}: fixture: {run_dir}: tidepool {" ".join(argv[1:])}', flush=True)
+                if self.execute(c, argv, folder, c.env, 'making its fixture') is False:
+                    return False
         return True
 
     def execute(self, c, argv, folder, env, what='running'):

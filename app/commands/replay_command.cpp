@@ -1,6 +1,7 @@
 #include "app/commands/replay_command.h"
 
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -12,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/options/values.h"
+#include "app/run_snapshot.h"
 
 #include "engine/memory/alloc_trace.h"
 #include "engine/memory/allocator.h"
@@ -65,18 +67,39 @@ Row measure(const AllocTrace& trace, const std::string& name, const AllocatorFac
   return row;
 }
 
-// The trace in `q.file`, CSV or a PyTorch snapshot; `snapshot` is set for a snapshot.
-AllocTrace read_any_trace(const ReplayRequest& q, TraceFileFormat& format, std::optional<SnapshotTrace>& snapshot) {
+// What is replayed: the trace of `q.file`, a CSV, a PyTorch snapshot or a
+// run folder, told by what it is (a folder is a run); a snapshot's and a
+// run's own figures beside it.
+struct Input {
+  std::string format;  // "csv", "pickle", "json" (format_name) or "run"
+  AllocTrace trace;
+  std::optional<SnapshotTrace> snapshot;  // a snapshot's, or a run's as its export would hold it
+};
+
+Input read_input(const ReplayRequest& q) {
+  Input in;
+  std::error_code ec;
+  if (std::filesystem::is_directory(q.file, ec)) {
+    // The run's events as the snapshot `tidepool export` writes, through
+    // the same snapshot_trace: a run and its export replay as one trace.
+    in.format = "run";
+    in.snapshot = snapshot_trace(run_snapshot(q.file), q.file, q.device_index);
+    in.trace = in.snapshot->trace;
+    return in;
+  }
   std::string bytes = read_file_bytes(q.file, "trace file");
-  format = trace_file_format(bytes);
+  const TraceFileFormat format = trace_file_format(bytes);
+  in.format = format_name(format);
   if (format == TraceFileFormat::csv) {
     if (q.device_index)
       throw std::invalid_argument(q.file + ": --device-index picks a device of a PyTorch snapshot; this is a CSV trace");
-    std::istringstream in(bytes);
-    return read_trace(in, q.file);
+    std::istringstream text(bytes);
+    in.trace = read_trace(text, q.file);
+    return in;
   }
-  snapshot = read_snapshot_trace(std::move(bytes), q.file, q.device_index);
-  return snapshot->trace;
+  in.snapshot = read_snapshot_trace(std::move(bytes), q.file, q.device_index);
+  in.trace = in.snapshot->trace;
+  return in;
 }
 
 void print_snapshot_figures(const SnapshotTrace& s, std::ostream& out) {
@@ -134,9 +157,9 @@ nlohmann::json snapshot_json(const SnapshotTrace& s) {
 int replay_command(const ReplayRequest& q, std::ostream& out) {
   // Refused before the file is read: a mistyped option is the user's first error to fix.
   const PytorchAllocConf conf = parse_pytorch_alloc_conf(q.pytorch_alloc_conf);
-  TraceFileFormat format = TraceFileFormat::csv;
-  std::optional<SnapshotTrace> snapshot;
-  const AllocTrace trace = read_any_trace(q, format, snapshot);
+  const Input input = read_input(q);
+  const AllocTrace& trace = input.trace;
+  const std::optional<SnapshotTrace>& snapshot = input.snapshot;
   std::size_t allocs = 0;
   for (const TraceEvent& e : trace) allocs += e.kind == TraceEvent::Kind::alloc;
   const std::size_t peak = peak_load_bytes(trace);
@@ -155,7 +178,7 @@ int replay_command(const ReplayRequest& q, std::ostream& out) {
     if (!r.violation.empty()) status = 1;
 
   if (q.json) {
-    nlohmann::json j = {{"file", q.file},          {"format", format_name(format)},
+    nlohmann::json j = {{"file", q.file},          {"format", input.format},
                         {"events", trace.size()},  {"allocs", allocs},
                         {"frees", trace.size() - allocs}, {"peak_load_bytes", peak},
                         {"heuristics", nlohmann::json::array()}};
@@ -167,9 +190,15 @@ int replay_command(const ReplayRequest& q, std::ostream& out) {
   }
 
   char line[256];
-  if (snapshot) {
+  if (input.format == "run") {
     const SnapshotTrace& s = *snapshot;
-    out << "snapshot " << q.file << " (" << format_name(format) << "): device " << s.device << " of " << s.devices
+    out << "run " << q.file << ": rank " << s.device << " of " << s.devices << ", " << s.entries
+        << " trace entries of its traced iterations: " << trace.size() << " events (" << allocs << " allocs, "
+        << trace.size() - allocs << " frees), peak load " << format_bytes(peak) << " (" << peak << " B)\n"
+        << "the run's own pool: " << format_bytes(s.peak_reserved) << " (" << s.peak_reserved << " B)\n";
+  } else if (snapshot) {
+    const SnapshotTrace& s = *snapshot;
+    out << "snapshot " << q.file << " (" << input.format << "): device " << s.device << " of " << s.devices
         << ", " << s.entries << " trace entries: " << trace.size() << " events (" << allocs << " allocs, "
         << trace.size() - allocs << " frees), " << s.live_at_start << " of the allocs live at the trace's start, "
         << s.streams.size() << " stream" << (s.streams.size() == 1 ? "" : "s") << ", peak load " << format_bytes(peak)
@@ -219,7 +248,7 @@ int replay_command(const ReplayRequest& q, std::ostream& out) {
   out << "Notes: the exact row is the per-tensor ideal (footprint = peak load); its pool search measures\n"
          "the best-fit offsets it places with. A pool search gives a sufficient pool, not necessarily the\n"
          "smallest.\n";
-  if (snapshot)
+  if (snapshot && input.format != "run")
     out << "A snapshot's blocks are its requested sizes, rounded up to 256 B as every heuristic rounds them; PyTorch's\n"
            "allocator rounds to 512 B and reserves whole segments, which its peak reserved counts.\n";
   for (const std::string& v : violations) out << "overlap check failed: " << v << '\n';
@@ -229,12 +258,15 @@ int replay_command(const ReplayRequest& q, std::ostream& out) {
 Command add_replay_command(CLI::App& cli) {
   auto q = std::make_shared<ReplayRequest>();
   auto* cmd = cli.add_subcommand(
-      "replay", "run an allocation trace through every heuristic: Tidepool's CSV or a PyTorch memory snapshot "
-                "(_dump_snapshot's pickle, or its JSON), told apart by content");
-  cmd->add_option("file", q->file, "a CSV of alloc/free events, or a PyTorch snapshot (format: docs/memory.md)")
+      "replay", "run an allocation trace through every heuristic: Tidepool's CSV, a PyTorch memory snapshot "
+                "(_dump_snapshot's pickle, or its JSON), told apart by content, or a --batch run folder's traced "
+                "iterations");
+  cmd->add_option("file", q->file,
+                  "a CSV of alloc/free events, a PyTorch snapshot (format: docs/memory.md), or a run folder")
       ->required();
   cmd->add_option("--device-index", q->device_index,
-                  "a snapshot's device to replay (its device_traces index; default: the one with the most events)")
+                  "a snapshot's device to replay (its device_traces index; a run's rank; default: the one with the most "
+                  "events)")
       ->transform(number(0, 1023));
   cmd->add_flag("--json", q->json, "one JSON object: the trace's figures and one object per heuristic");
   add_size(*cmd, "--budget", q->budget_bytes,

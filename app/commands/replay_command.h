@@ -1,7 +1,13 @@
 // `tidepool replay FILE`: runs an allocation trace through every memory-pool
 // heuristic and prints, per heuristic, how much memory it needs.
 //
-// FILE is told by its content: a PyTorch memory snapshot as
+// FILE may be a --batch run folder: its traced iterations (events.bin) are
+// read as the snapshot `tidepool export --pytorch-snapshot` writes of it
+// (app/run_snapshot.h), through the same snapshot_trace, so a run and its
+// export replay to the same figures; `--device-index` picks a rank.
+// The run's own pool comes first.
+//
+// A file is told by its content: a PyTorch memory snapshot as
 // torch.cuda.memory._dump_snapshot pickles it (first byte 0x80), the JSON
 // of one (`{` first), or else Tidepool's CSV. A snapshot is read without
 // running anything (engine/memory/snapshot/pickle_reader.h) and one of its
@@ -54,8 +60,9 @@
 // syntax (PYTORCH_CUDA_ALLOC_CONF: max_split_size_mb, expandable_segments,
 // ...; engine/memory/allocators/pytorch.h); a key it cannot honour is refused.
 //
-// `--json` prints one JSON object instead: file, format, events, allocs,
-// frees, peak_load_bytes, for a snapshot `snapshot` (device, devices,
+// `--json` prints one JSON object instead: file, format (csv, pickle, json
+// or run), events, allocs, frees, peak_load_bytes, for a snapshot or a run
+// `snapshot` (device, devices,
 // entries, live_at_start, streams, reserved_at_start_bytes,
 // peak_reserved_bytes, peak_requested_bytes, segment_events, ooms: entry,
 // trace_event, bytes, stream, device_free_bytes), and `heuristics`, one object per
@@ -85,7 +92,9 @@ struct ReplayRequest {
 
 // Returns 0, or 1 if a heuristic broke the overlap check. Throws
 // std::invalid_argument with a message naming the file (and line, or
-// byte, or field) for a file that cannot be read or is malformed.
+// byte, or field) for a file that cannot be read or is malformed, and
+// std::runtime_error for a folder that is not a finished run with traced
+// iterations (app/recorded_run.h).
 int replay_command(const ReplayRequest& request, std::ostream& out);
 
 // `tidepool replay FILE`.

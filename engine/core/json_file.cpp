@@ -1,5 +1,7 @@
 #include "engine/core/json_file.h"
 
+#include "engine/core/file_bytes.h"
+
 #include <filesystem>
 #include <fstream>
 #include <ios>
@@ -20,14 +22,7 @@ nlohmann::json read_json_file(const std::string& path) {
 }
 
 void write_json_atomically(const std::string& path, const nlohmann::json& j) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    if (!out) throw std::runtime_error("cannot write " + tmp);
-    out << j.dump(2) << '\n';
-    if (!out) throw std::runtime_error("writing " + tmp + " failed");
-  }
-  std::filesystem::rename(tmp, path);
+  write_file_atomically(path, j.dump(2) + '\n');
 }
 
 }  // namespace tidepool

@@ -243,12 +243,7 @@ class Unpickler {
     return out_.add_string(s, kind);
   }
   Value make_container(Kind kind, std::vector<Value> items = {}) { return out_.add_container(kind, std::move(items)); }
-  Value make_integer(std::int64_t i) {
-    Value v;
-    v.kind = Kind::integer;
-    v.integer = i;
-    return v;
-  }
+  static Value make_integer(std::int64_t i) { return Value::of_int(i); }
 
   // LONG1 and LONG4: little-endian two's complement of any length.
   Value make_long(std::string_view bytes) {
@@ -256,13 +251,11 @@ class Unpickler {
     auto byte = [&](std::size_t k) { return static_cast<unsigned char>(bytes[k]); };
     // Leading sign bytes carry nothing: 00 before a byte below 0x80, ff before one from 0x80.
     while (n > 1 && ((byte(n - 1) == 0x00 && byte(n - 2) < 0x80) || (byte(n - 1) == 0xff && byte(n - 2) >= 0x80))) --n;
-    Value v;
     if (n == 0) return make_integer(0);
     if (n == 9 && byte(8) == 0x00) {  // 2^63 .. 2^64-1
-      v.kind = Kind::unsigned_integer;
-      v.unsigned_integer = 0;
-      for (std::size_t k = 8; k-- > 0;) v.unsigned_integer = v.unsigned_integer << 8 | byte(k);
-      return v;
+      std::uint64_t u = 0;
+      for (std::size_t k = 8; k-- > 0;) u = u << 8 | byte(k);
+      return Value::of_uint(u);
     }
     if (n > 8) fail("an integer beyond 64 bits (" + std::to_string(bytes.size()) + " bytes)");
     std::uint64_t u = byte(n - 1) >= 0x80 ? ~std::uint64_t{0} : 0;  // sign-extended
@@ -338,13 +331,7 @@ class Unpickler {
       case '2': push(top(name)); return;
       case 'N': push(Value{}); return;
       case 0x88:
-      case 0x89: {
-        Value v;
-        v.kind = Kind::boolean;
-        v.flag = code == 0x88;
-        push(v);
-        return;
-      }
+      case 0x89: push(Value::of_bool(code == 0x88)); return;
       case 'J': {  // 4-byte signed
         const auto u = static_cast<std::uint32_t>(little_endian(4, name));
         std::int32_t i;
@@ -360,10 +347,9 @@ class Unpickler {
         const std::string_view s = take(8, name);
         std::uint64_t u = 0;
         for (const char c : s) u = u << 8 | static_cast<unsigned char>(c);
-        Value v;
-        v.kind = Kind::floating;
-        std::memcpy(&v.floating, &u, sizeof u);
-        push(v);
+        double d;
+        std::memcpy(&d, &u, sizeof u);
+        push(Value::of_float(d));
         return;
       }
       case 0x8c: push(make_string(take(little_endian(1, name), name), Kind::string)); return;

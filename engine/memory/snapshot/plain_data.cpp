@@ -144,31 +144,13 @@ class JsonBuilder {
   JsonBuilder(PlainData& out, const PlainDataLimits& limits) : out_(out), limits_(limits) {}
 
   bool null() { return add(PlainData::Value{}); }
-  bool boolean(bool b) {
-    PlainData::Value v;
-    v.kind = PlainData::Kind::boolean;
-    v.flag = b;
-    return add(v);
-  }
-  bool number_integer(std::int64_t i) {
-    PlainData::Value v;
-    v.kind = PlainData::Kind::integer;
-    v.integer = i;
-    return add(v);
-  }
+  bool boolean(bool b) { return add(PlainData::Value::of_bool(b)); }
+  bool number_integer(std::int64_t i) { return add(PlainData::Value::of_int(i)); }
   bool number_unsigned(std::uint64_t u) {
     if (u <= static_cast<std::uint64_t>(INT64_MAX)) return number_integer(static_cast<std::int64_t>(u));
-    PlainData::Value v;
-    v.kind = PlainData::Kind::unsigned_integer;
-    v.unsigned_integer = u;
-    return add(v);
+    return add(PlainData::Value::of_uint(u));
   }
-  bool number_float(double d, const std::string&) {
-    PlainData::Value v;
-    v.kind = PlainData::Kind::floating;
-    v.floating = d;
-    return add(v);
-  }
+  bool number_float(double d, const std::string&) { return add(PlainData::Value::of_float(d)); }
   bool string(std::string& s) { return add(intern(s)); }
   bool binary(nlohmann::json::binary_t&) { return stop("binary data, which JSON text does not have"); }
   bool key(std::string& s) {

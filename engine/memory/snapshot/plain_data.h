@@ -63,6 +63,31 @@ class PlainData {
       double floating;
     };
     Value() : integer(0) {}
+    // The scalars, for the readers and for data built in code.
+    static Value of_bool(bool b) {
+      Value v;
+      v.kind = Kind::boolean;
+      v.flag = b;
+      return v;
+    }
+    static Value of_int(std::int64_t i) {
+      Value v;
+      v.kind = Kind::integer;
+      v.integer = i;
+      return v;
+    }
+    static Value of_uint(std::uint64_t u) {
+      Value v;
+      v.kind = Kind::unsigned_integer;
+      v.unsigned_integer = u;
+      return v;
+    }
+    static Value of_float(double d) {
+      Value v;
+      v.kind = Kind::floating;
+      v.floating = d;
+      return v;
+    }
     bool is_container() const { return kind >= Kind::list; }
   };
   using Entry = std::pair<Value, Value>;  // a dict's key (str, int, bool or None) and value

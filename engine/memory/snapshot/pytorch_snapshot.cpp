@@ -197,7 +197,8 @@ PyTorchSnapshot read_pytorch_snapshot(const PlainData& data, const std::string& 
         } else if (event.action != SnapshotAction::snapshot) {
           event.addr = r.unsigned_field(e, "addr", path);
         }
-        if (event.action != SnapshotAction::snapshot) event.size = r.unsigned_field(e, "size", path);
+        // A `snapshot` entry's size (the bytes active then) is kept where it has one, so a writer gives it back.
+        if (event.action != SnapshotAction::snapshot || r.find(e, "size")) event.size = r.unsigned_field(e, "size", path);
         event.stream = r.integer_field_or(e, "stream", path, 0);
         if (const Value* v = r.find(e, "time_us")) event.time_us = r.integer(*v, path.field("time_us"));
         event.stack = stacks.intern(r.find(e, "frames"), path.field("frames"));
@@ -247,6 +248,110 @@ PyTorchSnapshot read_pytorch_snapshot(const PlainData& data, const std::string& 
   if (!traces && !segments)
     r.fail(root, "has neither 'device_traces' nor 'segments' (is it a PyTorch memory snapshot?)");
   return out;
+}
+
+}  // namespace tidepool
+
+namespace tidepool {
+
+namespace {
+
+// Builds the snapshot's value graph, one field at a time.
+class DataBuilder {
+ public:
+  explicit DataBuilder(PlainData& data) : data_(data) {}
+
+  Value dict() { return data_.add_container(Kind::dict); }
+  Value list() { return data_.add_container(Kind::list); }
+  // One string value per distinct key or word: a dict's keys repeat in
+  // every entry, and pickle's memo then writes each once.
+  Value string(const std::string& s) {
+    const auto [it, added] = strings_.try_emplace(s);
+    if (added) it->second = data_.add_string(s, Kind::string);
+    return it->second;
+  }
+  void set(const Value& dict, const char* key, const Value& value) { data_.add_entry(dict, string(key), value); }
+  void set(const Value& dict, const char* key, const std::string& text) { set(dict, key, string(text)); }
+  PlainData& data() { return data_; }
+
+ private:
+  PlainData& data_;
+  std::unordered_map<std::string, Value> strings_;
+};
+
+}  // namespace
+
+PlainData snapshot_data(const PyTorchSnapshot& snapshot) {
+  PlainData data;
+  DataBuilder b(data);
+  // One frames list per stack, shared by every entry and block that has it.
+  std::vector<Value> frames;
+  frames.reserve(snapshot.stacks.size());
+  for (const SnapshotStack& stack : snapshot.stacks) {
+    const Value list = b.list();
+    for (const SnapshotFrame& f : stack) {
+      const Value frame = b.dict();
+      b.set(frame, "filename", f.filename);
+      b.set(frame, "line", Value::of_int(f.line));
+      b.set(frame, "name", f.name);
+      data.append(list, frame);
+    }
+    frames.push_back(list);
+  }
+
+  const Value root = b.dict();
+  const Value segments = b.list();
+  for (const SnapshotSegment& s : snapshot.segments) {
+    const Value seg = b.dict();
+    std::uint64_t allocated = 0, active = 0, requested = 0;
+    const Value blocks = b.list();
+    for (const SnapshotBlock& k : s.blocks) {
+      const Value block = b.dict();
+      b.set(block, "address", Value::of_uint(k.address));
+      b.set(block, "size", Value::of_uint(k.size));
+      b.set(block, "requested_size", Value::of_uint(k.requested_size));
+      b.set(block, "state", k.state);
+      b.set(block, "frames", k.stack >= 0 ? frames[static_cast<std::size_t>(k.stack)] : b.list());
+      data.append(blocks, block);
+      if (k.state == "active_allocated") allocated += k.size;
+      if (k.state != "inactive") active += k.size;
+      requested += k.requested_size;
+    }
+    b.set(seg, "device", Value::of_int(s.device));
+    b.set(seg, "address", Value::of_uint(s.address));
+    b.set(seg, "total_size", Value::of_uint(s.total_size));
+    b.set(seg, "allocated_size", Value::of_uint(allocated));
+    b.set(seg, "active_size", Value::of_uint(active));
+    b.set(seg, "requested_size", Value::of_uint(requested));
+    b.set(seg, "stream", Value::of_int(s.stream));
+    b.set(seg, "segment_type", s.segment_type);
+    b.set(seg, "segment_pool_id", data.add_container(Kind::tuple, {Value::of_int(0), Value::of_int(0)}));
+    b.set(seg, "is_expandable", Value::of_bool(false));
+    b.set(seg, "frames", b.list());
+    b.set(seg, "blocks", blocks);
+    data.append(segments, seg);
+  }
+  b.set(root, "segments", segments);
+
+  const Value traces = b.list();
+  for (const std::vector<SnapshotEvent>& events : snapshot.device_traces) {
+    const Value trace = b.list();
+    for (const SnapshotEvent& e : events) {
+      const Value entry = b.dict();
+      b.set(entry, "action", action_name(e.action));
+      if (e.action != SnapshotAction::oom) b.set(entry, "addr", Value::of_uint(e.addr));
+      b.set(entry, "size", Value::of_uint(e.size));
+      b.set(entry, "stream", Value::of_int(e.stream));
+      if (e.time_us) b.set(entry, "time_us", Value::of_int(*e.time_us));
+      if (e.action == SnapshotAction::oom) b.set(entry, "device_free", Value::of_uint(e.device_free));
+      if (e.stack >= 0) b.set(entry, "frames", frames[static_cast<std::size_t>(e.stack)]);
+      data.append(trace, entry);
+    }
+    data.append(traces, trace);
+  }
+  b.set(root, "device_traces", traces);
+  data.set_root(root);
+  return data;
 }
 
 }  // namespace tidepool

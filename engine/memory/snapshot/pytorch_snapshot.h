@@ -67,7 +67,7 @@ const char* action_name(SnapshotAction action);
 struct SnapshotEvent {
   SnapshotAction action = SnapshotAction::alloc;
   std::uint64_t addr = 0;  // 0 for oom, which has none
-  std::uint64_t size = 0;  // alloc and frees: the bytes requested; segments: the segment's bytes; oom: the bytes asked
+  std::uint64_t size = 0;  // alloc and frees: the bytes requested; segments: the segment's bytes; oom: the bytes asked; snapshot: the bytes active
   std::int64_t stream = 0;  // PyTorch's stream handle (0: the default stream)
   std::optional<std::int64_t> time_us;
   std::uint64_t device_free = 0;  // oom only
@@ -100,5 +100,16 @@ struct PyTorchSnapshot {
 
 // Reads the structure above; `source` names it in error messages.
 PyTorchSnapshot read_pytorch_snapshot(const PlainData& snapshot, const std::string& source);
+
+// The structure above as PyTorch writes it, for a writer (engine/memory/
+// snapshot/pickle_writer.h, or plain_data_json for JSON): read_pytorch_snapshot
+// reads it back to the same snapshot (stacks numbered in the order the
+// trace, then the segments, first use them). Each stack is one frames list
+// that every entry from it shares, as PyTorch's are; an entry or block
+// without one (-1) has no `frames` (a block: an empty list). A segment's
+// allocated_size, active_size and requested_size are summed from its
+// blocks, and it is a block-by-block segment of the default pool
+// (segment_pool_id (0, 0), is_expandable False), as PyTorch describes one.
+PlainData snapshot_data(const PyTorchSnapshot& snapshot);
 
 }  // namespace tidepool

@@ -10,6 +10,7 @@
 
 #include "engine/memory/snapshot/snapshot_file.h"
 #include "testing/examples.h"
+#include "testing/snapshot_traces.h"
 
 namespace tidepool {
 namespace {
@@ -76,15 +77,7 @@ TEST(SnapshotTrace, TheResnetExampleStartsMidRunOnTwoStreamsWithUserLabels) {
 TEST(SnapshotTrace, PickleProtocolsAndJsonGiveTheSameTrace) {
   const SnapshotTrace p4 = read_example("resnet_snapshot.pickle");
   for (const char* other : {"resnet_snapshot_p2.pickle", "resnet_snapshot.json"}) {
-    const SnapshotTrace t = read_example(other);
-    EXPECT_EQ(t.trace, p4.trace) << other;
-    EXPECT_EQ(t.stream, p4.stream) << other;
-    EXPECT_EQ(t.streams, p4.streams) << other;
-    EXPECT_EQ(t.entry, p4.entry) << other;
-    EXPECT_EQ(t.stacks, p4.stacks) << other;
-    EXPECT_EQ(t.stack_labels, p4.stack_labels) << other;
-    EXPECT_EQ(t.peak_reserved, p4.peak_reserved) << other;
-    EXPECT_EQ(t.reserved_at_start, p4.reserved_at_start) << other;
+    testing::expect_same_snapshot_trace(read_example(other), p4, other);
   }
 }
 
