@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/memory/figures.h"
@@ -107,6 +108,55 @@ void draw_block(Painter& p, const AddressMapLayout& l, const MapBlock& b) {
   if (!b.name.empty() && size.x + 8 <= life.width() && size.y + 4 <= life.height())
     p.text({(life.x0 + life.x1) / 2, (life.y0 + life.y1) / 2}, b.name, is_light(role_colour(b.role)) ? kDarkText : kText,
            TextSize::small, HAlign::centre, VAlign::middle);
+}
+
+// The blocks. A map of more than kMergeAbove blocks (a trace of 10^6
+// events: a training iteration has a few thousand) would ask for a
+// rectangle per block every frame, most of them narrower than a pixel,
+// which the painter widens to one: there the blocks of one colour, with
+// nothing else to draw, that fall in one pixel column are merged into
+// that column's runs of addresses, which cover the same pixels.
+constexpr std::size_t kMergeAbove = 20000;
+
+void draw_blocks(Painter& p, const AddressMapLayout& l, const AddressMapScene& scene) {
+  if (scene.blocks.size() <= kMergeAbove) {
+    for (const MapBlock& b : scene.blocks) draw_block(p, l, b);
+    return;
+  }
+  // Blocks come in the order they were placed, so a column's thin blocks
+  // come together: each column is merged when the next begins.
+  struct Run {
+    std::uint32_t colour;
+    float y0, y1;
+    bool operator<(const Run& o) const { return colour != o.colour ? colour < o.colour : y0 < o.y0; }
+  };
+  std::vector<Run> column_runs;
+  float column = 0;
+  auto flush = [&] {
+    std::sort(column_runs.begin(), column_runs.end());
+    for (std::size_t i = 0; i < column_runs.size();) {
+      Run run = column_runs[i];
+      for (++i; i < column_runs.size() && column_runs[i].colour == run.colour && column_runs[i].y0 <= run.y1; ++i)
+        run.y1 = std::max(run.y1, column_runs[i].y1);
+      p.fill_rect({column, run.y0, column + 1, run.y1}, run.colour);
+    }
+    column_runs.clear();
+  };
+  for (const MapBlock& b : scene.blocks) {
+    const Box life = l.life_box(b);
+    const bool plain = b.parked_until_step <= b.last_step && b.offload_step < 0 && b.prefetch_done_step < 0;
+    if (!plain || life.width() >= 1) {
+      draw_block(p, l, b);
+      continue;
+    }
+    const float x = std::round(life.x0);
+    if (x != column) {
+      flush();
+      column = x;
+    }
+    column_runs.push_back({role_colour(b.role), life.y0, life.y1});
+  }
+  flush();
 }
 
 // A block's colour at one step: its role's, or the transfer's while its
@@ -215,7 +265,7 @@ void draw_address_map(Painter& p, const AddressMapScene& scene, const Box& area,
     if (std::abs(t - std::round(t)) < 1e-9) step_ticks.push_back(std::round(t));
   draw_x_axis(p, l.plot, column_centres, step_ticks, 1, "step of the iteration");
 
-  for (const MapBlock& b : scene.blocks) draw_block(p, l, b);
+  draw_blocks(p, l, scene);
   draw_peak(p, l, scene);
   const bool focused = focus.step >= 0 && focus.step < scene.steps;
   if (focused)
