@@ -124,23 +124,28 @@ void draw_blocks(Painter& p, const AddressMapLayout& l, const AddressMapScene& s
     return;
   }
   // Blocks come in the order they were placed, so a column's thin blocks
-  // come together: each column is merged when the next begins.
-  struct Run {
-    std::uint32_t colour;
-    float y0, y1;
-    bool operator<(const Run& o) const { return colour != o.colour ? colour < o.colour : y0 < o.y0; }
-  };
-  std::vector<Run> column_runs;
+  // come together: each column is drawn when the next begins. Per colour,
+  // a count per pixel row of the plot (+1 where a block's snapped rows
+  // start, -1 where they end, as the painter snaps them) gives the runs.
+  const float top = std::floor(l.plot.y0);
+  const std::size_t rows = static_cast<std::size_t>(std::ceil(l.plot.y1 - top)) + 2;
+  std::vector<std::pair<std::uint32_t, std::vector<int>>> cover;  // per colour in the column
   float column = 0;
+  bool any = false;
   auto flush = [&] {
-    std::sort(column_runs.begin(), column_runs.end());
-    for (std::size_t i = 0; i < column_runs.size();) {
-      Run run = column_runs[i];
-      for (++i; i < column_runs.size() && column_runs[i].colour == run.colour && column_runs[i].y0 <= run.y1; ++i)
-        run.y1 = std::max(run.y1, column_runs[i].y1);
-      p.fill_rect({column, run.y0, column + 1, run.y1}, run.colour);
+    for (auto& [colour, count] : cover) {
+      int depth = 0;
+      std::size_t start = 0;
+      for (std::size_t r = 0; r < rows; ++r) {
+        const int before = depth;
+        depth += count[r];
+        if (before == 0 && depth > 0) start = r;
+        if (before > 0 && depth == 0)
+          p.fill_rect({column, top + static_cast<float>(start), column + 1, top + static_cast<float>(r)}, colour);
+      }
+      std::fill(count.begin(), count.end(), 0);
     }
-    column_runs.clear();
+    any = false;
   };
   for (const MapBlock& b : scene.blocks) {
     const Box life = l.life_box(b);
@@ -150,13 +155,21 @@ void draw_blocks(Painter& p, const AddressMapLayout& l, const AddressMapScene& s
       continue;
     }
     const float x = std::round(life.x0);
-    if (x != column) {
-      flush();
-      column = x;
-    }
-    column_runs.push_back({role_colour(b.role), life.y0, life.y1});
+    if (x != column && any) flush();
+    column = x;
+    any = true;
+    const std::uint32_t colour = role_colour(b.role);
+    auto it = std::find_if(cover.begin(), cover.end(), [&](const auto& c) { return c.first == colour; });
+    if (it == cover.end()) it = cover.insert(cover.end(), {colour, std::vector<int>(rows, 0)});
+    const auto row = [&](float y) {
+      return static_cast<std::size_t>(std::clamp(std::round(y) - top, 0.0f, static_cast<float>(rows - 1)));
+    };
+    const std::size_t y0 = row(std::min(life.y0, life.y1));
+    const std::size_t y1 = std::min(std::max(row(std::max(life.y0, life.y1)), y0 + 1), rows - 1);
+    ++it->second[y0];
+    --it->second[y1];
   }
-  flush();
+  if (any) flush();
 }
 
 // A block's colour at one step: its role's, or the transfer's while its
