@@ -22,6 +22,10 @@ tests:
                               compute stream read it (a pending free), then
                               torch.cuda.empty_cache() (protocol 4)
 
+and, not committed, `make_snapshots.py --big EVENTS FILE`: the resnet loop
+run long enough for a trace of at least EVENTS allocs and frees, for
+bench/bench_snapshot_view.cpp (protocol 4).
+
 torch.cuda.memory._dump_snapshot pickles with pickle.DEFAULT_PROTOCOL,
 which is 4 from Python 3.8 to 3.13 and 5 from Python 3.14; the protocols
 here are given explicitly, so the files do not change with the Python that
@@ -367,6 +371,14 @@ def oom_snapshot():
     return snapshot_of(model)
 
 
+def big_snapshot(events):
+    """The resnet loop until its trace has `events` allocs and frees (34 a step), the whole run kept."""
+    _stacks.clear()
+    model = CachingAllocatorModel(device_bytes=16 << 30, max_entries=4 * events)
+    train(model, iterations=events // 34 + 1, batch_of=lambda it: 64)
+    return snapshot_of(model)
+
+
 def write(folder):
     _stacks.clear()
     resnet = resnet_snapshot()
@@ -387,7 +399,10 @@ NAMES = ["resnet_snapshot.pickle", "resnet_snapshot_p2.pickle", "resnet_snapshot
 
 if __name__ == "__main__":
     here = os.path.dirname(os.path.abspath(__file__))
-    if sys.argv[1:] == ["--check"]:
+    if sys.argv[1:2] == ["--big"] and len(sys.argv) == 4:
+        with open(sys.argv[3], "wb") as f:
+            pickle.dump(big_snapshot(int(sys.argv[2])), f, protocol=4)
+    elif sys.argv[1:] == ["--check"]:
         with tempfile.TemporaryDirectory() as tmp:
             write(tmp)
             differ = [n for n in NAMES if not filecmp.cmp(os.path.join(tmp, n), os.path.join(here, n), shallow=False)]

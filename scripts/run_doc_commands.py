@@ -80,6 +80,7 @@ TRACE_FIXTURE = 'event,id,bytes,offload\nalloc,0,1048576,0\nalloc,1,524288,1\nfr
 FIXTURES = [
     ('`replay FILE`, FILE missing', "the repository's FILE where it has one (examples/), else docs/memory.md's "
                                     "four-line example trace"),
+    ('`view FILE`, FILE missing', "the repository's FILE (a snapshot in examples/)"),
     ('`view DIR`, `diff A B` or `--resume DIR`, a folder missing', 'tidepool --batch --quiet --model resnet20 --iterations 1 --out DIR'),
 ]
 
@@ -325,6 +326,13 @@ class Runner:
                 with open(path, 'w') as f:
                     f.write(TRACE_FIXTURE)
                 print(f'{c.where}: fixture: {replayed} (the example trace of docs/memory.md)', flush=True)
+        if c.sub == 'view' and len(c.args) > 1 and os.path.isfile(os.path.join(self.root, c.args[1])):
+            path = os.path.join(folder, c.args[1])  # a snapshot (examples/*.pickle), not a run folder
+            if not os.path.exists(path):
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                shutil.copyfile(os.path.join(self.root, c.args[1]), path)
+                print(f'{c.where}: fixture: {c.args[1]} (copied from the repository)', flush=True)
+            return True
         if c.trains:
             run_dirs = [option_value(c.args, '--resume')]
         elif c.sub == 'view':

@@ -78,9 +78,16 @@ void Dashboard::draw(float width, float height) {
     }
     const std::string rank_text =
         run_ranks > 1 ? " | rank " + std::to_string(rank_) + " of " + std::to_string(run_ranks) : "";
-    ImGui::TextDisabled("  Tidepool | %s on %s, batch %lld | %s%s%s", status_.settings.model.c_str(),
-                        status_.dataset_name.c_str(), static_cast<long long>(status_.settings.batch_size),
-                        status_.device.c_str(), rank_text.c_str(), link_.read_only() ? " | recorded run, read only" : "");
+    if (status_.state == RunState::snapshot) {
+      ImGui::TextDisabled("  Tidepool | PyTorch snapshot %s | %s | placed by %s%s", status_.dataset_name.c_str(),
+                          status_.device.c_str(), status_.settings.memory.heuristic.c_str(),
+                          status_.replanning ? " (placing again...)" : "");
+    } else {
+      ImGui::TextDisabled("  Tidepool | %s on %s, batch %lld | %s%s%s", status_.settings.model.c_str(),
+                          status_.dataset_name.c_str(), static_cast<long long>(status_.settings.batch_size),
+                          status_.device.c_str(), rank_text.c_str(),
+                          link_.read_only() ? " | recorded run, read only" : "");
+    }
     menu_height = ImGui::GetWindowSize().y;
     ImGui::EndMainMenuBar();
   }

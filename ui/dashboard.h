@@ -35,12 +35,17 @@ class Dashboard {
   void draw(float width, float height);
   // Every view has drawn data from a finished iteration.
   // (Running the overlap scenario: once the link it sets is in use.)
+  // A snapshot has no stream work, so no timeline: the map and the load
+  // curves are all it shows.
   bool showing_live_data() const {
-    return !timeline_.empty() && !map_.empty() && !load_.empty() && (!overlap_adopted_ || overlap_view_.settled());
+    const bool timeline = !timeline_.empty() || status_.state == RunState::snapshot;
+    return timeline && !map_.empty() && !load_.empty() && (!overlap_adopted_ || overlap_view_.settled());
   }
   // The figures of the iteration the Stats view shows (what a screenshot
   // records besides its pixels).
   const IterationStats& shown() const { return stats_; }
+  // The address map as drawn last (what a screenshot records of it).
+  const AddressMapScene& shown_map() const { return map_; }
   // The Stats view's rows as it drew them last.
   std::vector<StatsRow> shown_table() const { return stats_table(status_, stats_, rank_); }
   // A data-parallel run: the rank whose timeline, address map and load

@@ -24,8 +24,9 @@ namespace tidepool::ui {
 
 // diverged: an iteration or evaluation produced a NaN or an infinity; the
 // session trains no more (its parameters are garbage) and `error` says
-// where and why.
-enum class RunState : std::uint8_t { starting, training, paused, evaluating, finished, failed, diverged, recorded };
+// where and why. snapshot: a recorded allocation trace (a PyTorch memory
+// snapshot) placed by a heuristic: no training, only the heuristic changes.
+enum class RunState : std::uint8_t { starting, training, paused, evaluating, finished, failed, diverged, recorded, snapshot };
 inline const char* to_string(RunState s) {
   switch (s) {
     case RunState::starting: return "starting";
@@ -36,6 +37,7 @@ inline const char* to_string(RunState s) {
     case RunState::failed: return "failed";
     case RunState::diverged: return "diverged";
     case RunState::recorded: return "recorded";
+    case RunState::snapshot: return "snapshot";
   }
   return "?";
 }
@@ -86,6 +88,9 @@ struct SessionStatus {
   bool refused = false;
   std::string message;
   std::string error;  // why the run failed (state failed), or where it diverged (diverged, or a recorded run's)
+  // A snapshot (state snapshot): the most PyTorch's own allocator reserved
+  // in the trace (its segment events), beside the heuristic's footprint.
+  std::size_t snapshot_reserved_bytes = 0;
 };
 
 class SessionLink {
@@ -102,6 +107,10 @@ class SessionLink {
   virtual std::uint64_t events_version(int rank) const = 0;
   // A recorded run: the views show it, nothing can be changed.
   virtual bool read_only() const { return false; }
+  // The call stack that allocated a block (AllocEvent::tensor), innermost
+  // frame first, one a line, where the events come from a trace that
+  // records one (a PyTorch snapshot); "" elsewhere.
+  virtual std::string block_stack(std::int64_t /*block*/) const { return {}; }
   // Applied at the next iteration boundary; a newer request replaces one
   // not yet applied.
   virtual void request(const MemorySettings& settings) = 0;

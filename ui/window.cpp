@@ -5,11 +5,14 @@
 #include <imgui_impl_glfw.h>
 #include <imgui_impl_opengl3.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <opencv2/core.hpp>
@@ -91,6 +94,21 @@ void write_png(const std::string& path, int width, int height) {
   if (!cv::imwrite(path, bgr)) throw std::runtime_error("cannot write the screenshot " + path);
 }
 
+// The address map's words, for a reader (or a test) without the pixels:
+// its blocks, and the names they carry, most blocks first (a snapshot's
+// block labels: the frames they were allocated from).
+void print_address_map(const AddressMapScene& map) {
+  std::map<std::string, int> names;
+  for (const MapBlock& b : map.blocks) ++names[b.name];
+  std::printf("address map | iteration %lld, %d steps, %zu blocks, %zu names\n", static_cast<long long>(map.iteration),
+              map.steps, map.blocks.size(), names.size());
+  std::vector<std::pair<int, std::string>> most(names.size());
+  std::transform(names.begin(), names.end(), most.begin(), [](const auto& n) { return std::pair{-n.second, n.first}; });
+  std::sort(most.begin(), most.end());
+  if (most.size() > 20) most.resize(20);
+  for (const auto& [count, name] : most) std::printf("address map name | %s | %d blocks\n", name.c_str(), -count);
+}
+
 }  // namespace
 
 int run_window(SessionLink& link, const WindowOptions& o) {
@@ -146,10 +164,12 @@ int run_window(SessionLink& link, const WindowOptions& o) {
           first_live = Clock::now();
           first_live_iteration = link.status().iteration;
         }
-      } else if (link.read_only()) {
+      } else if (const SessionStatus now = link.status();
+                 link.read_only() || (now.state == RunState::snapshot && !now.replanning)) {
         // A recorded run's events were all there for the first frame: what
         // is missing now never comes.
-        std::fprintf(stderr, "tidepool: error: the recorded run has no iteration that every view can show\n");
+        std::fprintf(stderr, "tidepool: error: the %s has no iteration that every view can show\n",
+                     link.read_only() ? "recorded run" : "snapshot");
         return 1;
       } else if (const SessionStatus s = link.status(); s.state == RunState::failed) {
         return 1;  // no data will come (a budget too small, a missing dataset): the caller says why
@@ -175,6 +195,7 @@ int run_window(SessionLink& link, const WindowOptions& o) {
         // The Stats view's words, for a reader (or a test) without the pixels.
         for (const StatsRow& row : dashboard.shown_table())
           std::printf("stats | %s | %s\n", row.figure.c_str(), row.value.c_str());
+        print_address_map(dashboard.shown_map());
         return 0;
       }
     }

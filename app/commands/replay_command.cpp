@@ -255,6 +255,13 @@ int replay_command(const ReplayRequest& q, std::ostream& out) {
   return status;
 }
 
+void add_device_index_option(CLI::App& cmd, std::optional<int>& device_index) {
+  cmd.add_option("--device-index", device_index,
+                 "a snapshot's device (its device_traces index; a run folder's rank; default: the one with the most "
+                 "events)")
+      ->transform(number(0, 1023));
+}
+
 Command add_replay_command(CLI::App& cli) {
   auto q = std::make_shared<ReplayRequest>();
   auto* cmd = cli.add_subcommand(
@@ -264,10 +271,7 @@ Command add_replay_command(CLI::App& cli) {
   cmd->add_option("file", q->file,
                   "a CSV of alloc/free events, a PyTorch snapshot (format: docs/memory.md), or a run folder")
       ->required();
-  cmd->add_option("--device-index", q->device_index,
-                  "a snapshot's device to replay (its device_traces index; a run's rank; default: the one with the most "
-                  "events)")
-      ->transform(number(0, 1023));
+  add_device_index_option(*cmd, q->device_index);
   cmd->add_flag("--json", q->json, "one JSON object: the trace's figures and one object per heuristic");
   add_size(*cmd, "--budget", q->budget_bytes,
            "a pool to replay the trace in with every heuristic: whether each fits it, and where the first that "

@@ -100,4 +100,7 @@ int replay_command(const ReplayRequest& request, std::ostream& out);
 // `tidepool replay FILE`.
 Command add_replay_command(CLI::App& cli);
 
+// --device-index N: a snapshot's device, declared once for replay and view.
+void add_device_index_option(CLI::App& cmd, std::optional<int>& device_index);
+
 }  // namespace tidepool::app

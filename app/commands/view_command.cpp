@@ -3,41 +3,82 @@
 #include <cstdio>
 #include <memory>
 
+#include "app/commands/replay_command.h"  // add_device_index_option
 #include "app/recorded_run.h"
+#include "app/snapshot_run.h"
 #ifdef TIDEPOOL_HAVE_GUI
 #include "ui/window.h"
 #endif
 
 namespace tidepool::app {
 
-int view_command(const ViewRequest& r) {
-  // The folder first: a wrong one is refused before a window opens, and
-  // on a build without one too.
-  RecordedRun run(r.folder);
+namespace {
+
 #ifdef TIDEPOOL_HAVE_GUI
-  const ui::SessionStatus s = run.status();
+ui::WindowOptions window_options(const WindowLook& look, std::string title) {
   ui::WindowOptions window;
-  window.width = r.window.width;
-  window.height = r.window.height;
-  window.screenshot = r.window.screenshot;
-  window.frames = r.window.frames;
-  window.title = "Tidepool: " + s.settings.model + " on " + s.dataset_name + ", recorded in " + r.folder.string();
-  return ui::run_window(run, window);
+  window.width = look.width;
+  window.height = look.height;
+  window.screenshot = look.screenshot;
+  window.frames = look.frames;
+  window.title = std::move(title);
+  return window;
+}
 #else
+int no_window(const ViewRequest& r) {
   std::fprintf(stderr,
                "tidepool: error: this build has no window (it was configured without Dear ImGui and GLFW: run "
-               "scripts/install-deps.sh and reconfigure); %s is a run folder tidepool view can open where "
-               "there is one\n",
-               r.folder.string().c_str());
+               "scripts/install-deps.sh and reconfigure); %s is a %s tidepool view can open where there is one\n",
+               r.path.string().c_str(), is_run_folder(r.path) ? "run folder" : "snapshot");
   return 1;
+}
+#endif
+
+}  // namespace
+
+bool is_run_folder(const std::filesystem::path& path) {
+  std::error_code ec;
+  // What does not exist is taken for a folder: RecordedRun says what is missing.
+  return std::filesystem::is_directory(path, ec) || !std::filesystem::exists(path, ec);
+}
+
+int view_command(const ViewRequest& r) {
+  // The folder or the file first: a wrong one is refused before a window
+  // opens, and on a build without one too.
+  if (is_run_folder(r.path)) {
+    if (r.device_index)
+      throw std::invalid_argument(r.path.string() + ": --device-index picks a device of a PyTorch snapshot; this is a run folder");
+    RecordedRun run(r.path);
+#ifdef TIDEPOOL_HAVE_GUI
+    const ui::SessionStatus s = run.status();
+    return ui::run_window(run, window_options(r.window, "Tidepool: " + s.settings.model + " on " + s.dataset_name +
+                                                            ", recorded in " + r.path.string()));
+#else
+    return no_window(r);
+#endif
+  }
+  SnapshotRun run(r.path, r.device_index);
+#ifdef TIDEPOOL_HAVE_GUI
+  const SnapshotTrace& t = run.trace();
+  std::printf("snapshot %s: device %d of %d, %zu events, placed by %s\n", r.path.string().c_str(), t.device,
+              t.devices, t.trace.size(), kSnapshotHeuristic);
+  return ui::run_window(run, window_options(r.window, "Tidepool: PyTorch snapshot " + r.path.string() + ", device " +
+                                                          std::to_string(t.device)));
+#else
+  return no_window(r);
 #endif
 }
 
 Command add_view_command(CLI::App& cli) {
   auto q = std::make_shared<ViewRequest>();
   auto* cmd = cli.add_subcommand(
-      "view", "open a --batch run folder in the window, read only: its traced iterations in every view");
-  cmd->add_option("folder", q->folder, "a run folder written by --batch (it holds events.bin)")->required();
+      "view", "open a --batch run folder in the window, read only (its traced iterations in every view), or a "
+              "PyTorch memory snapshot placed by a heuristic you choose in the window");
+  cmd->add_option("path", q->path,
+                  "a run folder written by --batch (it holds events.bin), or a PyTorch snapshot (_dump_snapshot's "
+                  "pickle, or its JSON)")
+      ->required();
+  add_device_index_option(*cmd, q->device_index);
   add_window_options(*cmd, q->window);
   return {cmd, [q](bool) { return view_command(*q); }};
 }

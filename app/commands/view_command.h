@@ -4,9 +4,16 @@
 // and summary.json what it was trained with (app/recorded_run.h); every
 // view works as it does live (zoom, pan, hover) and the controls show the
 // settings without letting them change.
+//
+// `tidepool view snap.pickle` (or its JSON): a PyTorch memory snapshot's
+// trace placed by the pytorch heuristic (app/snapshot_run.h), every view
+// reading it as a run's events, and a heuristic chooser in the controls
+// that re-places it. `--device-index N` picks the snapshot's device, as
+// for `tidepool replay`.
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "app/commands/command.h"
@@ -15,16 +22,22 @@
 namespace tidepool::app {
 
 struct ViewRequest {
-  std::filesystem::path folder;
+  std::filesystem::path path;       // a run folder, or a snapshot file
+  std::optional<int> device_index;  // a snapshot's device; nothing: the busiest
   WindowLook window;  // as for the live window
 };
 
+// What view opens as a run folder: a folder, or nothing at all (refused
+// as a run folder, with what is missing). Any file is taken for a snapshot.
+bool is_run_folder(const std::filesystem::path& path);
+
 // Returns the process exit status. Throws std::runtime_error with a message
 // for the user when the folder is not a finished run folder or its
-// events.bin is refused, and when no window can be opened (no display).
+// events.bin is refused, std::invalid_argument when a file is no PyTorch
+// snapshot, and std::runtime_error when no window can be opened (no display).
 int view_command(const ViewRequest& request);
 
-// `tidepool view RUN_DIR [window options]`.
+// `tidepool view RUN_DIR|SNAPSHOT [--device-index N] [window options]`.
 Command add_view_command(CLI::App& cli);
 
 }  // namespace tidepool::app

@@ -15,6 +15,7 @@
 
 #include <opencv2/imgcodecs.hpp>
 
+#include "testing/examples.h"
 #include "testing/mpirun.h"
 #include "testing/run_command.h"
 #include "testing/temp_dir.h"
@@ -340,6 +341,42 @@ TEST_F(View, ATruncatedEventsFileIsRefused) {
   const Result r = run_command(view(run));
   EXPECT_EQ(r.status, 1) << r.output;
   EXPECT_NE(r.output.find("tidepool: error: " + events.string() + " is truncated"), std::string::npos) << r.output;
+}
+
+// `tidepool view snap.pickle`: a PyTorch snapshot's trace placed by the
+// pytorch heuristic, its blocks named by the frames that allocated them.
+// What the address map holds is read from the words the screenshot prints
+// ("address map name | LABEL | N blocks"); the pixels only confirm that the
+// map and the load curve were drawn.
+TEST_F(View, ASnapshotShowsTheAddressMapWithFrameLabels) {
+  if (!have_xvfb()) GTEST_SKIP() << "xvfb-run is not installed (scripts/install-deps.sh installs it)";
+  const std::string shot = (dir_.path() / "snapshot.png").string();
+  const Result r = run_command("xvfb-run -a " + view(testing::example_path("resnet_snapshot.pickle")) +
+                               " --screenshot " + shot + " --frames 3");
+  ASSERT_EQ(r.status, 0) << r.output;
+  // The example's activations, momenta and batches (examples/make_snapshots.py).
+  for (const char* label : {"model.py:70:forward", "train.py:80:make_optimizer", "data.py:58:prefetch"})
+    EXPECT_NE(r.output.find(std::string("address map name | ") + label + " | "), std::string::npos)
+        << label << "\n" << r.output;
+  EXPECT_NE(r.output.find("address map | iteration 0, "), std::string::npos) << r.output;
+  EXPECT_EQ(stats_value(r.output, "placed by"), "pytorch") << r.output;
+  EXPECT_EQ(stats_value(r.output, "state"), "snapshot") << r.output;
+  EXPECT_NE(stats_value(r.output, "largest free at peak"), "") << r.output;
+
+  const cv::Mat image = cv::imread(shot, cv::IMREAD_COLOR);
+  ASSERT_FALSE(image.empty()) << "no PNG at " << shot;
+  const Layout l = layout_for(static_cast<float>(image.cols), static_cast<float>(image.rows), kMenuHeight);
+  EXPECT_GT(count_colour(image, l[ViewId::address_map], role_colour(Role::activation)), 1000);
+  EXPECT_GT(count_colour(image, l[ViewId::memory_load], kLoad), 100);
+}
+
+TEST_F(View, ASnapshotItCannotReadIsRefusedBeforeAWindowOpens) {
+  const std::filesystem::path csv = dir_.path() / "trace.csv";
+  testing::write_text(csv, "event,id,bytes\nalloc,0,512\n");
+  const Result r = run_command(view(csv));
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("tidepool: error: " + csv.string() + " is not a PyTorch memory snapshot"), std::string::npos)
+      << r.output;
 }
 
 TEST(WindowWithoutDisplay, SaysWhatToDoInstead) {

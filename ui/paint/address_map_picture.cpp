@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/memory/figures.h"
@@ -103,6 +104,68 @@ void draw_block(Painter& p, const AddressMapLayout& l, const MapBlock& b) {
   if (!b.name.empty() && size.x + 8 <= life.width() && size.y + 4 <= life.height())
     p.text({(life.x0 + life.x1) / 2, (life.y0 + life.y1) / 2}, b.name, is_light(role_colour(b.role)) ? kDarkText : kText,
            TextSize::small, HAlign::centre, VAlign::middle);
+}
+
+// The blocks. A map of more than kMergeAbove blocks (a trace of 10^6
+// events: a training iteration has a few thousand) would ask for a
+// rectangle per block every frame, most of them narrower than a pixel,
+// which the painter widens to one: there the blocks of one colour, with
+// nothing else to draw, that fall in one pixel column are merged into
+// that column's runs of addresses, which cover the same pixels.
+constexpr std::size_t kMergeAbove = 20000;
+
+void draw_blocks(Painter& p, const AddressMapLayout& l, const AddressMapScene& scene) {
+  if (scene.blocks.size() <= kMergeAbove) {
+    for (const MapBlock& b : scene.blocks) draw_block(p, l, b);
+    return;
+  }
+  // Blocks come in the order they were placed, so a column's thin blocks
+  // come together: each column is drawn when the next begins. Per colour,
+  // a count per pixel row of the plot (+1 where a block's snapped rows
+  // start, -1 where they end, as the painter snaps them) gives the runs.
+  const float top = std::floor(l.plot.y0);
+  const std::size_t rows = static_cast<std::size_t>(std::ceil(l.plot.y1 - top)) + 2;
+  std::vector<std::pair<std::uint32_t, std::vector<int>>> cover;  // per colour in the column
+  float column = 0;
+  bool any = false;
+  auto flush = [&] {
+    for (auto& [colour, count] : cover) {
+      int depth = 0;
+      std::size_t start = 0;
+      for (std::size_t r = 0; r < rows; ++r) {
+        const int before = depth;
+        depth += count[r];
+        if (before == 0 && depth > 0) start = r;
+        if (before > 0 && depth == 0)
+          p.fill_rect({column, top + static_cast<float>(start), column + 1, top + static_cast<float>(r)}, colour);
+      }
+      std::fill(count.begin(), count.end(), 0);
+    }
+    any = false;
+  };
+  for (const MapBlock& b : scene.blocks) {
+    const Box life = l.life_box(b);
+    const bool plain = b.parked_until_step <= b.last_step && b.offload_step < 0 && b.prefetch_done_step < 0;
+    if (!plain || life.width() >= 1) {
+      draw_block(p, l, b);
+      continue;
+    }
+    const float x = std::round(life.x0);
+    if (x != column && any) flush();
+    column = x;
+    any = true;
+    const std::uint32_t colour = role_colour(b.role);
+    auto it = std::find_if(cover.begin(), cover.end(), [&](const auto& c) { return c.first == colour; });
+    if (it == cover.end()) it = cover.insert(cover.end(), {colour, std::vector<int>(rows, 0)});
+    const auto row = [&](float y) {
+      return static_cast<std::size_t>(std::clamp(std::round(y) - top, 0.0f, static_cast<float>(rows - 1)));
+    };
+    const std::size_t y0 = row(std::min(life.y0, life.y1));
+    const std::size_t y1 = std::min(std::max(row(std::max(life.y0, life.y1)), y0 + 1), rows - 1);
+    ++it->second[y0];
+    --it->second[y1];
+  }
+  if (any) flush();
 }
 
 // A block's colour at one step: its role's, or the transfer's while its
@@ -211,7 +274,7 @@ void draw_address_map(Painter& p, const AddressMapScene& scene, const Box& area,
     if (std::abs(t - std::round(t)) < 1e-9) step_ticks.push_back(std::round(t));
   draw_x_axis(p, l.plot, column_centres, step_ticks, 1, "step of the iteration");
 
-  for (const MapBlock& b : scene.blocks) draw_block(p, l, b);
+  draw_blocks(p, l, scene);
   draw_peak(p, l, scene);
   const bool focused = focus.step >= 0 && focus.step < scene.steps;
   if (focused)

@@ -57,16 +57,57 @@ std::string title_of(const MemoryLoadScene& scene) {
 float value_labels_width(const Painter& p) { return p.text_size("0000.0", TextSize::small).x + 12; }
 float panel_title_row(const Painter& p) { return line_height(p, TextSize::small) + 10; }
 
-// A step curve: sample i holds its value from x(i) to x(i + 1).
+// More samples than twice the pixel columns (a trace of 10^6 events): the
+// curves are drawn per column, not per sample.
+bool dense(const MemoryLoadLayout& l, std::size_t samples) {
+  return samples > 2 * static_cast<std::size_t>(std::max(l.curves.width(), 1.0f));
+}
+
+// Calls fn(column, i, j) for each pixel column, left to right, with the
+// samples [i, j) whose x(i) rounds to it; a few scale lookups per column,
+// not per sample.
+template <typename Fn>
+void for_each_column(const LinearScale& x, std::size_t n, Fn fn) {
+  for (std::size_t i = 0; i < n;) {
+    const int column = x.px(static_cast<double>(i));
+    const double guess = std::ceil(x.invert(column + 0.5));
+    std::size_t j = static_cast<std::size_t>(std::clamp(guess, static_cast<double>(i + 1), static_cast<double>(n)));
+    while (j < n && x.px(static_cast<double>(j)) == column) ++j;
+    while (j > i + 1 && x.px(static_cast<double>(j - 1)) != column) --j;
+    fn(column, i, j);
+    i = j;
+  }
+}
+
+// A step curve: sample i holds its value from x(i) to x(i + 1). Dense, each
+// column gets four points instead: its first sample's value, the most and
+// the least of its samples, and its last's, which cover the same pixels as
+// every sample would, at a few thousand points instead of millions.
 template <typename Value>
 std::vector<Point> step_curve(const MemoryLoadLayout& l, const std::vector<LoadPoint>& points, Value value) {
   std::vector<Point> curve;
-  curve.reserve(2 * points.size());
-  for (std::size_t i = 0; i < points.size(); ++i) {
-    const float y = static_cast<float>(l.y.px(static_cast<double>(value(points[i]))));
-    curve.push_back({static_cast<float>(l.x.px(static_cast<double>(i))), y});
-    curve.push_back({static_cast<float>(l.x.px(static_cast<double>(i + 1))), y});
+  auto y_of = [&](std::size_t v) { return static_cast<float>(l.y.px(static_cast<double>(v))); };
+  const std::size_t n = points.size();
+  if (!dense(l, n)) {
+    curve.reserve(2 * n);
+    for (std::size_t i = 0; i < n; ++i) {
+      curve.push_back({static_cast<float>(l.x.px(static_cast<double>(i))), y_of(value(points[i]))});
+      curve.push_back({static_cast<float>(l.x.px(static_cast<double>(i + 1))), y_of(value(points[i]))});
+    }
+    return curve;
   }
+  for_each_column(l.x, n, [&](int column, std::size_t i, std::size_t j) {
+    std::size_t least = value(points[i]), most = least;
+    for (std::size_t k = i + 1; k < j; ++k) {
+      least = std::min<std::size_t>(least, value(points[k]));
+      most = std::max<std::size_t>(most, value(points[k]));
+    }
+    const float x = static_cast<float>(column);
+    curve.push_back({x, y_of(value(points[i]))});
+    curve.push_back({x, y_of(most)});
+    curve.push_back({x, y_of(least)});
+    curve.push_back({x + 1, y_of(value(points[j - 1]))});
+  });
   return curve;
 }
 
@@ -93,12 +134,22 @@ void draw_curves(Painter& p, const MemoryLoadLayout& l, const MemoryLoadScene& s
   // The area under the load, faintly, so the load reads as what fills the
   // pool. A sample narrower than a pixel is left to its neighbours, so no
   // column is blended twice.
-  for (std::size_t i = 0; i < points.size(); ++i) {
-    const float x0 = static_cast<float>(l.x.px(static_cast<double>(i)));
-    const float x1 = static_cast<float>(l.x.px(static_cast<double>(i + 1)));
-    if (x1 > x0)
-      p.fill_rect({x0, static_cast<float>(l.y.px(static_cast<double>(points[i].load_bytes))), x1, plot.y1},
-                  {kLoad, 0.18f});
+  // Dense, a column's fill reaches the highest load of its samples.
+  if (dense(l, points.size())) {
+    for_each_column(l.x, points.size(), [&](int column, std::size_t i, std::size_t j) {
+      std::size_t most = 0;
+      for (std::size_t k = i; k < j; ++k) most = std::max(most, points[k].load_bytes);
+      const float x = static_cast<float>(column);
+      p.fill_rect({x, static_cast<float>(l.y.px(static_cast<double>(most))), x + 1, plot.y1}, {kLoad, 0.18f});
+    });
+  } else {
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      const float x0 = static_cast<float>(l.x.px(static_cast<double>(i)));
+      const float x1 = static_cast<float>(l.x.px(static_cast<double>(i + 1)));
+      if (x1 > x0)
+        p.fill_rect({x0, static_cast<float>(l.y.px(static_cast<double>(points[i].load_bytes))), x1, plot.y1},
+                    {kLoad, 0.18f});
+    }
   }
   // Two pixels per line while the steps are wide enough to stay apart; one
   // when they crowd, or the curve becomes a smear. The extent goes on top:

@@ -25,11 +25,31 @@ std::string timing(const char* format, double ms, const SessionStatus& s, double
          " predicted";
 }
 
+// The iteration's memory figures, in the words of the plan's.
+void measured_rows(const IterationStats& st, std::vector<StatsRow>& rows) {
+  MemorySummary measured;
+  measured.peak_load_bytes = st.peak_load_bytes;
+  measured.footprint_bytes = st.footprint_bytes;
+  measured.largest_free_at_peak_bytes = st.largest_free_at_peak_bytes;
+  for (MemoryFact f :
+       {MemoryFact::peak_load, MemoryFact::footprint, MemoryFact::competitive_ratio, MemoryFact::largest_free_at_peak})
+    rows.push_back({fact_info(f).label, fact_text(measured, f)});
+}
+
 }  // namespace
 
 std::vector<StatsRow> stats_table(const SessionStatus& s, const IterationStats& st, int rank) {
   std::vector<StatsRow> rows;
   auto row = [&](std::string figure, std::string value) { rows.push_back({std::move(figure), std::move(value)}); };
+  if (s.state == RunState::snapshot) {  // a trace placed by a heuristic: no training, no transfers
+    row("snapshot", s.dataset_name);
+    row("device", s.device);
+    row("state", to_string(s.state));
+    row("placed by", s.settings.memory.heuristic);
+    measured_rows(st, rows);
+    row("PyTorch reserved", format_bytes(s.snapshot_reserved_bytes) + " at most (the trace's segments)");
+    return rows;
+  }
   row("run", s.settings.model + (s.settings.fuse == Fusion::relu ? " (ReLUs fused)" : "") + " on " + s.dataset_name +
                  ", batch " + std::to_string(s.settings.batch_size));
   row("device", s.device.empty() ? "-" : s.device);
@@ -47,13 +67,7 @@ std::vector<StatsRow> stats_table(const SessionStatus& s, const IterationStats& 
     row("last iteration", std::to_string(shown_iteration(st.iteration)));
     row("iteration time", timing("%.2f ms", st.iteration_ms, s, s.predicted ? s.predicted->iteration_us : 0));
     row("stall time", timing("%.2f ms", st.stall_ms, s, s.predicted ? s.predicted->stall_us : 0));
-    MemorySummary measured;  // this iteration's, in the words of the plan's figures
-    measured.peak_load_bytes = st.peak_load_bytes;
-    measured.footprint_bytes = st.footprint_bytes;
-    measured.largest_free_at_peak_bytes = st.largest_free_at_peak_bytes;
-    for (MemoryFact f :
-         {MemoryFact::peak_load, MemoryFact::footprint, MemoryFact::competitive_ratio, MemoryFact::largest_free_at_peak})
-      row(fact_info(f).label, fact_text(measured, f));
+    measured_rows(st, rows);
     row("offloaded / prefetched", format_bytes(static_cast<std::size_t>(st.offloaded_bytes)) + " / " +
                                       format_bytes(static_cast<std::size_t>(st.prefetched_bytes)));
     row("batch upload", format_bytes(static_cast<std::size_t>(st.uploaded_bytes)));

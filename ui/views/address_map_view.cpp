@@ -2,13 +2,30 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "ui/paint/address_map_picture.h"
 
 namespace tidepool::ui {
 namespace {
 
-void block_tooltip(const MapBlock& b) {
+// A block of a trace that records call stacks (a PyTorch snapshot): its
+// label, where it sits, and the stack that allocated it.
+void traced_block_tooltip(const MapBlock& b, const std::string& stack) {
+  ImGui::BeginTooltip();
+  ImGui::Text("%s", b.name.empty() ? "(no frames)" : b.name.c_str());
+  ImGui::Separator();
+  ImGui::Text("offset    %s (%zu)", format_bytes(b.offset).c_str(), b.offset);
+  ImGui::Text("size      %s", format_bytes(b.bytes).c_str());
+  ImGui::Text("lifetime  events %d to %d", b.first_step, b.last_step);
+  ImGui::Separator();
+  ImGui::TextDisabled("allocated at (innermost first):");
+  ImGui::TextUnformatted(stack.c_str());
+  ImGui::EndTooltip();
+}
+
+void block_tooltip(const MapBlock& b, const SessionLink& link) {
+  if (const std::string stack = link.block_stack(b.tensor); !stack.empty()) return traced_block_tooltip(b, stack);
   ImGui::BeginTooltip();
   ImGui::Text("%s", b.name.c_str());
   ImGui::Separator();
@@ -51,7 +68,7 @@ void AddressMapView::draw(const Frame& frame) {
   paint::draw_address_map(painter, map, c.area(), focus);
 
   if (hovered) {
-    block_tooltip(*hovered);
+    block_tooltip(*hovered, frame.link);
   } else if (focus.step >= 0 && static_cast<std::size_t>(focus.step) < map.after_step.size()) {
     const StepPool& p = map.after_step[static_cast<std::size_t>(focus.step)];
     ImGui::SetTooltip("step %d: load %s, extent %s, largest free below it %s", focus.step,

@@ -41,6 +41,7 @@ void error_text(const std::string& text) {
 void ControlsView::draw(const Frame& frame) {
   const SessionStatus& s = frame.status;
   SessionLink& link = frame.link;
+  if (s.state == RunState::snapshot) return draw_snapshot(s, link);
   // A recorded run shows the settings it was trained with, every input
   // disabled: there is no session to send a change to.
   const bool read_only = link.read_only();
@@ -107,6 +108,40 @@ void ControlsView::draw_recorded(const SessionStatus& s) {
                      static_cast<long long>(r.batch_size), static_cast<double>(r.lr), to_string(r.lr_schedule),
                      static_cast<unsigned long long>(r.seed), s.device.empty() ? to_string(r.device) : s.device.c_str());
   if (!s.error.empty()) error_text(s.error);  // it diverged
+}
+
+void ControlsView::draw_snapshot(const SessionStatus& s, SessionLink& link) {
+  ImGui::TextColored({0.9f, 0.85f, 0.4f, 1}, "PyTorch memory snapshot");
+  ImGui::TextWrapped("%s, %s. Its allocations as PyTorch recorded them, placed again by the heuristic below: "
+                     "one step per event, each block named by its innermost user frame (its whole stack on "
+                     "hover in the address map).",
+                     s.dataset_name.c_str(), s.device.c_str());
+  ImGui::Separator();
+  const std::string& now = s.settings.memory.heuristic;
+  if (sent_at_ && s.requests > *sent_at_ && !s.replanning) sent_at_.reset();
+  ImGui::PushItemWidth(ImGui::GetContentRegionAvail().x * 0.55f);
+  ImGui::BeginDisabled(sent_at_.has_value());
+  if (ImGui::BeginCombo("heuristic", now.c_str())) {
+    for (const std::string& h : allocator_names())
+      if (ImGui::Selectable(h.c_str(), h == now) && h != now) {
+        MemorySettings m = s.settings.memory;
+        m.heuristic = h;
+        sent_at_ = s.requests;
+        link.request(m);
+      }
+    ImGui::EndCombo();
+  }
+  ImGui::EndDisabled();
+  ImGui::PopItemWidth();
+  if (sent_at_ || s.replanning) {
+    ImGui::TextColored({0.9f, 0.85f, 0.4f, 1}, "placing the trace again...");
+  } else if (s.requests > 0) {
+    if (s.refused) error_text(s.message);
+    else ImGui::TextColored({0.5f, 0.9f, 0.5f, 1}, "%s", s.message.c_str());
+  }
+  ImGui::TextDisabled("%s: %s, footprint %s", fact_info(MemoryFact::peak_load).label,
+                      fact_text(s.memory, MemoryFact::peak_load).c_str(),
+                      fact_text(s.memory, MemoryFact::footprint).c_str());
 }
 
 bool ControlsView::draw_settings(const SessionStatus& s) {

@@ -4,7 +4,9 @@
 // request; the session applies it at the next iteration boundary or refuses
 // it with the reason, shown here. Pause, step and resume control training.
 // On a recorded run (SessionLink::read_only) it shows the settings the run
-// was trained with, every input disabled, and no run control.
+// was trained with, every input disabled, and no run control. On a
+// snapshot (RunState::snapshot) it offers the heuristic only: choosing one
+// re-places the trace at once.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +23,8 @@ class ControlsView {
  private:
   // What a recorded run was trained with, above its settings.
   void draw_recorded(const SessionStatus& s);
+  // A snapshot's trace: where it comes from and the heuristic that places it.
+  void draw_snapshot(const SessionStatus& s, SessionLink& link);
   // The settings' inputs, editing edit_; true when one changed.
   bool draw_settings(const SessionStatus& s);
 

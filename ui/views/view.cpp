@@ -33,6 +33,7 @@ void waiting_text(const SessionStatus& status) {
   const char* what = status.state == RunState::failed     ? "training failed (see Controls)"
                      : status.state == RunState::diverged ? "training diverged (see Controls)"
                      : status.state == RunState::starting ? "planning and placing the network..."
+                     : status.state == RunState::snapshot ? "a memory snapshot records allocations only: nothing to show here"
                                                            : "waiting for the first iteration...";
   ImGui::TextDisabled("%s", what);
 }

@@ -389,5 +389,88 @@ TEST(Paint, OpenCvPainterSnapsBlendsClipsAndAligns) {
   EXPECT_GE(drawn.y, 40 - static_cast<int>(size.y) - 1);
 }
 
+// A map of more blocks than a pixel column can tell apart (a 10^6-event
+// snapshot's): the blocks narrower than a pixel are merged per column, so a
+// frame asks for a few thousand rectangles, and the pixels stay the
+// blocks': each block's middle in its column has its colour, and the free
+// half of its slot above it does not.
+TEST(Paint, AnAddressMapOfManyThinBlocksMergesThemPerColumnOntoTheSamePixels) {
+  AddressMapScene scene;
+  scene.iteration = 0;
+  const int blocks = 30000, slots = 4;
+  const std::size_t slot = std::size_t{1} << 18;
+  scene.steps = 2 * blocks;
+  scene.pool_bytes = slots * slot;
+  scene.footprint_bytes = scene.pool_bytes;
+  scene.after_step.assign(static_cast<std::size_t>(scene.steps), StepPool{});
+  for (int i = 0; i < blocks; ++i) {
+    MapBlock b;
+    b.tensor = i;
+    b.offset = static_cast<std::size_t>(i % slots) * slot;
+    b.bytes = slot / 2;  // the slot's upper half stays free
+    b.first_step = b.last_step = 2 * i;
+    scene.blocks.push_back(b);
+  }
+  cv::Mat image = blank();
+  paint::OpenCvPainter painter(image);
+  RecordingPainter recording(window_font, &painter);
+  paint::draw_address_map(recording, scene, kArea);
+  std::size_t fills = 0;
+  for (const Call& c : recording.calls) fills += c.kind == Call::Kind::fill;
+  EXPECT_LT(fills, static_cast<std::size_t>(blocks) / 4);
+
+  const paint::AddressMapLayout l = paint::address_map_layout(recording, scene, kArea);
+  const int peak_column = static_cast<int>(std::round(l.x(scene.peak_step)));
+  int checked = 0;
+  for (const MapBlock& b : scene.blocks) {
+    const int x = static_cast<int>(std::round(l.life_box(b).x0));
+    if (std::abs(x - peak_column) <= 1) continue;  // the peak's holes are drawn over it
+    if (x + 1 > l.plot.x1) continue;               // the plot's edge is drawn over the last column
+    const int taken = l.y.px(static_cast<double>(b.offset + b.bytes / 2));
+    const int free = l.y.px(static_cast<double>(b.offset + b.bytes + b.bytes / 2));
+    EXPECT_EQ(count(image, cv::Rect(x, taken, 1, 1), role_colour(b.role)), 1) << "block " << b.tensor;
+    EXPECT_EQ(count(image, cv::Rect(x, free, 1, 1), role_colour(b.role)), 0) << "above block " << b.tensor;
+    ++checked;
+  }
+  EXPECT_GT(checked, blocks - 400);
+}
+
+
+// Load curves of more samples than pixel columns (a 10^6-event snapshot's):
+// each column is drawn as its envelope, a few points per column, and the
+// curve still reaches every column's highest and lowest load.
+TEST(Paint, LoadCurvesOfManySamplesAreDrawnAsEachColumnsEnvelope) {
+  MemoryLoadScene scene;
+  scene.computes_values = false;
+  const std::size_t samples = 100000, high = std::size_t{64} << 20, low = std::size_t{4} << 20;
+  for (std::size_t i = 0; i < samples; ++i) {
+    const std::size_t load = i % 2 ? high : low;  // every column holds both
+    scene.points.push_back({0, static_cast<int>(i), static_cast<double>(i), load, high});
+  }
+  scene.peak_load_bytes = scene.max_extent_bytes = high;
+  scene.peak_index = 1;
+  cv::Mat image = blank();
+  paint::OpenCvPainter painter(image);
+  RecordingPainter recording(window_font, &painter);
+  paint::draw_memory_load(recording, scene, kArea);
+  const paint::MemoryLoadLayout l = paint::memory_load_layout(recording, scene, kArea);
+  const Call* load_curve = nullptr;
+  for (const Call& c : recording.calls)
+    if (c.kind == Call::Kind::polyline && c.colour.rgb == kLoad) load_curve = &c;
+  ASSERT_NE(load_curve, nullptr);
+  EXPECT_LE(load_curve->points.size(), 4 * static_cast<std::size_t>(l.curves.width() + 8));
+  // A column in the middle: the load curve goes down to the low value and
+  // up to the high one there.
+  const float x = std::round((l.curves.x0 + l.curves.x1) / 2);
+  bool reaches_low = false, reaches_high = false;
+  for (const Point& pt : load_curve->points) {
+    if (pt.x != x) continue;
+    reaches_low |= pt.y == static_cast<float>(l.y.px(static_cast<double>(low)));
+    reaches_high |= pt.y == static_cast<float>(l.y.px(static_cast<double>(high)));
+  }
+  EXPECT_TRUE(reaches_low);
+  EXPECT_TRUE(reaches_high);
+}
+
 }  // namespace
 }  // namespace tidepool::ui
