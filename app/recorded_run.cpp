@@ -48,19 +48,26 @@ EventFile traced_events(const fs::path& events) {
   return file;
 }
 
-ui::SessionStatus read_run_status(const fs::path& folder) {
+nlohmann::json read_run_summary(const fs::path& folder, bool with_events) {
   auto not_a_run = [&](const std::string& why) {
     throw std::runtime_error(folder.string() + " is not a Tidepool run folder: " + why);
   };
   std::error_code ec;
   if (!fs::exists(folder, ec)) not_a_run("it does not exist");
   if (!fs::is_directory(folder, ec)) not_a_run("it is a file, not a folder");
-  const fs::path events = folder / "events.bin", summary = folder / "summary.json";
-  if (!fs::exists(events, ec)) not_a_run("no events.bin (runs written by --batch have one)");
+  const fs::path summary = folder / "summary.json";
+  if (with_events && !fs::exists(folder / "events.bin", ec)) not_a_run("no events.bin (runs written by --batch have one)");
   if (!fs::exists(summary, ec))
     not_a_run("no summary.json (a --batch run writes it when it finishes: this one was stopped, or is still "
               "training)");
-  const nlohmann::json j = read_summary(summary);
+  nlohmann::json j = read_summary(summary);
+  if (!j.is_object()) throw std::runtime_error(summary.string() + " is not a Tidepool run summary: not an object");
+  return j;
+}
+
+ui::SessionStatus read_run_status(const fs::path& folder) {
+  const nlohmann::json j = read_run_summary(folder, /*with_events=*/true);
+  const fs::path summary = folder / "summary.json";
   try {
     return RecordedRun::status_from_summary(j);
   } catch (const std::exception& e) {  // a key missing or of another type, a word no table has

@@ -27,6 +27,9 @@ namespace tidepool::app {
 // <why>" when it is missing, is a file, or has no events.bin or no
 // summary.json, and names summary.json when that cannot be read.
 ui::SessionStatus read_run_status(const std::filesystem::path& folder);
+// The same checks (events.bin only `with_events`), and summary.json as it
+// is, for what reads figures only (`tidepool diff`).
+nlohmann::json read_run_summary(const std::filesystem::path& folder, bool with_events);
 
 // A run's events file (events.bin, or a rank's events.rankN.bin), read and
 // checked (engine/observe/event_file.h). Throws std::runtime_error when it

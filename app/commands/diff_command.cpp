@@ -13,30 +13,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/recorded_run.h"
+
 #include "engine/core/bytes_text.h"
-#include "engine/core/json_file.h"
 #include "engine/plan/memory_facts.h"
 
 namespace tidepool::app {
 namespace fs = std::filesystem;
 
 namespace {
-
-nlohmann::json read_run_summary(const fs::path& folder) {
-  auto not_a_run = [&](const std::string& why) {
-    throw std::runtime_error(folder.string() + " is not a finished Tidepool run folder: " + why);
-  };
-  std::error_code ec;
-  if (!fs::exists(folder, ec)) not_a_run("it does not exist");
-  if (!fs::is_directory(folder, ec)) not_a_run("it is a file, not a folder");
-  const fs::path summary = folder / "summary.json";
-  if (!fs::exists(summary, ec))
-    not_a_run("no summary.json (a --batch run writes it when it finishes: this one was stopped, or is still "
-              "training)");
-  nlohmann::json j = read_json_file(summary.string());
-  if (!j.is_object()) throw std::runtime_error(summary.string() + " is not a Tidepool run summary: not an object");
-  return j;
-}
 
 // How a figure's values read and subtract.
 enum class Kind { bytes, number, text };
@@ -71,6 +56,16 @@ std::vector<Figure> figures(const nlohmann::json& a, const nlohmann::json& b) {
   const MemorySummary ma = memory_from_json(a), mb = memory_from_json(b);
   const nlohmann::json ja = memory_json(ma), jb = memory_json(mb);
   for (const MemoryFactInfo& f : memory_facts()) {
+    if (f.fact == MemoryFact::peak_load_by_role) {  // a byte row per role, so each has its delta
+      for (int r = 0; r < kRoleCount; ++r) {
+        const Role role = static_cast<Role>(r);
+        const std::size_t va = ma.peak_load_by_role[static_cast<std::size_t>(r)],
+                          vb = mb.peak_load_by_role[static_cast<std::size_t>(r)];
+        out.push_back({std::string(f.key) + "." + std::string(to_string(role)), "  of it " + role_label(role),
+                       Kind::bytes, va, vb, format_bytes(va), format_bytes(vb)});
+      }
+      continue;
+    }
     // The ratio subtracts; the parking facts are words ("all", "up to 2").
     const Kind kind = fact_bytes(ma, f.fact)                      ? Kind::bytes
                       : f.fact == MemoryFact::competitive_ratio ? Kind::number
@@ -153,7 +148,7 @@ std::string plain(const nlohmann::json& v) {
 }  // namespace
 
 void diff_runs(const DiffRequest& q, std::ostream& out) {
-  const nlohmann::json a = read_run_summary(q.a), b = read_run_summary(q.b);
+  const nlohmann::json a = read_run_summary(q.a, false), b = read_run_summary(q.b, false);
   std::vector<Figure> rows;
   try {
     rows = figures(a, b);

@@ -28,7 +28,8 @@ struct DiffRequest {
 
 // Writes the comparison to `out`. Throws std::runtime_error with a message
 // for the user when a folder is not a finished run (missing, no
-// summary.json) or its summary.json cannot be read.
+// summary.json: app/recorded_run.h's read_run_summary) or its summary.json
+// cannot be read.
 void diff_runs(const DiffRequest& request, std::ostream& out);
 
 // `tidepool diff A B [--json]`.

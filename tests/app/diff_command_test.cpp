@@ -91,7 +91,7 @@ TEST_F(DiffCommand, TheTextTableNamesTheSettingAndTheFigures) {
 TEST_F(DiffCommand, AFolderThatIsNotAFinishedRunIsRefused) {
   const auto missing = run_here("diff " + folder("base") + " " + folder("nope"));
   EXPECT_EQ(missing.status, 1);
-  EXPECT_NE(missing.output.find("nope is not a finished Tidepool run folder: it does not exist"), std::string::npos)
+  EXPECT_NE(missing.output.find("nope is not a Tidepool run folder: it does not exist"), std::string::npos)
       << missing.output;
   std::filesystem::create_directories(dir_->path() / "empty");
   const auto empty = run_here("diff " + (dir_->path() / "empty").string() + " " + folder("base"));
