@@ -67,6 +67,18 @@ TEST_F(DiffCommand, ShowsThePeakLoadReductionThePlanPredicts) {
   EXPECT_DOUBLE_EQ(peak.at("relative").get<double>(),
                    -static_cast<double>(planned_base - planned_all) / static_cast<double>(planned_base));
 
+  // The peak broken down, a row per role: they add up to the peak on each
+  // side, and offloading took its bytes out of the activations.
+  std::size_t by_role_a = 0, by_role_b = 0;
+  for (const nlohmann::json& f : diff.at("figures"))
+    if (f.at("key").get<std::string>().rfind("peak_breakdown.", 0) == 0) {
+      by_role_a += f.at("a").get<std::size_t>();
+      by_role_b += f.at("b").get<std::size_t>();
+    }
+  EXPECT_EQ(by_role_a, planned_base);
+  EXPECT_EQ(by_role_b, planned_all);
+  EXPECT_LT(figure(diff, "peak_breakdown.activation").at("delta").get<double>(), 0);
+
   // The one setting that differs is named, and nothing else.
   ASSERT_EQ(diff.at("settings").size(), 1u) << diff.dump();
   EXPECT_EQ(diff.at("settings")[0].at("option"), "mode");
