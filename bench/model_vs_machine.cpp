@@ -41,7 +41,8 @@ double median(std::vector<double> v) {
 }
 
 bool is_compute(SpanKind k) {
-  return k == SpanKind::forward || k == SpanKind::backward || k == SpanKind::accumulate || k == SpanKind::update;
+  return k == SpanKind::forward || k == SpanKind::backward || k == SpanKind::accumulate || k == SpanKind::update ||
+         k == SpanKind::recompute;
 }
 
 struct Timed {

@@ -70,12 +70,15 @@ std::vector<PlanRow> plan_rows(const Network& net, std::int64_t batch, const Ker
 
 namespace {
 
-// The offload modes a table enumerates: AutoSwap's with a budget to fit,
-// AccUDNN's with a performance model to plan by.
+// The memory modes a table enumerates: AutoSwap's with a budget to fit,
+// AccUDNN's with a performance model to plan by; the recompute modes last,
+// so that the offload modes' rows keep their places.
 std::vector<OffloadMode> table_modes(std::size_t budget, bool model) {
   std::vector<OffloadMode> modes = {OffloadMode::base, OffloadMode::all, OffloadMode::conv, OffloadMode::aconv};
   if (budget) modes.push_back(OffloadMode::autoswap);
   if (model) modes.push_back(OffloadMode::accudnn);
+  modes.push_back(OffloadMode::recompute);
+  modes.push_back(OffloadMode::recompute_cheap);
   return modes;
 }
 
@@ -214,6 +217,10 @@ void plan_command(const PlanRequest& request, std::ostream& out) {
       if (r.predicted) {
         row["predicted_iteration_us"] = r.predicted->iteration_us;
         row["predicted_stall_us"] = r.predicted->stall_us;
+        if (r.predicted->recompute_flops > 0) {  // only rows that recompute carry them
+          row["predicted_recompute_us"] = r.predicted->recompute_us;
+          row["recompute_gflop"] = r.predicted->recompute_flops / 1e9;
+        }
       }
       j.push_back(std::move(row));
     }
@@ -247,30 +254,31 @@ void plan_command(const PlanRequest& request, std::ostream& out) {
   auto cell = [](const std::string& text, int width) {
     return std::string(static_cast<std::size_t>(std::max(0, width - static_cast<int>(text.size()))) + 1, ' ') + text;
   };
-  std::snprintf(line, sizeof line, "%-8s %-4s %-17s %-10s", "mode", "algo", "order", "heuristic");
+  std::snprintf(line, sizeof line, "%-15s %-4s %-17s %-10s", "mode", "algo", "order", "heuristic");
   out << (show_precision ? "prec " : "") << line;
   for (const Column& c : columns) out << cell(fact_info(c.fact).column, c.width);
-  out << (model ? "   pred ms  stall ms" : "") << (budget ? "  fits" : "") << '\n';
+  out << (model ? "   pred ms  stall ms recomp ms" : "") << (budget ? "  fits" : "") << '\n';
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const PlanRow& r = rows[i];
     if (i == 1) out << "alternatives:\n";
     const MemorySummary& m = r.memory;
     if (!r.fits()) {
-      std::snprintf(line, sizeof line, "%-8s %-4s %-17s %-10s does not fit: the %s is %s\n",
+      std::snprintf(line, sizeof line, "%-15s %-4s %-17s %-10s does not fit: the %s is %s\n",
                     to_string(r.settings.mode), to_string(r.settings.scheme), to_string(r.settings.order),
                     r.settings.heuristic.c_str(), fact_info(MemoryFact::minimum_pool).label,
                     fact_text(m, MemoryFact::minimum_pool).c_str());
       out << precision_cell(r) << line;
       continue;
     }
-    std::snprintf(line, sizeof line, "%-8s %-4s %-17s %-10s", to_string(r.settings.mode), to_string(r.settings.scheme),
+    std::snprintf(line, sizeof line, "%-15s %-4s %-17s %-10s", to_string(r.settings.mode), to_string(r.settings.scheme),
                   to_string(r.settings.order), r.settings.heuristic.c_str());
     out << precision_cell(r) << line;
     const bool parks = m.pinned_bytes > 0 && mine.transfer == TransferMode::async;
     for (const Column& c : columns)
       out << cell(c.fact == MemoryFact::park_horizon && !parks ? "-" : fact_text(m, c.fact), c.width);
     if (r.predicted) {
-      std::snprintf(line, sizeof line, " %9.2f %9.2f", r.predicted->iteration_us / 1e3, r.predicted->stall_us / 1e3);
+      std::snprintf(line, sizeof line, " %9.2f %9.2f %9.2f", r.predicted->iteration_us / 1e3, r.predicted->stall_us / 1e3,
+                    r.predicted->recompute_us / 1e3);
       out << line;
     }
     if (budget) out << (r.fits(budget) ? "   yes" : "    no");
@@ -288,7 +296,7 @@ void plan_command(const PlanRequest& request, std::ostream& out) {
     out << "pred ms, stall ms: one iteration as " << model->profile().name
         << " would run it, by AccUDNN's model (engine/plan/accudnn_schedule.h); accudnn rows: all's inputs that "
            "go without a stall offloaded, the rest kept"
-        << (budget ? " in the budget" : "") << "\n";
+        << (budget ? " in the budget" : "") << "; recomp ms: the part of it spent computing layers again\n";
   if (budget)
     out << "fits: the pool the row needs fits --budget " << exact_bytes_text(budget)
         << " (this run's row, and autoswap's and accudnn's, plan in it)\n";

@@ -174,7 +174,8 @@ void RunOptions::memory() {
   keep(memory_choice(cmd_, "--precision", m.precision, lists_ ? &lists_->precisions : nullptr, "precision",
                      "what activations and their gradients are stored in"),
        "precision", OnResume::must_match, kMemory);
-  keep(memory_choice(cmd_, "--mode", m.mode, lists_ ? &lists_->modes : nullptr, "offload mode", "activation offload"),
+  keep(memory_choice(cmd_, "--mode", m.mode, lists_ ? &lists_->modes : nullptr, "memory mode",
+                     "how activations leave the device between forward and backward"),
        "mode", OnResume::may_change, kMemory);
   keep(add_choice(cmd_, "--swap-score", m.swap_score, "swap score", "autoswap's priority score"), "swap_score",
        OnResume::may_change, kMemory);

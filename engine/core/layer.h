@@ -78,6 +78,11 @@ struct LayerArgs {
   // layers put it in their kernels' shapes.
   std::int64_t channel_block = 0;
   bool training = true;
+  // The forward pass again, for a backward pass that reads its output
+  // (StepKind::recompute): the same kernels on the same inputs write the
+  // same bits, and nothing else changes (batch norm leaves its running
+  // statistics as the first pass left them).
+  bool recompute = false;
   std::uint64_t seed = 0;  // fresh per layer and iteration (dropout)
   PassPart part = PassPart::whole;
   // sums and rest: Layer::rank_sums() doubles in the step's workspace.

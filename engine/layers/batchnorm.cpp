@@ -70,9 +70,11 @@ void BatchNorm::forward(Kernels& k, const LayerArgs& a) const {
     return;
   }
   switch (a.part) {
+    // A recompute writes y, the batch statistics and the mask again, the
+    // same bits as the first pass; the running statistics moved once.
     case PassPart::whole:
-      k.batchnorm_forward_train(s, x, a.params[0], a.params[1], y, saved_mean, saved_var, a.params[2], a.params[3],
-                                relu_mask(a));
+      k.batchnorm_forward_train(s, x, a.params[0], a.params[1], y, saved_mean, saved_var,
+                                a.recompute ? nullptr : a.params[2], a.recompute ? nullptr : a.params[3], relu_mask(a));
       break;
     case PassPart::sums: k.batchnorm_sums(s, as_f32(x), a.rank_sums); break;
     case PassPart::rest:

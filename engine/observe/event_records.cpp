@@ -167,7 +167,7 @@ std::size_t EventDecoder::decode(const unsigned char* bytes, std::size_t size, s
         const std::uint8_t stream = c.u8();
         if (stream >= kStreamCount) corrupt("stream " + std::to_string(stream) + " in the record" + at_byte(record));
         e.stream = static_cast<Stream>(stream);
-        e.kind = checked_enum(c.u8(), SpanKind::unpack, "span kind", record);
+        e.kind = checked_enum(c.u8(), SpanKind::recompute, "span kind", record);
         e.layer = checked_string(c.u32(), strings_, record);
         e.tensor = checked_string(c.u32(), strings_, record);
         e.bytes = c.size_value();

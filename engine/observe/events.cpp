@@ -16,6 +16,7 @@ const char* to_string(SpanKind k) {
     case SpanKind::pack: return "pack";
     case SpanKind::all_reduce: return "all_reduce";
     case SpanKind::unpack: return "unpack";
+    case SpanKind::recompute: return "recompute";
   }
   return "?";
 }

@@ -35,6 +35,7 @@ enum class SpanKind : std::uint8_t {
   pack,
   all_reduce,
   unpack,
+  recompute,  // a layer's forward kernels again, for backward (StepKind::recompute)
 };
 const char* to_string(SpanKind k);
 

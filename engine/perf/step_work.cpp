@@ -21,10 +21,12 @@ Work step_work(const Network& network, const Schedule& s, int step, WorkCounter&
   counter.take();
   switch (st.kind) {
     case StepKind::forward:
+    case StepKind::recompute:
     case StepKind::backward: {
-      const bool forward = st.kind == StepKind::forward;
+      const bool forward = st.kind != StepKind::backward;
       const Layer& layer = *network.nodes()[static_cast<std::size_t>(st.node)].layer;
       LayerCall call = layer_call(s, layer, st.node, forward, placeholder);
+      call.args.recompute = st.kind == StepKind::recompute;
       if (!call.rank_sums) {
         run(counter, call);
         break;

@@ -15,6 +15,7 @@ namespace {
 // and its wait_all_reduce step unpacks it there: layers, like the others.
 bool is_compute(StepKind k) {
   return k == StepKind::forward || k == StepKind::backward || k == StepKind::accumulate || k == StepKind::update ||
+         k == StepKind::recompute ||
          k == StepKind::all_reduce || k == StepKind::wait_all_reduce;
 }
 
@@ -22,7 +23,7 @@ std::string layer_name(const Network& net, const Schedule& s, const Step& st) {
   if (st.kind == StepKind::all_reduce || st.kind == StepKind::wait_all_reduce)
     return s.tensors[static_cast<std::size_t>(st.tensor)].info.name + (st.kind == StepKind::all_reduce ? " pack" : " unpack");
   std::string name = st.node >= 0 ? net.nodes()[static_cast<std::size_t>(st.node)].layer->name() : "sgd";
-  return name + (st.kind == StepKind::forward ? " fwd" : st.kind == StepKind::backward ? " bwd" : st.kind == StepKind::accumulate ? " acc" : "");
+  return name + (st.kind == StepKind::forward || st.kind == StepKind::recompute ? " fwd" : st.kind == StepKind::backward ? " bwd" : st.kind == StepKind::accumulate ? " acc" : "");
 }
 
 std::size_t transient_budget(const Schedule& s, std::size_t pool_bytes) {
@@ -102,7 +103,15 @@ AccSchedule accudnn_problem(const Network& net, const Schedule& s, const PerfMod
 Prediction predict(const Network& net, const Schedule& s, const PerfModel& model, const KernelQueries& queries) {
   const AccSchedule a = accudnn_problem(net, s, model, queries, 0);
   const AccTimeline t = ready_times(a.problem, {});
-  return {t.iteration_us, t.total_stall_us};
+  Prediction out{t.iteration_us, t.total_stall_us};
+  WorkCounter counter(queries);
+  for (int i = 0; i < static_cast<int>(s.steps.size()); ++i)
+    if (s.steps[static_cast<std::size_t>(i)].kind == StepKind::recompute) {
+      const Work w = step_work(net, s, i, counter);
+      out.recompute_us += model.compute_us(w);
+      out.recompute_flops += static_cast<double>(w.flops);
+    }
+  return out;
 }
 
 AccudnnOffloads choose_accudnn_offloads(const Network& net, const Schedule& all, const PerfModel& model,

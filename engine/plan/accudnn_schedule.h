@@ -45,6 +45,9 @@ AccSchedule accudnn_problem(const Network& network, const Schedule& train, const
 struct Prediction {
   double iteration_us = 0;
   double stall_us = 0;  // compute waiting for prefetches
+  // The recompute steps' share of iteration_us, and the work they do again.
+  double recompute_us = 0;
+  double recompute_flops = 0;
 };
 Prediction predict(const Network& network, const Schedule& train, const PerfModel& model, const KernelQueries& queries);
 

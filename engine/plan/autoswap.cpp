@@ -12,7 +12,8 @@ namespace tidepool {
 namespace {
 
 bool is_compute(StepKind k) {
-  return k == StepKind::forward || k == StepKind::backward || k == StepKind::accumulate || k == StepKind::update;
+  return k == StepKind::forward || k == StepKind::backward || k == StepKind::accumulate || k == StepKind::update ||
+         k == StepKind::recompute;
 }
 
 // Sums over compute steps by prefix: before[i] is the sum over the compute

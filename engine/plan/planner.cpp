@@ -1,6 +1,7 @@
 #include "engine/plan/planner.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "engine/memory/alloc_trace.h"
@@ -59,11 +60,21 @@ class Planner {
     s_.steps.push_back({kind, Stream::compute, node, tensor, source});
   }
   void emit_alloc(int t, bool will_offload = false) {
-    if (t >= 0) s_.steps.push_back({StepKind::alloc, Stream::compute, -1, t, -1, will_offload});
+    if (t < 0) return;
+    s_.steps.push_back({StepKind::alloc, Stream::compute, -1, t, -1, will_offload});
+    set_live(t, true);
   }
   void emit_free(int t) {
-    if (t >= 0) step(StepKind::free, -1, t);
+    if (t < 0) return;
+    step(StepKind::free, -1, t);
+    set_live(t, false);
   }
+  // Which tensors the steps so far leave on the device (the recomputes ask).
+  void set_live(int t, bool live) {
+    if (live_.size() <= static_cast<std::size_t>(t)) live_.resize(static_cast<std::size_t>(t) + 1, false);
+    live_[static_cast<std::size_t>(t)] = live;
+  }
+  bool live(int t) const { return static_cast<std::size_t>(t) < live_.size() && live_[static_cast<std::size_t>(t)]; }
   // An offloaded tensor's device block, after its last forward reader:
   // with async transfers its copy may still be running.
   void emit_free_offloaded(int t) {
@@ -249,6 +260,137 @@ class Planner {
   }
 
   bool offloaded(int t) const { return t >= 0 && s_.tensors[t].offloaded; }
+  bool recomputed(int t) const { return t >= 0 && s_.tensors[t].recomputed; }
+
+  // A layer whose forward pass may run again for backward: not the loss,
+  // and not a pass whose statistics are summed over the ranks (running it
+  // again would mean another all-reduce).
+  bool can_run_again(int node) const { return node != net_.loss_node() && !s_.nodes[node].forward_rank_sums; }
+  static bool is_cheap(const Layer& layer) {
+    return layer.kind() != "conv2d" && layer.kind() != "depthwise_conv" && layer.kind() != "linear";
+  }
+  // A tensor that backward reads and that stays on the device from its
+  // forward pass to its last backward reader.
+  bool stays(int t) const { return kept_for_backward(t) && !offloaded(t) && !recomputed(t); }
+  // Whether layer-output `t` can be computed again in backward from tensors
+  // that stay on the device: its layer can run again and each of its
+  // inputs stays or can be computed again first. `cheap`: through cheap
+  // layers only, and never through another recomputed tensor, so that
+  // SuperNeurons' recomputes stay one short run of cheap layers long.
+  bool can_rebuild(int t, bool cheap) const {
+    const int p = s_.tensors[t].node;
+    if (p < 0 || s_.nodes[p].output != t || offloaded(t) || !can_run_again(p)) return false;
+    if (cheap && !is_cheap(*nodes()[p].layer)) return false;
+    for (int x : s_.nodes[p].inputs) {
+      if (stays(x)) continue;
+      if (cheap && recomputed(x)) return false;
+      if (!can_rebuild(x, cheap)) return false;
+    }
+    return true;
+  }
+
+  // Which activations backward reads are freed after forward and computed
+  // again before backward reads them (OffloadMode::recompute*).
+  void choose_recomputes() {
+    const OffloadMode mode = s_.settings.memory.mode;
+    if (!training() || (mode != OffloadMode::recompute && mode != OffloadMode::recompute_cheap)) return;
+    const bool cheap = mode == OffloadMode::recompute_cheap;
+    std::vector<int> candidates;  // layer outputs backward reads, in forward order
+    for (std::size_t i = 0; i < nodes().size(); ++i) {
+      const int t = s_.nodes[i].output;
+      if (kept_for_backward(t) && !offloaded(t)) candidates.push_back(t);
+    }
+    if (cheap) {
+      for (int t : candidates)
+        if (can_rebuild(t, true)) s_.tensors[t].recomputed = true;
+      return;
+    }
+    // Chen et al.: sqrt(n) segments, each ending in a kept checkpoint that
+    // everything after it reaches the segment through (a residual block's
+    // output, not a tensor inside it), so that recomputing one segment
+    // never reaches back into the one before. The segments are cut by
+    // bytes, as Chen's memory-planning algorithm does (a segment ends once
+    // it holds 1/sqrt(n) of the bytes), not by count: VGG's first layers
+    // hold as much as all its later ones.
+    const std::vector<bool> cut = single_frontier();
+    std::size_t total = 0;
+    for (int t : candidates) total += round_up(s_.tensors[t].info.bytes());
+    const double segment = static_cast<double>(total) / std::max(1.0, std::sqrt(static_cast<double>(candidates.size())));
+    double held = 0;
+    for (int t : candidates) {
+      held += static_cast<double>(round_up(s_.tensors[t].info.bytes()));
+      if (held >= segment && cut[static_cast<std::size_t>(s_.tensors[t].node)]) {
+        held = 0;
+        continue;  // a checkpoint
+      }
+      if (can_rebuild(t, false)) s_.tensors[t].recomputed = true;
+    }
+  }
+
+  // Per node: whether its output is the only tensor forward passes after
+  // it read from it and everything before it (the graph's articulation
+  // points along the forward order).
+  std::vector<bool> single_frontier() const {
+    std::vector<int> last_reader(s_.tensors.size(), -1);
+    for (std::size_t i = 0; i < nodes().size(); ++i)
+      for (int t : s_.nodes[i].inputs) last_reader[t] = std::max(last_reader[t], static_cast<int>(i));
+    std::vector<bool> cut(nodes().size(), false);
+    // Sweep forward keeping the count of tensors produced so far and read later.
+    std::vector<int> open_until;  // per open tensor, its last reader
+    for (int t : {s_.data, s_.labels})
+      if (last_reader[t] >= 0) open_until.push_back(last_reader[t]);
+    for (std::size_t i = 0; i < nodes().size(); ++i) {
+      const int node = static_cast<int>(i);
+      std::erase_if(open_until, [&](int last) { return last <= node; });
+      const int out = s_.nodes[i].output;
+      if (last_reader[out] > node) open_until.push_back(last_reader[out]);
+      // The labels stay open to the loss: they are read once, from the host's batch.
+      const int labels_open = last_reader[s_.labels] > node ? 1 : 0;
+      cut[i] = static_cast<int>(open_until.size()) - labels_open == 1 && last_reader[out] > node;
+    }
+    return cut;
+  }
+
+  // `t` and whatever its layer reads that is not on the device either,
+  // each after what it reads: the recomputes that bring `t` back.
+  void recompute_order(int t, std::vector<int>& order) const {
+    if (live(t) || std::find(order.begin(), order.end(), t) != order.end()) return;
+    const int p = s_.tensors[t].node;
+    if (p < 0 || s_.nodes[p].output != t || offloaded(t) || !can_run_again(p))
+      throw std::logic_error("planner: " + name(t) + " is not on the device for a recompute and cannot be recomputed");
+    for (int x : s_.nodes[p].inputs) recompute_order(x, order);
+    order.push_back(t);
+  }
+  // Before node i's backward pass: the recomputed tensors it reads,
+  // computed again. A tensor recomputed only for another one's sake (no
+  // backward pass still to come reads it) is freed right after the last
+  // recompute that reads it.
+  void rebuild_for_backward(int i) {
+    const NodeTensors& nt = s_.nodes[i];
+    const Layer& layer = *nodes()[i].layer;
+    std::vector<int> order;
+    for (std::size_t j = 0; j < nt.inputs.size(); ++j)
+      if (layer.backward_reads_input(static_cast<int>(j)) && recomputed(nt.inputs[j]))
+        recompute_order(nt.inputs[j], order);
+    if (layer.backward_reads_output() && recomputed(nt.output)) recompute_order(nt.output, order);
+    auto temporary = [&](int t) { return last_backward_reader_[t] < 0 || last_backward_reader_[t] > i; };
+    std::vector<std::size_t> last_read(order.size(), 0);  // per entry, the last entry whose layer reads it
+    for (std::size_t k = 0; k < order.size(); ++k)
+      for (int x : s_.nodes[s_.tensors[order[k]].node].inputs) {
+        const auto it = std::find(order.begin(), order.end(), x);
+        if (it != order.end()) last_read[static_cast<std::size_t>(it - order.begin())] = k;
+      }
+    for (std::size_t k = 0; k < order.size(); ++k) {
+      const int t = order[k];
+      const NodeTensors& pt = s_.nodes[s_.tensors[t].node];
+      emit_alloc(t);
+      emit_alloc(pt.forward_workspace);
+      step(StepKind::recompute, s_.tensors[t].node, t);
+      emit_free(pt.forward_workspace);
+      for (std::size_t e = 0; e < k; ++e)
+        if (last_read[e] == k && temporary(order[e])) emit_free(order[e]);
+    }
+  }
 
   // Offloads start as soon as the tensor is complete, overlapping the
   // layers that still read it; its device memory goes after its last
@@ -268,6 +410,7 @@ class Planner {
     for (std::size_t i = 0; i < nodes().size(); ++i)
       for (int t : s_.nodes[i].inputs) last_forward_reader[t] = static_cast<int>(i);
     choose_offloads();
+    choose_recomputes();
 
     // The batch arrives through the prefetch stream, like any tensor that
     // comes from host memory.
@@ -289,7 +432,7 @@ class Planner {
       if (!training())
         for (int t : nt.saved) emit_free(t);
       for (int t : nt.inputs)
-        if (last_forward_reader[t] == node && (!kept_for_backward(t) || offloaded(t))) {
+        if (last_forward_reader[t] == node && (!kept_for_backward(t) || offloaded(t) || recomputed(t))) {
           if (offloaded(t))
             emit_free_offloaded(t);
           else
@@ -303,7 +446,8 @@ class Planner {
         }
       }
       // An output nobody reads (other than the loss) is dead at once.
-      if (last_forward_reader[nt.output] < 0 && nt.output != s_.loss && !kept_for_backward(nt.output))
+      if (last_forward_reader[nt.output] < 0 && nt.output != s_.loss &&
+          (!kept_for_backward(nt.output) || recomputed(nt.output)))
         emit_free(nt.output);
     }
     emit_wait_offloads();
@@ -376,6 +520,9 @@ class Planner {
         free_after_backward(i);
         continue;
       }
+      // Recomputed first, while the pool has not yet taken this layer's
+      // gradients and workspace.
+      rebuild_for_backward(i);
       // Where each input's gradient goes: straight into the tensor's
       // gradient for its first consumer (in backward order), into a
       // temporary that is then accumulated for later ones.
@@ -489,6 +636,7 @@ class Planner {
   std::vector<bool> requires_grad_;
   std::vector<std::size_t> backward_layer_workspace_;  // per node, before its f32 views (rank sums included)
   std::vector<int> last_backward_reader_;
+  std::vector<bool> live_;  // on the device after the steps so far
   std::vector<bool> freed_saved_;
   std::vector<int> offloads_in_flight_;    // sync: waited for at the end of the layer
   std::vector<int> prefetch_order_;        // offloaded tensors in the order backward needs them

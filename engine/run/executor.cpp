@@ -186,16 +186,18 @@ void Executor::release(const Schedule& s, int t, int step, bool after_copy, Pend
 
 void Executor::compute(const Schedule& s, const Step& st, int step, const IterationInputs& in, Pending& pending) {
   const Layer* layer = network_.nodes()[st.node].layer.get();
-  const bool forward = st.kind == StepKind::forward;
+  const bool forward = st.kind != StepKind::backward;
+  const bool again = st.kind == StepKind::recompute;
   LayerCall call = layer_call(s, *layer, st.node, forward, [&](int t) { return device_address(t); });
-  call.args.seed = mix_seed(in.seed, in.iteration, st.node);
+  call.args.recompute = again;
+  call.args.seed = mix_seed(in.seed, in.iteration, st.node);  // a recompute's dropout mask is the first pass's
   if (!forward && s.overflow >= 0 && s.nodes[st.node].output == s.loss) scale_loss_gradient(call, in.loss_scale);
 
   SpanEvent e;
   e.step = step;
-  e.kind = forward ? SpanKind::forward : SpanKind::backward;
+  e.kind = again ? SpanKind::recompute : forward ? SpanKind::forward : SpanKind::backward;
   e.layer = layer->name();
-  device_.range_push(Stream::compute, layer->name() + (forward ? " fwd" : " bwd"));
+  device_.range_push(Stream::compute, layer->name() + (again ? " recompute" : forward ? " fwd" : " bwd"));
   if (call.rank_sums == 0) {
     span(pending, Stream::compute, std::move(e), [&] {
       device_.submit(Stream::compute, [call = std::move(call)](Kernels& k) { tidepool::run(k, call); });
@@ -475,6 +477,7 @@ IterationResult Executor::run(const Schedule& s, const IterationInputs& in) {
       case StepKind::alloc: place(s, st.tensor, i, st.will_offload, pending); break;
       case StepKind::free: release(s, st.tensor, i, st.after_copy, pending); break;
       case StepKind::forward:
+      case StepKind::recompute:
       case StepKind::backward: compute(s, st, i, in, pending); break;
       case StepKind::accumulate: accumulate(s, st, i, pending); break;
       case StepKind::update: update(s, in, i, pending); break;

@@ -33,6 +33,9 @@ enum class OffloadMode : std::uint8_t {
   autoswap,  // as few of `all`'s as fit the budget (engine/plan/autoswap.h)
   dyn,       // the fastest of the fixed modes that fits, found by profiling (engine/tune/dyn_mode.h)
   accudnn,   // all's that go without stalling compute, by the performance model (engine/plan/accudnn_schedule.h)
+  // Recomputation instead of transfers (engine/plan/planner.cpp, choose_recomputes):
+  recompute,        // Chen et al.'s sqrt(n) segments: keep every k-th activation backward reads, recompute the rest
+  recompute_cheap,  // SuperNeurons: recompute what layers other than convolutions and linear layers write
 };
 inline constexpr Choice<OffloadMode> kOffloadModes[] = {
     {OffloadMode::base, "base", "keep everything on the device"},
@@ -43,6 +46,10 @@ inline constexpr Choice<OffloadMode> kOffloadModes[] = {
     {OffloadMode::dyn, "dyn", "the fastest mode that fits, by profiling"},
     {OffloadMode::accudnn, "accudnn",
      "all's inputs that go without stalling compute, the rest kept in --budget (AccUDNN; needs a profile)"},
+    {OffloadMode::recompute, "recompute",
+     "keep every sqrt(n)-th activation backward reads, recompute the others from them (Chen et al.)"},
+    {OffloadMode::recompute_cheap, "recompute-cheap",
+     "recompute what batch norm, ReLU, pooling and adds write; keep convolution and linear outputs (SuperNeurons)"},
 };
 constexpr std::span<const Choice<OffloadMode>> choices(OffloadMode) { return kOffloadModes; }
 

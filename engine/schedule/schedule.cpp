@@ -14,6 +14,7 @@ const char* to_string(StepKind k) {
     case StepKind::update: return "update";
     case StepKind::all_reduce: return "all_reduce";
     case StepKind::wait_all_reduce: return "wait_all_reduce";
+    case StepKind::recompute: return "recompute";
     case StepKind::offload: return "offload";
     case StepKind::prefetch: return "prefetch";
     case StepKind::wait_offload: return "wait_offload";
@@ -27,6 +28,10 @@ std::size_t Schedule::offloaded_bytes() const {
   for (const PlannedTensor& t : tensors)
     if (t.offloaded) bytes += t.info.bytes();
   return bytes;
+}
+
+int Schedule::recompute_steps() const {
+  return static_cast<int>(std::count_if(steps.begin(), steps.end(), [](const Step& st) { return st.kind == StepKind::recompute; }));
 }
 
 std::vector<std::size_t> Schedule::load_after_steps() const {

@@ -36,6 +36,11 @@ enum class StepKind : std::uint8_t {
   // back into the gradients.
   all_reduce,
   wait_all_reduce,
+  // `node`'s forward kernels again, on the compute stream, writing its
+  // output (`tensor`), which was freed after forward and is allocated
+  // again just before: for a backward pass that reads it
+  // (PlannedTensor::recomputed).
+  recompute,
 };
 const char* to_string(StepKind k);
 
@@ -70,6 +75,10 @@ struct PlannedTensor {
   bool persistent = false;
   int node = -1;  // the layer it belongs to (-1 for data and labels)
   bool offloaded = false;        // copied to the host after forward, prefetched for backward
+  // Freed after its last forward reader and computed again by its layer
+  // (StepKind::recompute) before its first backward reader, from the
+  // tensors that stayed on the device (OffloadMode::recompute*).
+  bool recomputed = false;
   std::size_t host_offset = 0;   // its slot in the pinned region, when offloaded (uncompressed)
 };
 
@@ -168,6 +177,8 @@ struct Schedule {
   std::vector<std::size_t> load_after_steps() const;
   // Bytes one iteration copies to the host: each offloaded tensor once.
   std::size_t offloaded_bytes() const;
+  // The recompute steps of one iteration.
+  int recompute_steps() const;
 };
 
 }  // namespace tidepool

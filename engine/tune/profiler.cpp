@@ -21,7 +21,8 @@ double median(std::vector<double> v) {
 }
 
 bool is_compute(SpanKind k) {
-  return k == SpanKind::forward || k == SpanKind::backward || k == SpanKind::accumulate || k == SpanKind::update;
+  return k == SpanKind::forward || k == SpanKind::backward || k == SpanKind::accumulate || k == SpanKind::update ||
+         k == SpanKind::recompute;
 }
 
 }  // namespace
@@ -42,7 +43,8 @@ void add_samples(Profile& profile, const Network& network, const Schedule& sched
     if (w.kernels == 0) continue;
     const Step& st = schedule.steps[static_cast<std::size_t>(step)];
     std::string layer = st.node >= 0 ? network.nodes()[static_cast<std::size_t>(st.node)].layer->name() : "sgd";
-    layer += st.kind == StepKind::forward ? " fwd" : st.kind == StepKind::backward ? " bwd" : st.kind == StepKind::accumulate ? " acc" : "";
+    // A recompute is its layer's forward work again: one more sample of it.
+    layer += st.kind == StepKind::forward || st.kind == StepKind::recompute ? " fwd" : st.kind == StepKind::backward ? " bwd" : st.kind == StepKind::accumulate ? " acc" : "";
     profile.compute_samples.push_back({w.work_class, std::move(layer), schedule.batch, w.flops, w.kernels, median(times)});
   }
 }

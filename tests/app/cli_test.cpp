@@ -48,7 +48,7 @@ TEST(Cli, UsageErrorsExitTwoWithAGuessAndBadValuesOne) {
   EXPECT_EQ(sub_option.status, 2) << sub_option.output;
   EXPECT_NE(sub_option.output.find("'--modle': did you mean '--model'?"), std::string::npos) << sub_option.output;
   const Result value = run_here("--batch --quiet --mode al --iterations 1");
-  expect_error(value, "unknown offload mode 'al'");
+  expect_error(value, "unknown memory mode 'al'");
   EXPECT_NE(value.output.find("did you mean 'all'?"), std::string::npos) << value.output;
   EXPECT_EQ(run_here("--help").status, 0);
 }

@@ -110,9 +110,10 @@ TEST(PlanARun, AChoiceGivenOnceFiltersAListPlansEachAndOneLeftOutIsEnumerated) {
   EXPECT_EQ(all_rows, 2);
 
   // Nothing given: a run's defaults first (base, p, prefetch-first,
-  // best-fit), then every mode x algo x order x heuristic.
+  // best-fit), then every mode x algo x order x heuristic: vDNN's four
+  // and the two recompute modes.
   const nlohmann::json every = plan_json(net);
-  EXPECT_EQ(every.size(), 4u * 2 * 2 * allocator_names().size());
+  EXPECT_EQ(every.size(), 6u * 2 * 2 * allocator_names().size());
   EXPECT_EQ(every[0].at("mode"), "base");
   EXPECT_EQ(every[0].at("algo"), "p");
   EXPECT_EQ(every[0].at("heuristic"), "best-fit");

@@ -14,6 +14,10 @@
 // when the peak's breakdown was added: every row with the new keys
 // (peak_breakdown, parked_at_peak_bytes, holes_at_peak_bytes) taken out
 // is the earlier row, key for key, and the git diff adds lines only.
+// Re-recorded when the recompute modes were added: their 56 rows come
+// last, every earlier row is byte-identical and in order (the git diff adds
+// lines only), and first-fit's pool search, which now grows a pool by what
+// its top block lacks, gives the same pools it gave a granule at a time.
 #include <gtest/gtest.h>
 
 #include <fstream>

@@ -38,6 +38,7 @@ LegendEntries legend(const TimelineScene& scene) {
       {"offload D2H", span_colour(SpanKind::offload)},
       {"prefetch H2D", span_colour(SpanKind::prefetch)},
   };
+  if (scene.recomputes()) entries.push_back({"recompute", span_colour(SpanKind::recompute)});
   if (scene.compresses()) {
     entries.push_back({"compress (host)", span_colour(SpanKind::compress)});
     entries.push_back({"decompress (host)", span_colour(SpanKind::decompress)});

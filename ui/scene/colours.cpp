@@ -33,6 +33,9 @@ std::uint32_t span_colour(SpanKind k) {
     case SpanKind::pack: return 0xB9A6E0;
     case SpanKind::all_reduce: return 0x8172B2;
     case SpanKind::unpack: return 0xB9A6E0;
+    // Yellow: forward work done a second time, apart from forward's blue
+    // and the transfers it stands in for.
+    case SpanKind::recompute: return 0xF2E35C;
   }
   return 0xFFFFFF;
 }

@@ -10,6 +10,7 @@ std::string TimelineSpan::label() const {
     case SpanKind::forward: return layer + " fwd";
     case SpanKind::backward: return layer + " bwd";
     case SpanKind::accumulate: return layer + " acc";
+    case SpanKind::recompute: return layer + " recompute";
     case SpanKind::update: return "update";
     case SpanKind::offload: return "offload " + tensor;
     case SpanKind::prefetch: return "prefetch " + tensor;
@@ -25,6 +26,10 @@ std::string TimelineSpan::label() const {
 
 bool TimelineScene::compresses() const {
   return std::any_of(spans.begin(), spans.end(), [](const TimelineSpan& s) { return s.kind == SpanKind::compress; });
+}
+
+bool TimelineScene::recomputes() const {
+  return std::any_of(spans.begin(), spans.end(), [](const TimelineSpan& s) { return s.kind == SpanKind::recompute; });
 }
 
 bool TimelineScene::communicates() const {

@@ -43,6 +43,8 @@ struct TimelineScene {
   bool compresses() const;
   // Whether it holds data-parallel all-reduces (the comm lane is drawn then).
   bool communicates() const;
+  // Whether layers were computed again for backward (recompute spans).
+  bool recomputes() const;
 };
 
 // The spans of the last `iterations` iterations of the snapshot that have a

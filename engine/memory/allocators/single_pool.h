@@ -36,6 +36,7 @@ class SinglePoolAllocator : public Allocator {
  protected:
   // Takes `bytes` (already rounded) out of the free list, or nothing.
   virtual std::optional<std::size_t> place(FreeList& free, std::size_t bytes, const AllocRequest& r) = 0;
+  const FreeList& free_list() const { return free_; }
 
  private:
   FreeList free_;

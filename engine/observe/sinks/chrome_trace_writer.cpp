@@ -38,6 +38,7 @@ std::string span_name(const SpanEvent& e) {
     case SpanKind::forward: return with_layer("fwd");
     case SpanKind::backward: return with_layer("bwd");
     case SpanKind::accumulate: return with_layer("acc");
+    case SpanKind::recompute: return with_layer("recompute");
     case SpanKind::update: return with_layer("update");
     case SpanKind::offload:
     case SpanKind::prefetch:

@@ -63,7 +63,7 @@ TEST(Colours, EverySpanKindIsClearlyApart) {
   std::vector<Named> spans;
   for (SpanKind k : {SpanKind::forward, SpanKind::backward, SpanKind::accumulate, SpanKind::update, SpanKind::offload,
                      SpanKind::prefetch, SpanKind::compress, SpanKind::decompress, SpanKind::wait, SpanKind::pack,
-                     SpanKind::all_reduce})
+                     SpanKind::all_reduce, SpanKind::recompute})
     spans.push_back({to_string(k), span_colour(k)});
   expect_apart(spans);
 }
