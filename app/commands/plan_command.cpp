@@ -79,6 +79,7 @@ std::vector<OffloadMode> table_modes(std::size_t budget, bool model) {
   if (model) modes.push_back(OffloadMode::accudnn);
   modes.push_back(OffloadMode::recompute);
   modes.push_back(OffloadMode::recompute_cheap);
+  if (budget && model) modes.push_back(OffloadMode::hybrid);  // weighs the others in the budget
   return modes;
 }
 
@@ -99,7 +100,8 @@ std::vector<MemorySettings> table_settings(const MemorySettings& base, const std
           m.scheme = scheme;
           m.order = order;
           m.heuristic = h;
-          if (mode != OffloadMode::autoswap && mode != OffloadMode::accudnn) m.budget_bytes = 0;
+          if (mode != OffloadMode::autoswap && mode != OffloadMode::accudnn && mode != OffloadMode::hybrid)
+            m.budget_bytes = 0;
           rows.push_back(m);
         }
   return rows;

@@ -9,6 +9,7 @@
 #include "engine/memory/allocator.h"
 #include "engine/memory/pool_search.h"
 #include "engine/plan/autoswap.h"
+#include "engine/plan/hybrid.h"
 #include "engine/plan/memory_facts.h"
 #include "engine/plan/planner.h"
 
@@ -279,6 +280,34 @@ MemoryPlan plan_memory(const Network& net, std::int64_t batch, const MemorySetti
     const Schedule all = plan_schedule(net, batch, with_all, kernels);
     least_train = needed_pool(all, heuristic);
     p.train = accudnn_train(net, batch, train, kernels, *model, all, p);
+  } else if (settings.mode == OffloadMode::hybrid) {
+    if (!model)
+      throw std::invalid_argument("mode hybrid weighs offloads against recomputes with a performance model: give "
+                                  "--profile (a file from `tidepool profile`, or a GPU specification), or run on "
+                                  "--device sim");
+    // In a budget, every fixed policy's schedule competes with the mix.
+    std::vector<Schedule> alternatives;
+    if (settings.budget_bytes) {
+      auto with = [&](OffloadMode mode) {
+        PlanSettings s = train;
+        s.memory.mode = mode;
+        return s;
+      };
+      for (OffloadMode mode : {OffloadMode::all, OffloadMode::conv, OffloadMode::aconv, OffloadMode::recompute,
+                               OffloadMode::recompute_cheap})
+        alternatives.push_back(plan_schedule(net, batch, with(mode), kernels));
+      alternatives.push_back(
+          choose_autoswap(AutoSwapSchedules(net, batch, with(OffloadMode::autoswap), kernels), heuristic,
+                          settings.budget_bytes)
+              .train);
+      MemoryPlan scratch;
+      alternatives.push_back(
+          accudnn_train(net, batch, with(OffloadMode::accudnn), kernels, *model, alternatives.front(), scratch));
+    }
+    HybridChoice c = choose_hybrid(net, batch, train, kernels, *model, alternatives);
+    least_train = c.least_pool_bytes;
+    p.hybrid_from = std::move(c.from);
+    p.train = std::move(c.train);
   } else {
     p.train = plan_schedule(net, batch, train, kernels);
   }

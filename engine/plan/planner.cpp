@@ -240,7 +240,7 @@ class Planner {
   void choose_offloads() {
     const OffloadMode mode = s_.settings.memory.mode;
     if (!training() || mode == OffloadMode::base) return;
-    if (mode == OffloadMode::autoswap || mode == OffloadMode::accudnn) {
+    if (mode == OffloadMode::autoswap || mode == OffloadMode::accudnn || mode == OffloadMode::hybrid) {
       for (int t : s_.settings.swapped) s_.tensors[t].offloaded = true;
       return;
     }
@@ -293,7 +293,17 @@ class Planner {
   // again before backward reads them (OffloadMode::recompute*).
   void choose_recomputes() {
     const OffloadMode mode = s_.settings.memory.mode;
-    if (!training() || (mode != OffloadMode::recompute && mode != OffloadMode::recompute_cheap)) return;
+    if (!training()) return;
+    if (mode == OffloadMode::hybrid) {  // the MemoryPlan's choice, in forward order
+      std::vector<int> chosen = s_.settings.recomputed;
+      std::sort(chosen.begin(), chosen.end(), [&](int a, int b) { return s_.tensors[a].node < s_.tensors[b].node; });
+      for (int t : chosen)
+        if (t >= 0 && t < static_cast<int>(s_.tensors.size()) && kept_for_backward(t) && !offloaded(t) &&
+            can_rebuild(t, false))
+          s_.tensors[t].recomputed = true;
+      return;
+    }
+    if (mode != OffloadMode::recompute && mode != OffloadMode::recompute_cheap) return;
     const bool cheap = mode == OffloadMode::recompute_cheap;
     std::vector<int> candidates;  // layer outputs backward reads, in forward order
     for (std::size_t i = 0; i < nodes().size(); ++i) {

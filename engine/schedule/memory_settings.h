@@ -36,6 +36,7 @@ enum class OffloadMode : std::uint8_t {
   // Recomputation instead of transfers (engine/plan/planner.cpp, choose_recomputes):
   recompute,        // Chen et al.'s sqrt(n) segments: keep every k-th activation backward reads, recompute the rest
   recompute_cheap,  // SuperNeurons: recompute what layers other than convolutions and linear layers write
+  hybrid,           // keep, offload or recompute each, for the least predicted time in the budget (engine/plan/hybrid.h)
 };
 inline constexpr Choice<OffloadMode> kOffloadModes[] = {
     {OffloadMode::base, "base", "keep everything on the device"},
@@ -50,6 +51,8 @@ inline constexpr Choice<OffloadMode> kOffloadModes[] = {
      "keep every sqrt(n)-th activation backward reads, recompute the others from them (Chen et al.)"},
     {OffloadMode::recompute_cheap, "recompute-cheap",
      "recompute what batch norm, ReLU, pooling and adds write; keep convolution and linear outputs (SuperNeurons)"},
+    {OffloadMode::hybrid, "hybrid",
+     "keep, offload or recompute each activation, for the least predicted time in --budget (needs a profile)"},
 };
 constexpr std::span<const Choice<OffloadMode>> choices(OffloadMode) { return kOffloadModes; }
 

@@ -63,9 +63,13 @@ enum class Phase : std::uint8_t { train, eval };
 struct PlanSettings {
   Phase phase = Phase::train;
   MemorySettings memory;
-  // AutoSwap (mode autoswap): the tensors to offload, chosen by the
+  // AutoSwap, AccUDNN and hybrid: the tensors to offload, chosen by the
   // MemoryPlan (engine/plan/memory_plan.h); none without a budget.
   std::vector<int> swapped;
+  // Hybrid: the tensors to recompute (engine/plan/hybrid.h). The planner
+  // recomputes those it can rebuild from tensors that stay on the device
+  // and keeps the others.
+  std::vector<int> recomputed;
 };
 
 struct PlannedTensor {

@@ -94,7 +94,7 @@ TEST(Plan, FiguresEqualWhatARealRunObserves) {
   const testing::Batch b = testing::random_batch(8, 3);
   for (TransferMode transfer : {TransferMode::sync, TransferMode::async}) {
     const auto rows = plan_table(net, 8, kernels, allocator_names(), transfer);
-    ASSERT_EQ(rows.size(), 4u * 2 * 2 * allocator_names().size());
+    ASSERT_EQ(rows.size(), 6u * 2 * 2 * allocator_names().size());  // vDNN's 4 modes and the 2 recompute modes
     const auto parked =
         std::count_if(rows.begin(), rows.end(), [](const PlanRow& r) { return r.memory.park_horizon > 0; });
     if (transfer == TransferMode::sync)
@@ -206,7 +206,7 @@ TEST(Plan, JsonHasTheDocumentedKeys) {
   std::ostringstream out;
   plan_command(plan_request("resnet20", "cifar10", 4, "best-fit", 1, true), out);
   const auto j = nlohmann::json::parse(out.str());
-  ASSERT_EQ(j.size(), 16u);  // 4 modes x 2 algos x 2 orders
+  ASSERT_EQ(j.size(), 24u);  // 6 modes x 2 algos x 2 orders
   for (const char* key : {"this_run", "fuse", "mode", "algo", "order", "heuristic", "fits", "peak_load_bytes", "pool_bytes",
                           "needed_pool_bytes", "minimum_pool_bytes", "footprint_bytes", "competitive_ratio",
                           "largest_free_at_peak_bytes", "offloaded_bytes", "pinned_host_bytes", "parks_offloads",
@@ -229,7 +229,7 @@ TEST(Plan, AProfileAddsAccudnnRowsAndPredictions) {
   CpuKernels kernels;
   const PerfModel model(*specification_profile("m40"));
   const auto rows = plan_table(net, 8, kernels, {"best-fit"}, TransferMode::async, false, 0, &model);
-  ASSERT_EQ(rows.size(), 5u * 2 * 2);
+  ASSERT_EQ(rows.size(), 7u * 2 * 2);
   EXPECT_EQ(std::count_if(rows.begin(), rows.end(), [](const PlanRow& r) { return r.settings.mode == OffloadMode::accudnn; }), 4);
   for (const PlanRow& r : rows) {
     ASSERT_TRUE(r.predicted) << to_string(r.settings.mode);

@@ -1,0 +1,60 @@
+// Mode hybrid: for each activation backward reads, keep it, offload it or
+// recompute it, for the least iteration time the performance model
+// predicts in the budget (Capuchin's per-tensor choice between swapping
+// and recomputing; POET's joint paging and rematerialisation).
+//
+//   1. Nothing is taken off the device when everything fits.
+//   2. Otherwise each candidate gets its cheaper way off the device: an
+//      offload whose copies AccUDNN's model hides under compute costs
+//      nothing; one it cannot hide costs its prefetch's time; a recompute
+//      costs its layer's forward time. The candidates are ranked by cost
+//      per byte (free offloads first, the largest first), and the shortest
+//      prefix of that ranking whose schedule fits the budget is the mix
+//      (found by bisection; two iterations replayed in the pool, as every
+//      fit check).
+//   3. The mix competes with the fixed policies that fit the same budget
+//      (the alternatives the MemoryPlan passes: all, conv, aconv, AutoSwap,
+//      AccUDNN, recompute, recompute-cheap) on predicted time, so hybrid is
+//      never predicted slower than the best of them.
+//
+// Every choice is planned as mode hybrid with its tensor lists
+// (PlanSettings::swapped, ::recomputed), so re-planning and the window
+// treat it like any other mode.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/core/network.h"
+#include "engine/device/kernel_queries.h"
+#include "engine/perf/perf_model.h"
+#include "engine/plan/accudnn_schedule.h"
+#include "engine/schedule/schedule.h"
+
+namespace tidepool {
+
+struct HybridChoice {
+  Schedule train;
+  Prediction predicted;
+  // Where it came from: "keep" (everything fits), "mix" (step 2), or the
+  // name of the fixed mode that was faster.
+  std::string from;
+  // The least pool any candidate it weighed needs (what a refusal names).
+  std::size_t least_pool_bytes = 0;
+};
+
+// `train`: the run's train settings, mode hybrid, its budget (0: none,
+// everything kept). `alternatives`: the fixed policies' train schedules at
+// the same batch and budget, as the MemoryPlan planned them.
+HybridChoice choose_hybrid(const Network& network, std::int64_t batch, const PlanSettings& train,
+                           const KernelQueries& kernels, const PerfModel& model,
+                           const std::vector<Schedule>& alternatives);
+
+// `s`'s offloads and recomputes as mode hybrid's lists, planned again:
+// the same steps as `s`.
+Schedule as_hybrid(const Network& network, std::int64_t batch, const PlanSettings& train, const KernelQueries& kernels,
+                   const Schedule& s);
+
+}  // namespace tidepool
