@@ -584,9 +584,12 @@ class Planner {
     const NodeTensors& nt = s_.nodes[i];
     for (int t : nt.saved) emit_free(t);
     freed_saved_[i] = true;
+    // A recomputed tensor is not on the device when its readers ended up
+    // running no backward pass (nothing reached the loss) to recompute it.
+    auto done_with = [&](int t) { return last_backward_reader_[t] == i && (!recomputed(t) || live(t)); };
     for (int t : nt.inputs)
-      if (last_backward_reader_[t] == i) emit_free(t);
-    if (last_backward_reader_[nt.output] == i) emit_free(nt.output);
+      if (done_with(t)) emit_free(t);
+    if (done_with(nt.output)) emit_free(nt.output);
   }
 
   // Every transient tensor is allocated once and freed once, while live;

@@ -147,7 +147,7 @@ void ControlsView::draw_snapshot(const SessionStatus& s, SessionLink& link) {
 bool ControlsView::draw_settings(const SessionStatus& s) {
   bool changed = false;
   ImGui::PushItemWidth(ImGui::GetContentRegionAvail().x * 0.55f);
-  changed |= enum_combo("offload mode", edit_.mode);
+  changed |= enum_combo("memory mode", edit_.mode);
   if (edit_.mode == OffloadMode::autoswap) changed |= enum_combo("swap score", edit_.swap_score);
   changed |= enum_combo("conv algorithm", edit_.scheme);
   changed |= enum_combo("precision", edit_.precision);
@@ -199,6 +199,8 @@ bool ControlsView::draw_settings(const SessionStatus& s) {
                       fact_text(s.memory, MemoryFact::minimum_pool).c_str());
   if (edit_.mode == OffloadMode::autoswap && automatic_budget_)
     ImGui::TextWrapped("autoswap offloads as little as fits the budget: without one it offloads nothing");
+  if (edit_.mode == OffloadMode::hybrid && automatic_budget_)
+    ImGui::TextWrapped("hybrid offloads and recomputes only what the budget needs: without one it keeps everything");
   if (s.link_adjustable) {
     float gbps = static_cast<float>(edit_.link_gbps);
     if (ImGui::SliderFloat("link GB/s", &gbps, 0.0f, 32.0f, gbps == 0 ? "unthrottled" : "%.1f GB/s")) {
