@@ -14,12 +14,15 @@
 namespace tidepool {
 namespace {
 
+constexpr double kClosed = std::numeric_limits<double>::infinity();
+
 struct Candidate {
   int tensor = -1;
   bool recompute = false;  // else offload
   double cost_us = 0;   // of the way it takes
   double other_us = 0;  // of the other way (infinity: closed)
   std::size_t bytes = 0;
+  const std::vector<int>* reads = nullptr;  // WayOff::reads
 };
 
 PlanSettings with_mode(PlanSettings s, OffloadMode mode) {
@@ -30,43 +33,14 @@ PlanSettings with_mode(PlanSettings s, OffloadMode mode) {
 }
 
 // Each tensor's cheaper way off the device, ranked by cost per byte.
-std::vector<Candidate> ranked_candidates(const Network& net, std::int64_t batch, const PlanSettings& train,
-                                         const KernelQueries& kernels, const PerfModel& model, const Schedule& all) {
-  // Every layer output the planner can recompute (with chains: an input
-  // recomputed first is recomputed once, for its own backward reader too).
-  PlanSettings every = with_mode(train, OffloadMode::hybrid);
-  for (const NodeTensors& nt : all.nodes) every.recomputed.push_back(nt.output);
-  const Schedule rebuilt = plan_schedule(net, batch, every, kernels);
-  // The offloads AccUDNN's model hides under compute, with no budget.
-  const AccudnnOffloads hidden = choose_accudnn_offloads(net, all, model, kernels, 0);
-  const bool pageable = train.memory.host_memory == HostMemory::pageable;
-
-  // A layer's forward time, from its forward step in the schedule.
-  std::vector<double> forward_us(net.nodes().size(), 0);
-  WorkCounter counter(kernels);
-  for (int i = 0; i < static_cast<int>(rebuilt.steps.size()); ++i) {
-    const Step& st = rebuilt.steps[static_cast<std::size_t>(i)];
-    if (st.kind == StepKind::forward) forward_us[static_cast<std::size_t>(st.node)] = model.compute_us(step_work(net, rebuilt, i, counter));
-  }
-
+std::vector<Candidate> ranked(const WaysOff& ways) {
   std::vector<Candidate> out;
-  for (std::size_t t = 0; t < all.tensors.size(); ++t) {
-    const bool can_offload = all.tensors[t].offloaded;
-    const bool can_recompute = t < rebuilt.tensors.size() && rebuilt.tensors[t].recomputed;
-    if (!can_offload && !can_recompute) continue;
-    const std::size_t bytes = round_up(all.tensors[t].info.bytes());
-    const int id = static_cast<int>(t);
-    double offload_us = std::numeric_limits<double>::infinity();
-    if (can_offload)
-      offload_us = std::binary_search(hidden.offloaded.begin(), hidden.offloaded.end(), id)
-                       ? 0.0
-                       : model.copy_us(all.tensors[t].info.bytes(), false, pageable);
-    const double recompute_us =
-        can_recompute ? forward_us[static_cast<std::size_t>(all.tensors[t].node)] : std::numeric_limits<double>::infinity();
+  for (const WayOff& w : ways.tensors) {
     // A free offload over a recompute; otherwise the cheaper, a recompute
     // on a tie (it needs no link and no host memory).
-    const bool recompute = !(offload_us == 0.0) && recompute_us <= offload_us;
-    out.push_back({id, recompute, recompute ? recompute_us : offload_us, recompute ? offload_us : recompute_us, bytes});
+    const bool recompute = !(w.offload_us == 0.0) && w.recompute_us <= w.offload_us;
+    out.push_back({w.tensor, recompute, recompute ? w.recompute_us : w.offload_us,
+                   recompute ? w.offload_us : w.recompute_us, w.bytes, &w.reads});
   }
   std::stable_sort(out.begin(), out.end(), [](const Candidate& a, const Candidate& b) {
     const double ca = a.cost_us / static_cast<double>(a.bytes), cb = b.cost_us / static_cast<double>(b.bytes);
@@ -78,57 +52,26 @@ std::vector<Candidate> ranked_candidates(const Network& net, std::int64_t batch,
 }
 
 // The ranking resolved in order into actions that hold together: a
-// recompute runs one layer (and any layer before it whose output nobody
-// reads in backward) from tensors that stay on the device, so those
-// tensors are then pinned, neither offloaded nor recomputed later; a
-// candidate whose way is closed takes its other way if that is open, or
-// stays. Any prefix of the result is as consistent as the whole.
-std::vector<Candidate> resolve(const Network& net, const Schedule& all, const std::vector<Candidate>& ranked) {
-  const std::size_t n = all.tensors.size();
-  std::vector<bool> kept_for_backward(n, false);
-  for (std::size_t i = 0; i < all.nodes.size(); ++i) {
-    const NodeTensors& nt = all.nodes[i];
-    if (!nt.runs_backward) continue;
-    const Layer& layer = *net.nodes()[i].layer;
-    for (std::size_t j = 0; j < nt.inputs.size(); ++j)
-      if (layer.backward_reads_input(static_cast<int>(j))) kept_for_backward[static_cast<std::size_t>(nt.inputs[j])] = true;
-    if (layer.backward_reads_output()) kept_for_backward[static_cast<std::size_t>(nt.output)] = true;
-  }
-  enum class State : std::uint8_t { keep, offload, recompute };
-  std::vector<State> state(n, State::keep);
-  std::vector<bool> pinned(n, false);
-  auto can_run_again = [&](int node) {
-    return node >= 0 && node != net.loss_node() && !all.nodes[static_cast<std::size_t>(node)].forward_rank_sums;
-  };
-  // Whether layer-output `t` can be computed from staying tensors, through
-  // layers whose outputs backward does not read; collects those tensors.
-  std::function<bool(int, std::vector<int>&)> rebuildable = [&](int t, std::vector<int>& reads) {
-    const int p = all.tensors[static_cast<std::size_t>(t)].node;
-    if (!can_run_again(p) || all.nodes[static_cast<std::size_t>(p)].output != t) return false;
-    for (int x : all.nodes[static_cast<std::size_t>(p)].inputs) {
-      const auto ux = static_cast<std::size_t>(x);
-      if (kept_for_backward[ux]) {
-        if (state[ux] != State::keep) return false;
-        reads.push_back(x);
-      } else if (!rebuildable(x, reads)) {
-        return false;
-      }
-    }
-    return true;
-  };
+// recompute needs what it reads to stay, so those are then pinned,
+// neither offloaded nor recomputed later; a candidate whose way is closed
+// takes its other way if that is open, or stays. Any prefix of the result
+// is as consistent as the whole.
+std::vector<Candidate> resolve(const std::vector<Candidate>& order, std::size_t tensors) {
+  std::vector<bool> moved(tensors, false), pinned(tensors, false);
   std::vector<Candidate> out;
-  for (Candidate c : ranked) {
+  for (Candidate c : order) {
     const auto t = static_cast<std::size_t>(c.tensor);
     if (pinned[t]) continue;
-    std::vector<int> reads;
-    if (c.recompute && !(kept_for_backward[t] && rebuildable(c.tensor, reads))) {
-      if (c.other_us == std::numeric_limits<double>::infinity()) continue;  // no offload either: it stays
+    const bool reads_stay = std::none_of(c.reads->begin(), c.reads->end(),
+                                         [&](int x) { return moved[static_cast<std::size_t>(x)]; });
+    if (c.recompute && !reads_stay) {
+      if (c.other_us == kClosed) continue;  // no offload either: it stays
       std::swap(c.cost_us, c.other_us);
       c.recompute = false;
     }
     if (c.recompute)
-      for (int x : reads) pinned[static_cast<std::size_t>(x)] = true;
-    state[t] = c.recompute ? State::recompute : State::offload;
+      for (int x : *c.reads) pinned[static_cast<std::size_t>(x)] = true;
+    moved[t] = true;
     out.push_back(c);
   }
   return out;
@@ -144,6 +87,93 @@ Schedule plan_prefix(const Network& net, std::int64_t batch, const PlanSettings&
 }
 
 }  // namespace
+
+WaysOff ways_off(const Network& net, std::int64_t batch, const PlanSettings& train, const KernelQueries& kernels,
+                 const PerfModel& model) {
+  WaysOff out;
+  out.keep = plan_schedule(net, batch, with_mode(train, OffloadMode::hybrid), kernels);
+  const Schedule& keep = out.keep;
+  const Schedule all = plan_schedule(net, batch, with_mode(train, OffloadMode::all), kernels);
+  const std::size_t n = keep.tensors.size();
+  // What backward reads.
+  std::vector<bool> kept_for_backward(n, false);
+  for (std::size_t i = 0; i < keep.nodes.size(); ++i) {
+    const NodeTensors& nt = keep.nodes[i];
+    if (!nt.runs_backward) continue;
+    const Layer& layer = *net.nodes()[i].layer;
+    for (std::size_t j = 0; j < nt.inputs.size(); ++j)
+      if (layer.backward_reads_input(static_cast<int>(j))) kept_for_backward[static_cast<std::size_t>(nt.inputs[j])] = true;
+    if (layer.backward_reads_output()) kept_for_backward[static_cast<std::size_t>(nt.output)] = true;
+  }
+  auto can_run_again = [&](int node) {
+    return node >= 0 && node != net.loss_node() && !keep.nodes[static_cast<std::size_t>(node)].forward_rank_sums;
+  };
+  // Whether layer-output `t` can be computed again from what backward
+  // reads, through layers whose outputs backward does not read; collects
+  // what it reads.
+  std::function<bool(int, std::vector<int>&)> rebuildable = [&](int t, std::vector<int>& reads) {
+    const int p = keep.tensors[static_cast<std::size_t>(t)].node;
+    if (!can_run_again(p) || keep.nodes[static_cast<std::size_t>(p)].output != t) return false;
+    for (int x : keep.nodes[static_cast<std::size_t>(p)].inputs) {
+      if (kept_for_backward[static_cast<std::size_t>(x)]) {
+        if (std::find(reads.begin(), reads.end(), x) == reads.end()) reads.push_back(x);
+      } else if (!rebuildable(x, reads)) {
+        return false;
+      }
+    }
+    return true;
+  };
+  // Where each tensor is used in the schedule that keeps everything, and
+  // each layer's forward time.
+  std::vector<int> last_forward(n, -1), first_backward(n, -1), backward_before(n, -1);
+  std::vector<double> forward_us(net.nodes().size(), 0);
+  WorkCounter counter(kernels);
+  int previous_backward = -1;
+  for (int i = 0; i < static_cast<int>(keep.steps.size()); ++i) {
+    const Step& st = keep.steps[static_cast<std::size_t>(i)];
+    if (st.kind != StepKind::forward && st.kind != StepKind::backward) continue;
+    const NodeTensors& nt = keep.nodes[static_cast<std::size_t>(st.node)];
+    const Layer& layer = *net.nodes()[static_cast<std::size_t>(st.node)].layer;
+    if (st.kind == StepKind::forward) {
+      forward_us[static_cast<std::size_t>(st.node)] = model.compute_us(step_work(net, keep, i, counter));
+      for (int x : nt.inputs) last_forward[static_cast<std::size_t>(x)] = i;
+      last_forward[static_cast<std::size_t>(nt.output)] = std::max(last_forward[static_cast<std::size_t>(nt.output)], i);
+      continue;
+    }
+    auto read = [&](int x) {
+      if (first_backward[static_cast<std::size_t>(x)] < 0) {
+        first_backward[static_cast<std::size_t>(x)] = i;
+        backward_before[static_cast<std::size_t>(x)] = previous_backward < 0 ? i : previous_backward;
+      }
+    };
+    for (std::size_t j = 0; j < nt.inputs.size(); ++j)
+      if (layer.backward_reads_input(static_cast<int>(j))) read(nt.inputs[j]);
+    if (layer.backward_reads_output()) read(nt.output);
+    previous_backward = i;
+  }
+  // The offloads AccUDNN's model hides under compute, with no budget.
+  const AccudnnOffloads hidden = choose_accudnn_offloads(net, all, model, kernels, 0);
+  const bool pageable = train.memory.host_memory == HostMemory::pageable;
+  for (std::size_t t = 0; t < n; ++t) {
+    if (!kept_for_backward[t] || first_backward[t] < 0) continue;
+    const int id = static_cast<int>(t);
+    WayOff w;
+    w.tensor = id;
+    w.bytes = round_up(keep.tensors[t].info.bytes());
+    w.offload_us = kClosed;
+    if (t < all.tensors.size() && all.tensors[t].offloaded)
+      w.offload_us = std::binary_search(hidden.offloaded.begin(), hidden.offloaded.end(), id)
+                         ? 0.0
+                         : model.copy_us(keep.tensors[t].info.bytes(), false, pageable);
+    w.recompute_us = rebuildable(id, w.reads) ? forward_us[static_cast<std::size_t>(keep.tensors[t].node)] : kClosed;
+    if (w.offload_us == kClosed && w.recompute_us == kClosed) continue;
+    w.last_forward_step = last_forward[t];
+    w.first_backward_step = first_backward[t];
+    w.prefetch_step = backward_before[t];
+    out.tensors.push_back(std::move(w));
+  }
+  return out;
+}
 
 Schedule as_hybrid(const Network& net, std::int64_t batch, const PlanSettings& train, const KernelQueries& kernels,
                    const Schedule& s) {
@@ -181,16 +211,16 @@ HybridChoice choose_hybrid(const Network& net, std::int64_t batch, const PlanSet
   };
 
   // The mix: the shortest fitting prefix of the ranking.
-  const Schedule all = plan_schedule(net, batch, with_mode(train, OffloadMode::all), kernels);
-  const std::vector<Candidate> ranked = resolve(net, all, ranked_candidates(net, batch, train, kernels, model, all));
-  Schedule whole = plan_prefix(net, batch, train, kernels, ranked, ranked.size());
+  const WaysOff ways = ways_off(net, batch, train, kernels, model);
+  const std::vector<Candidate> order = resolve(ranked(ways), ways.keep.tensors.size());
+  Schedule whole = plan_prefix(net, batch, train, kernels, order, order.size());
   if (fits(whole)) {
-    std::size_t no = 0, yes = ranked.size();
+    std::size_t no = 0, yes = order.size();
     while (yes - no > 1) {
       const std::size_t mid = no + (yes - no) / 2;
-      (fits(plan_prefix(net, batch, train, kernels, ranked, mid)) ? yes : no) = mid;
+      (fits(plan_prefix(net, batch, train, kernels, order, mid)) ? yes : no) = mid;
     }
-    weigh(yes == ranked.size() ? std::move(whole) : plan_prefix(net, batch, train, kernels, ranked, yes), "mix");
+    weigh(yes == order.size() ? std::move(whole) : plan_prefix(net, batch, train, kernels, order, yes), "mix");
   } else {
     best.least_pool_bytes = std::min(best.least_pool_bytes, needed(whole));
   }

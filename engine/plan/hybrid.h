@@ -35,6 +35,34 @@
 
 namespace tidepool {
 
+// One activation's ways off the device and what each costs by the
+// performance model: what hybrid ranks by and `plan --optimal` minimises
+// (engine/plan/optimal.h).
+struct WayOff {
+  int tensor = -1;
+  std::size_t bytes = 0;  // rounded as the pool rounds it
+  // An offload: 0 where AccUDNN's model hides its copies under compute
+  // (with no budget), else its prefetch's time; infinity: not offloadable.
+  double offload_us = 0;
+  // A recompute: its layer's forward time; infinity: it cannot be rebuilt
+  // from tensors that stay.
+  double recompute_us = 0;
+  // The tensors backward reads that its recompute reads (through layers
+  // whose outputs backward does not read): they must stay on the device.
+  std::vector<int> reads;
+  // Step indices in the schedule that keeps everything: the last step that
+  // reads it in forward, its first backward reader's backward step, and
+  // the backward step before that one (a prefetch one layer ahead brings
+  // it back there).
+  int last_forward_step = -1, first_backward_step = -1, prefetch_step = -1;
+};
+struct WaysOff {
+  Schedule keep;  // everything kept
+  std::vector<WayOff> tensors;
+};
+WaysOff ways_off(const Network& network, std::int64_t batch, const PlanSettings& train, const KernelQueries& kernels,
+                 const PerfModel& model);
+
 struct HybridChoice {
   Schedule train;
   Prediction predicted;
