@@ -14,6 +14,7 @@ packages=(
   clang libclang-rt-14-dev    # libFuzzer (fuzz/): clang and its runtime, which holds libFuzzer
   libcli11-dev nlohmann-json3-dev
   libeigen3-dev libnlopt-dev libnlopt-cxx-dev   # Gaussian processes and fits (AccUDNN, AutoSwap's Bayesian mix)
+  coinor-libcbc-dev           # COIN-OR CBC: plan --optimal's integer programme
   libgtest-dev libgmock-dev libbenchmark-dev
   libopenmpi-dev openmpi-bin           # data-parallel training across processes (mpirun)
   libimgui-dev libglfw3-dev libgl-dev   # the window (Dear ImGui on GLFW, OpenGL 3)

@@ -194,6 +194,25 @@ void plan_command(const PlanRequest& request, std::ostream& out) {
   std::vector<PlanRow> rows = plan_rows(net, rank_batch, *queries, settings, model ? &*model : nullptr);
   rows.front().this_run = settings.front() == mine;
   const std::size_t budget = mine.budget_bytes;
+  PlanRow* hybrid = nullptr;  // --optimal: this run's settings in mode hybrid, against the optimum
+  if (request.optimal) {
+    if (!budget) throw std::invalid_argument("--optimal solves hybrid's choice in a budget: give --budget");
+    if (!model)
+      throw std::invalid_argument("--optimal weighs offloads against recomputes with a performance model: give "
+                                  "--profile (a file from `tidepool profile`, or a GPU specification)");
+    MemorySettings h = settings.front();
+    h.mode = OffloadMode::hybrid;
+    auto it = std::find_if(rows.begin(), rows.end(), [&](const PlanRow& r) { return r.settings == h; });
+    if (it == rows.end()) {
+      rows.push_back(plan_rows(net, rank_batch, *queries, {h}, &*model).front());
+      it = rows.end() - 1;
+    }
+    hybrid = &*it;
+    std::cerr << "tidepool: solving the keep/offload/recompute programme with CBC (at most "
+              << request.time_limit_s << " s per solve)\n";
+    hybrid->optimal = solve_optimal(net, rank_batch, PlanSettings{Phase::train, h, {}}, *queries, *model,
+                                    request.time_limit_s);
+  }
   const bool pageable = mine.host_memory == HostMemory::pageable;
   // A precision column only where there is a choice to show.
   const bool show_precision = precisions.size() > 1 || precisions[0] != Precision::fp32;
@@ -223,6 +242,16 @@ void plan_command(const PlanRequest& request, std::ostream& out) {
           row["predicted_recompute_us"] = r.predicted->recompute_us;
           row["recompute_gflop"] = r.predicted->recompute_flops / 1e9;
         }
+      }
+      if (r.optimal) {
+        const OptimalChoice& o = *r.optimal;
+        nlohmann::json j = {{"feasible", o.feasible}, {"proven", o.proven}, {"fits", o.fits},
+                            {"solver_seconds", o.seconds}, {"solves", o.solves}, {"variables", o.variables},
+                            {"constraints", o.constraints}};
+        if (o.feasible)
+          j.update({{"predicted_iteration_us", o.predicted.iteration_us}, {"objective_us", o.objective_us},
+                    {"bound_us", o.bound_us}, {"offloaded", o.offloaded}, {"recomputed", o.recomputed}});
+        row["optimal"] = std::move(j);
       }
       j.push_back(std::move(row));
     }
@@ -301,7 +330,29 @@ void plan_command(const PlanRequest& request, std::ostream& out) {
         << (budget ? " in the budget" : "") << "; recomp ms: the part of it spent computing layers again\n";
   if (budget)
     out << "fits: the pool the row needs fits --budget " << exact_bytes_text(budget)
-        << " (this run's row, and autoswap's and accudnn's, plan in it)\n";
+        << " (this run's row, and autoswap's, accudnn's and hybrid's, plan in it)\n";
+  if (hybrid) {
+    const OptimalChoice& o = *hybrid->optimal;
+    std::snprintf(line, sizeof line, "%.1f s", o.seconds);
+    out << "optimal (CBC, " << o.variables << " binaries, " << o.constraints << " constraints, " << o.solves
+        << (o.solves == 1 ? " solve, " : " solves, ") << line << "): ";
+    if (!o.feasible) {
+      out << "no choice saves enough at every step" << (o.proven ? "" : " (or none found in the time limit)") << "\n";
+    } else {
+      std::snprintf(line, sizeof line, "predicted %.2f ms, %d offloaded and %d recomputed, %s, %s", o.predicted.iteration_us / 1e3,
+                    o.offloaded, o.recomputed, o.proven ? "proven optimal" : "the best found in the time limit",
+                    o.fits ? "fits the budget" : "does not fit the budget (fragmentation)");
+      out << line << "\n";
+      if (hybrid->predicted && hybrid->fits(budget)) {
+        const double gap = hybrid->predicted->iteration_us / o.predicted.iteration_us - 1;
+        std::snprintf(line, sizeof line, "hybrid: predicted %.2f ms, %+.1f %% against the optimum's prediction",
+                      hybrid->predicted->iteration_us / 1e3, 100 * gap);
+        out << line << "\n";
+      }
+    }
+    out << "the programme: each activation kept, offloaded or recomputed once, its times fixed by the schedule, "
+           "costs as hybrid ranks them (engine/plan/optimal.h)\n";
+  }
 }
 
 Command add_plan_command(CLI::App& cli) {
@@ -315,6 +366,12 @@ Command add_plan_command(CLI::App& cli) {
       ->capture_default_str()
       ->transform(number(1, kMostRanks));
   cmd->add_flag("--json", q->json, "a JSON list of result objects, this run's first (\"this_run\": true)");
+  cmd->add_flag("--optimal", q->optimal,
+                "also solve mode hybrid's keep/offload/recompute choice as an integer programme (COIN-OR CBC) and "
+                "print hybrid's distance from it; needs --budget and --profile");
+  cmd->add_option("--time-limit", q->time_limit_s, "--optimal: the solver's limit in seconds per solve")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   return {cmd, [q](bool) {
             plan_command(*q, std::cout);
             return 0;

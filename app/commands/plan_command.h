@@ -19,6 +19,7 @@
 #include "engine/perf/perf_model.h"
 #include "engine/plan/accudnn_schedule.h"
 #include "engine/plan/memory_summary.h"
+#include "engine/plan/optimal.h"
 
 namespace tidepool::app {
 
@@ -34,6 +35,9 @@ struct PlanRow {
   // With a performance model: one iteration's predicted time and stall.
   std::optional<Prediction> predicted;
   bool this_run = false;  // plan_command: the row of the run the options describe
+  // --optimal, on this run's hybrid row: the integer programme's choice
+  // (engine/plan/optimal.h).
+  std::optional<OptimalChoice> optimal;
 };
 
 // Plans each of `rows` as a run with those settings would (a refused one
@@ -75,6 +79,10 @@ struct PlanRequest {
   // is the global batch), with its gradient buckets.
   int ranks = 1;
   bool json = false;
+  // Solve hybrid's choice as an integer programme too, and print how far
+  // hybrid's prediction is from the optimum's; CBC's limit per solve.
+  bool optimal = false;
+  double time_limit_s = 60;
 };
 
 void plan_command(const PlanRequest& request, std::ostream& out);

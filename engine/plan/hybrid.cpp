@@ -16,6 +16,12 @@ namespace {
 
 constexpr double kClosed = std::numeric_limits<double>::infinity();
 
+// One tensor taken off the device, and how.
+struct Pick {
+  int tensor = -1;
+  bool recompute = false;
+};
+
 struct Candidate {
   int tensor = -1;
   bool recompute = false;  // else offload
@@ -30,6 +36,65 @@ PlanSettings with_mode(PlanSettings s, OffloadMode mode) {
   s.swapped.clear();
   s.recomputed.clear();
   return s;
+}
+
+// The mix for a limit on the load: while the load the picks leave peaks
+// above it, the cheapest way per byte to take a tensor off the device at
+// that peak (one whose time away covers the peak's step: the costs of
+// ways_off, the times of optimal.h); a recompute's reads are then pinned,
+// neither offloaded nor recomputed. Stops when nothing more helps at the
+// peak.
+std::vector<Pick> peak_greedy(const WaysOff& ways, std::size_t limit) {
+  std::vector<double> load;
+  for (std::size_t l : ways.keep.load_after_steps()) load.push_back(static_cast<double>(l));
+  const std::vector<WayOff>& w = ways.tensors;
+  std::vector<bool> taken(w.size(), false), moved(ways.keep.tensors.size(), false),
+      pinned(ways.keep.tensors.size(), false);
+  std::vector<Pick> out;
+  for (;;) {
+    const auto peak = std::max_element(load.begin(), load.end());
+    if (peak == load.end() || *peak <= static_cast<double>(limit)) break;
+    const int k = static_cast<int>(peak - load.begin());
+    int best = -1;
+    bool best_recompute = false;
+    double best_cost = kClosed;
+    for (std::size_t i = 0; i < w.size(); ++i) {
+      const auto t = static_cast<std::size_t>(w[i].tensor);
+      if (taken[i] || pinned[t] || k <= w[i].last_forward_step) continue;
+      const double bytes = static_cast<double>(w[i].bytes);
+      auto consider = [&](double cost, bool recompute) {
+        const double per_byte = cost / bytes;
+        if (per_byte < best_cost || (per_byte == best_cost && best >= 0 && w[i].bytes > w[static_cast<std::size_t>(best)].bytes)) {
+          best = static_cast<int>(i);
+          best_recompute = recompute;
+          best_cost = per_byte;
+        }
+      };
+      if (w[i].offload_us < kClosed && k < w[i].prefetch_step) consider(w[i].offload_us, false);
+      const bool reads_stay =
+          std::none_of(w[i].reads.begin(), w[i].reads.end(), [&](int x) { return moved[static_cast<std::size_t>(x)]; });
+      if (w[i].recompute_us < kClosed && k < w[i].first_backward_step && reads_stay) consider(w[i].recompute_us, true);
+    }
+    if (best < 0) break;  // nothing away at this peak can go: the limit is out of reach
+    const WayOff& b = w[static_cast<std::size_t>(best)];
+    taken[static_cast<std::size_t>(best)] = true;
+    moved[static_cast<std::size_t>(b.tensor)] = true;
+    if (best_recompute)
+      for (int x : b.reads) pinned[static_cast<std::size_t>(x)] = true;
+    const int until = best_recompute ? b.first_backward_step : b.prefetch_step;
+    for (int s = b.last_forward_step + 1; s < until; ++s) load[static_cast<std::size_t>(s)] -= static_cast<double>(b.bytes);
+    out.push_back({b.tensor, best_recompute});
+  }
+  return out;
+}
+
+Schedule plan_picks(const Network& net, std::int64_t batch, const PlanSettings& train, const KernelQueries& kernels,
+                    const std::vector<Pick>& picks) {
+  PlanSettings chosen = with_mode(train, OffloadMode::hybrid);
+  for (const Pick& p : picks) (p.recompute ? chosen.recomputed : chosen.swapped).push_back(p.tensor);
+  std::sort(chosen.swapped.begin(), chosen.swapped.end());
+  std::sort(chosen.recomputed.begin(), chosen.recomputed.end());
+  return plan_schedule(net, batch, chosen, kernels);
 }
 
 // Each tensor's cheaper way off the device, ranked by cost per byte.
@@ -210,25 +275,38 @@ HybridChoice choose_hybrid(const Network& net, std::int64_t batch, const PlanSet
     if (!chosen || p.iteration_us < chosen->predicted.iteration_us) chosen = HybridChoice{std::move(s), p, std::move(from), 0};
   };
 
-  // The mix: the shortest fitting prefix of the ranking.
+  // The cheapest-per-byte mix: the shortest fitting prefix of the ranking.
   const WaysOff ways = ways_off(net, batch, train, kernels, model);
   const std::vector<Candidate> order = resolve(ranked(ways), ways.keep.tensors.size());
-  Schedule whole = plan_prefix(net, batch, train, kernels, order, order.size());
-  if (fits(whole)) {
+  if (Schedule whole = plan_prefix(net, batch, train, kernels, order, order.size()); fits(whole)) {
     std::size_t no = 0, yes = order.size();
     while (yes - no > 1) {
       const std::size_t mid = no + (yes - no) / 2;
       (fits(plan_prefix(net, batch, train, kernels, order, mid)) ? yes : no) = mid;
     }
     weigh(yes == order.size() ? std::move(whole) : plan_prefix(net, batch, train, kernels, order, yes), "mix");
-  } else {
-    best.least_pool_bytes = std::min(best.least_pool_bytes, needed(whole));
+  }
+  // The peak-driven mix, in load terms; where the pool it needs misses the budget
+  // (fragmentation, the times' approximations), the limit is lowered by
+  // what was missing, three times at most.
+  Schedule mix;
+  std::size_t limit = budget;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    mix = plan_picks(net, batch, train, kernels, peak_greedy(ways, limit));
+    if (fits(mix)) {
+      weigh(mix, "peak mix");
+      break;
+    }
+    const std::size_t missing = needed(mix);
+    best.least_pool_bytes = std::min(best.least_pool_bytes, missing);
+    if (missing <= budget || missing - budget >= limit) break;
+    limit -= missing - budget;
   }
   for (const Schedule& s : alternatives)
     weigh(as_hybrid(net, batch, train, kernels, s), to_string(s.settings.memory.mode));
 
   if (!chosen) {  // nothing fits: the least pool is what a refusal names
-    best.train = std::move(whole);
+    best.train = std::move(mix);
     best.predicted = predict(net, best.train, model, kernels);
     best.from = "none fits";
     return best;

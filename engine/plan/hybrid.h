@@ -4,15 +4,16 @@
 // and recomputing; POET's joint paging and rematerialisation).
 //
 //   1. Nothing is taken off the device when everything fits.
-//   2. Otherwise each candidate gets its cheaper way off the device: an
-//      offload whose copies AccUDNN's model hides under compute costs
-//      nothing; one it cannot hide costs its prefetch's time; a recompute
-//      costs its layer's forward time. The candidates are ranked by cost
-//      per byte (free offloads first, the largest first), and the shortest
-//      prefix of that ranking whose schedule fits the budget is the mix
-//      (found by bisection; two iterations replayed in the pool, as every
-//      fit check).
-//   3. The mix competes with the fixed policies that fit the same budget
+//   2. Otherwise two mixes, each activation taken off the device by its
+//      cheaper way (an offload: free where AccUDNN's model hides its
+//      copies under compute, else its prefetch's time; a recompute: its
+//      layer's forward time), a recompute's reads then staying:
+//      "mix", the shortest prefix of all of them ranked by cost per byte
+//      whose schedule fits (bisection); and "peak mix", while the load
+//      peaks above the budget, the cheapest per byte of those away at the
+//      peak's step, the load limit lowered by what the pool then missed
+//      (three times at most).
+//   3. The mixes compete with the fixed policies that fit the same budget
 //      (the alternatives the MemoryPlan passes: all, conv, aconv, AutoSwap,
 //      AccUDNN, recompute, recompute-cheap) on predicted time, so hybrid is
 //      never predicted slower than the best of them.
@@ -66,8 +67,8 @@ WaysOff ways_off(const Network& network, std::int64_t batch, const PlanSettings&
 struct HybridChoice {
   Schedule train;
   Prediction predicted;
-  // Where it came from: "keep" (everything fits), "mix" (step 2), or the
-  // name of the fixed mode that was faster.
+  // Where it came from: "keep" (everything fits), "mix" or "peak mix"
+  // (step 2), or the name of the fixed mode that was faster.
   std::string from;
   // The least pool any candidate it weighed needs (what a refusal names).
   std::size_t least_pool_bytes = 0;

@@ -75,7 +75,7 @@ TEST(Hybrid, FitsEachBudgetAndIsNeverPredictedSlowerThanAFixedPolicyThatFits) {
       }
     }
     if (percent == 70) {
-      EXPECT_EQ(h.hybrid_from, "mix");
+      EXPECT_NE(h.hybrid_from.find("mix"), std::string::npos) << h.hybrid_from;
       EXPECT_GT(count(h.train, true), 0) << "recomputes";
       EXPECT_GT(count(h.train, false), 0) << "offloads";
     }
