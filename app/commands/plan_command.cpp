@@ -41,6 +41,7 @@ std::vector<PlanRow> plan_rows(const Network& net, std::int64_t batch, const Ker
         try {
           const MemoryPlan p = plan_memory(net, batch, settings, queries, {}, model);
           planned[i] = {settings, p.summary(), {}, p.predicted};
+          planned[i].hybrid_from = p.hybrid_from;
         } catch (const MemoryRefusal& e) {
           planned[i] = {settings, {}, e.what()};
           planned[i].memory.minimum_pool_bytes = e.minimum_pool_bytes();
@@ -243,6 +244,7 @@ void plan_command(const PlanRequest& request, std::ostream& out) {
           row["recompute_gflop"] = r.predicted->recompute_flops / 1e9;
         }
       }
+      if (!r.hybrid_from.empty()) row["hybrid_from"] = r.hybrid_from;
       if (r.optimal) {
         const OptimalChoice& o = *r.optimal;
         nlohmann::json j = {{"feasible", o.feasible}, {"proven", o.proven}, {"fits", o.fits},
@@ -340,7 +342,8 @@ void plan_command(const PlanRequest& request, std::ostream& out) {
       out << "no choice saves enough at every step" << (o.proven ? "" : " (or none found in the time limit)") << "\n";
     } else {
       std::snprintf(line, sizeof line, "predicted %.2f ms, %d offloaded and %d recomputed, %s, %s", o.predicted.iteration_us / 1e3,
-                    o.offloaded, o.recomputed, o.proven ? "proven optimal" : "the best found in the time limit",
+                    o.offloaded, o.recomputed,
+                    o.proven ? "proven optimal" : "the best found in the time limit (a faster machine may find better)",
                     o.fits ? "fits the budget" : "does not fit the budget (fragmentation)");
       out << line << "\n";
       if (hybrid->predicted && hybrid->fits(budget)) {

@@ -35,6 +35,8 @@ struct PlanRow {
   // With a performance model: one iteration's predicted time and stall.
   std::optional<Prediction> predicted;
   bool this_run = false;  // plan_command: the row of the run the options describe
+  // Mode hybrid: what its choice came from (MemoryPlan::hybrid_from).
+  std::string hybrid_from;
   // --optimal, on this run's hybrid row: the integer programme's choice
   // (engine/plan/optimal.h).
   std::optional<OptimalChoice> optimal;

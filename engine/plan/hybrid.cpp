@@ -60,7 +60,7 @@ std::vector<Pick> peak_greedy(const WaysOff& ways, std::size_t limit) {
     double best_cost = kClosed;
     for (std::size_t i = 0; i < w.size(); ++i) {
       const auto t = static_cast<std::size_t>(w[i].tensor);
-      if (taken[i] || pinned[t] || k <= w[i].last_forward_step) continue;
+      if (taken[i] || pinned[t]) continue;
       const double bytes = static_cast<double>(w[i].bytes);
       auto consider = [&](double cost, bool recompute) {
         const double per_byte = cost / bytes;
@@ -70,10 +70,10 @@ std::vector<Pick> peak_greedy(const WaysOff& ways, std::size_t limit) {
           best_cost = per_byte;
         }
       };
-      if (w[i].offload_us < kClosed && k < w[i].prefetch_step) consider(w[i].offload_us, false);
+      if (w[i].offload_us < kClosed && w[i].away_offloaded(k)) consider(w[i].offload_us, false);
       const bool reads_stay =
           std::none_of(w[i].reads.begin(), w[i].reads.end(), [&](int x) { return moved[static_cast<std::size_t>(x)]; });
-      if (w[i].recompute_us < kClosed && k < w[i].first_backward_step && reads_stay) consider(w[i].recompute_us, true);
+      if (w[i].recompute_us < kClosed && w[i].away_recomputed(k) && reads_stay) consider(w[i].recompute_us, true);
     }
     if (best < 0) break;  // nothing away at this peak can go: the limit is out of reach
     const WayOff& b = w[static_cast<std::size_t>(best)];
@@ -81,8 +81,9 @@ std::vector<Pick> peak_greedy(const WaysOff& ways, std::size_t limit) {
     moved[static_cast<std::size_t>(b.tensor)] = true;
     if (best_recompute)
       for (int x : b.reads) pinned[static_cast<std::size_t>(x)] = true;
-    const int until = best_recompute ? b.first_backward_step : b.prefetch_step;
-    for (int s = b.last_forward_step + 1; s < until; ++s) load[static_cast<std::size_t>(s)] -= static_cast<double>(b.bytes);
+    for (std::size_t s = 0; s < load.size(); ++s)
+      if (best_recompute ? b.away_recomputed(static_cast<int>(s)) : b.away_offloaded(static_cast<int>(s)))
+        load[s] -= static_cast<double>(b.bytes);
     out.push_back({b.tensor, best_recompute});
   }
   return out;
@@ -90,11 +91,9 @@ std::vector<Pick> peak_greedy(const WaysOff& ways, std::size_t limit) {
 
 Schedule plan_picks(const Network& net, std::int64_t batch, const PlanSettings& train, const KernelQueries& kernels,
                     const std::vector<Pick>& picks) {
-  PlanSettings chosen = with_mode(train, OffloadMode::hybrid);
-  for (const Pick& p : picks) (p.recompute ? chosen.recomputed : chosen.swapped).push_back(p.tensor);
-  std::sort(chosen.swapped.begin(), chosen.swapped.end());
-  std::sort(chosen.recomputed.begin(), chosen.recomputed.end());
-  return plan_schedule(net, batch, chosen, kernels);
+  std::vector<int> offloaded, recomputed;
+  for (const Pick& p : picks) (p.recompute ? recomputed : offloaded).push_back(p.tensor);
+  return plan_hybrid(net, batch, train, kernels, std::move(offloaded), std::move(recomputed));
 }
 
 // Each tensor's cheaper way off the device, ranked by cost per byte.
@@ -144,11 +143,9 @@ std::vector<Candidate> resolve(const std::vector<Candidate>& order, std::size_t 
 
 Schedule plan_prefix(const Network& net, std::int64_t batch, const PlanSettings& train, const KernelQueries& kernels,
                      const std::vector<Candidate>& ranked, std::size_t k) {
-  PlanSettings chosen = with_mode(train, OffloadMode::hybrid);
-  for (std::size_t i = 0; i < k; ++i) (ranked[i].recompute ? chosen.recomputed : chosen.swapped).push_back(ranked[i].tensor);
-  std::sort(chosen.swapped.begin(), chosen.swapped.end());
-  std::sort(chosen.recomputed.begin(), chosen.recomputed.end());
-  return plan_schedule(net, batch, chosen, kernels);
+  std::vector<int> offloaded, recomputed;
+  for (std::size_t i = 0; i < k; ++i) (ranked[i].recompute ? recomputed : offloaded).push_back(ranked[i].tensor);
+  return plan_hybrid(net, batch, train, kernels, std::move(offloaded), std::move(recomputed));
 }
 
 }  // namespace
@@ -160,29 +157,43 @@ WaysOff ways_off(const Network& net, std::int64_t batch, const PlanSettings& tra
   const Schedule& keep = out.keep;
   const Schedule all = plan_schedule(net, batch, with_mode(train, OffloadMode::all), kernels);
   const std::size_t n = keep.tensors.size();
-  // What backward reads.
+  // What backward reads, and the first and last layers (in backward's
+  // order: the largest and the smallest index) that read it.
   std::vector<bool> kept_for_backward(n, false);
+  std::vector<int> first_reader(n, -1), last_reader(n, -1);
   for (std::size_t i = 0; i < keep.nodes.size(); ++i) {
     const NodeTensors& nt = keep.nodes[i];
     if (!nt.runs_backward) continue;
     const Layer& layer = *net.nodes()[i].layer;
+    auto reads = [&](int t) {
+      const auto u = static_cast<std::size_t>(t);
+      kept_for_backward[u] = true;
+      first_reader[u] = static_cast<int>(i);
+      if (last_reader[u] < 0) last_reader[u] = static_cast<int>(i);
+    };
     for (std::size_t j = 0; j < nt.inputs.size(); ++j)
-      if (layer.backward_reads_input(static_cast<int>(j))) kept_for_backward[static_cast<std::size_t>(nt.inputs[j])] = true;
-    if (layer.backward_reads_output()) kept_for_backward[static_cast<std::size_t>(nt.output)] = true;
+      if (layer.backward_reads_input(static_cast<int>(j))) reads(nt.inputs[j]);
+    if (layer.backward_reads_output()) reads(nt.output);
   }
   auto can_run_again = [&](int node) {
     return node >= 0 && node != net.loss_node() && !keep.nodes[static_cast<std::size_t>(node)].forward_rank_sums;
   };
-  // Whether layer-output `t` can be computed again from what backward
-  // reads, through layers whose outputs backward does not read; collects
-  // what it reads.
-  std::function<bool(int, std::vector<int>&)> rebuildable = [&](int t, std::vector<int>& reads) {
+  // Whether layer-output `t` can be computed again, when layer `at`'s
+  // backward first reads it, from what backward reads and is still on the
+  // device then, through layers whose outputs backward does not read;
+  // collects what it reads and adds up the layers it runs.
+  std::vector<double> forward_us(net.nodes().size(), 0);
+  std::function<bool(int, int, std::vector<int>&, double&)> rebuildable = [&](int t, int at, std::vector<int>& reads,
+                                                                              double& us) {
     const int p = keep.tensors[static_cast<std::size_t>(t)].node;
     if (!can_run_again(p) || keep.nodes[static_cast<std::size_t>(p)].output != t) return false;
+    us += forward_us[static_cast<std::size_t>(p)];
     for (int x : keep.nodes[static_cast<std::size_t>(p)].inputs) {
-      if (kept_for_backward[static_cast<std::size_t>(x)]) {
+      const auto ux = static_cast<std::size_t>(x);
+      if (kept_for_backward[ux]) {
+        if (last_reader[ux] > at) return false;  // freed by then
         if (std::find(reads.begin(), reads.end(), x) == reads.end()) reads.push_back(x);
-      } else if (!rebuildable(x, reads)) {
+      } else if (!rebuildable(x, at, reads, us)) {
         return false;
       }
     }
@@ -191,7 +202,6 @@ WaysOff ways_off(const Network& net, std::int64_t batch, const PlanSettings& tra
   // Where each tensor is used in the schedule that keeps everything, and
   // each layer's forward time.
   std::vector<int> last_forward(n, -1), first_backward(n, -1), backward_before(n, -1);
-  std::vector<double> forward_us(net.nodes().size(), 0);
   WorkCounter counter(kernels);
   int previous_backward = -1;
   for (int i = 0; i < static_cast<int>(keep.steps.size()); ++i) {
@@ -230,7 +240,8 @@ WaysOff ways_off(const Network& net, std::int64_t batch, const PlanSettings& tra
       w.offload_us = std::binary_search(hidden.offloaded.begin(), hidden.offloaded.end(), id)
                          ? 0.0
                          : model.copy_us(keep.tensors[t].info.bytes(), false, pageable);
-    w.recompute_us = rebuildable(id, w.reads) ? forward_us[static_cast<std::size_t>(keep.tensors[t].node)] : kClosed;
+    double us = 0;
+    w.recompute_us = rebuildable(id, first_reader[t], w.reads, us) ? us : kClosed;
     if (w.offload_us == kClosed && w.recompute_us == kClosed) continue;
     w.last_forward_step = last_forward[t];
     w.first_backward_step = first_backward[t];
@@ -240,14 +251,24 @@ WaysOff ways_off(const Network& net, std::int64_t batch, const PlanSettings& tra
   return out;
 }
 
+Schedule plan_hybrid(const Network& net, std::int64_t batch, const PlanSettings& train, const KernelQueries& kernels,
+                     std::vector<int> offloaded, std::vector<int> recomputed) {
+  PlanSettings chosen = with_mode(train, OffloadMode::hybrid);
+  std::sort(offloaded.begin(), offloaded.end());
+  std::sort(recomputed.begin(), recomputed.end());
+  chosen.swapped = std::move(offloaded);
+  chosen.recomputed = std::move(recomputed);
+  return plan_schedule(net, batch, chosen, kernels);
+}
+
 Schedule as_hybrid(const Network& net, std::int64_t batch, const PlanSettings& train, const KernelQueries& kernels,
                    const Schedule& s) {
-  PlanSettings chosen = with_mode(train, OffloadMode::hybrid);
+  std::vector<int> offloaded, recomputed;
   for (std::size_t t = 0; t < s.tensors.size(); ++t) {
-    if (s.tensors[t].offloaded) chosen.swapped.push_back(static_cast<int>(t));
-    if (s.tensors[t].recomputed) chosen.recomputed.push_back(static_cast<int>(t));
+    if (s.tensors[t].offloaded) offloaded.push_back(static_cast<int>(t));
+    if (s.tensors[t].recomputed) recomputed.push_back(static_cast<int>(t));
   }
-  return plan_schedule(net, batch, chosen, kernels);
+  return plan_hybrid(net, batch, train, kernels, std::move(offloaded), std::move(recomputed));
 }
 
 HybridChoice choose_hybrid(const Network& net, std::int64_t batch, const PlanSettings& train, const KernelQueries& kernels,
@@ -257,9 +278,16 @@ HybridChoice choose_hybrid(const Network& net, std::int64_t batch, const PlanSet
   auto fits = [&](const Schedule& s) { return !budget || replay_schedule(s, heuristic, budget, 0).fits(); };
   auto needed = [&](const Schedule& s) { return search_pool_size(s, heuristic, 0).pool_bytes; };
 
+  // The smallest budget hybrid works in: the least pool of what does not
+  // depend on the budget (everything kept, everything ranked taken off,
+  // the fixed policies).
   HybridChoice best;
-  const Schedule keep = plan_schedule(net, batch, with_mode(train, OffloadMode::hybrid), kernels);
-  best.least_pool_bytes = needed(keep);
+  const WaysOff ways = ways_off(net, batch, train, kernels, model);
+  const Schedule& keep = ways.keep;
+  const std::vector<Candidate> order = resolve(ranked(ways), keep.tensors.size());
+  Schedule whole = plan_prefix(net, batch, train, kernels, order, order.size());
+  best.least_pool_bytes = std::min(needed(keep), needed(whole));
+  for (const Schedule& s : alternatives) best.least_pool_bytes = std::min(best.least_pool_bytes, needed(s));
   if (fits(keep)) {
     best.train = keep;
     best.predicted = predict(net, keep, model, kernels);
@@ -269,16 +297,15 @@ HybridChoice choose_hybrid(const Network& net, std::int64_t batch, const PlanSet
 
   std::optional<HybridChoice> chosen;
   auto weigh = [&](Schedule s, std::string from) {
-    best.least_pool_bytes = std::min(best.least_pool_bytes, needed(s));
     if (!fits(s)) return;
     const Prediction p = predict(net, s, model, kernels);
     if (!chosen || p.iteration_us < chosen->predicted.iteration_us) chosen = HybridChoice{std::move(s), p, std::move(from), 0};
   };
 
-  // The cheapest-per-byte mix: the shortest fitting prefix of the ranking.
-  const WaysOff ways = ways_off(net, batch, train, kernels, model);
-  const std::vector<Candidate> order = resolve(ranked(ways), ways.keep.tensors.size());
-  if (Schedule whole = plan_prefix(net, batch, train, kernels, order, order.size()); fits(whole)) {
+  // The cheapest-per-byte mix: a fitting prefix of the ranking, found by
+  // bisection (fitting is not monotone in the prefix: not always the
+  // shortest).
+  if (fits(whole)) {
     std::size_t no = 0, yes = order.size();
     while (yes - no > 1) {
       const std::size_t mid = no + (yes - no) / 2;
@@ -298,7 +325,6 @@ HybridChoice choose_hybrid(const Network& net, std::int64_t batch, const PlanSet
       break;
     }
     const std::size_t missing = needed(mix);
-    best.least_pool_bytes = std::min(best.least_pool_bytes, missing);
     if (missing <= budget || missing - budget >= limit) break;
     limit -= missing - budget;
   }

@@ -8,8 +8,9 @@
 //      cheaper way (an offload: free where AccUDNN's model hides its
 //      copies under compute, else its prefetch's time; a recompute: its
 //      layer's forward time), a recompute's reads then staying:
-//      "mix", the shortest prefix of all of them ranked by cost per byte
-//      whose schedule fits (bisection); and "peak mix", while the load
+//      "mix", a prefix of all of them ranked by cost per byte whose
+//      schedule fits, found by bisection (fitting is not monotone in the
+//      prefix, so not always the shortest); and "peak mix", while the load
 //      peaks above the budget, the cheapest per byte of those away at the
 //      peak's step, the load limit lowered by what the pool then missed
 //      (three times at most).
@@ -56,6 +57,9 @@ struct WayOff {
   // the backward step before that one (a prefetch one layer ahead brings
   // it back there).
   int last_forward_step = -1, first_backward_step = -1, prefetch_step = -1;
+  // Whether it is off the device at step k when offloaded / recomputed.
+  bool away_offloaded(int k) const { return k > last_forward_step && k < prefetch_step; }
+  bool away_recomputed(int k) const { return k > last_forward_step && k < first_backward_step; }
 };
 struct WaysOff {
   Schedule keep;  // everything kept
@@ -80,6 +84,11 @@ struct HybridChoice {
 HybridChoice choose_hybrid(const Network& network, std::int64_t batch, const PlanSettings& train,
                            const KernelQueries& kernels, const PerfModel& model,
                            const std::vector<Schedule>& alternatives);
+
+// Mode hybrid's schedule for its lists: these tensors offloaded, those
+// recomputed (in any order).
+Schedule plan_hybrid(const Network& network, std::int64_t batch, const PlanSettings& train, const KernelQueries& kernels,
+                     std::vector<int> offloaded, std::vector<int> recomputed);
 
 // `s`'s offloads and recomputes as mode hybrid's lists, planned again:
 // the same steps as `s`.

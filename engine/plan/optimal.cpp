@@ -73,10 +73,9 @@ Solution solve(const WaysOff& ways, std::size_t limit, double time_limit_s) {
     if (load[static_cast<std::size_t>(k)] <= limit) continue;
     CoinPackedVector v;
     for (int i = 0; i < n; ++i) {
-      if (k <= w[i].last_forward_step) continue;
       const double bytes = static_cast<double>(w[i].bytes);
-      if (k < w[i].prefetch_step && upper[o(i)] > 0) v.insert(o(i), bytes);
-      if (k < w[i].first_backward_step && upper[r(i)] > 0) v.insert(r(i), bytes);
+      if (w[i].away_offloaded(k) && upper[o(i)] > 0) v.insert(o(i), bytes);
+      if (w[i].away_recomputed(k) && upper[r(i)] > 0) v.insert(r(i), bytes);
     }
     add(v, static_cast<double>(load[static_cast<std::size_t>(k)] - limit), kInfinity);
   }
@@ -132,11 +131,7 @@ OptimalChoice solve_optimal(const Network& net, std::int64_t batch, const PlanSe
     out.proven = s.proven;
     out.objective_us = s.objective_us;
     out.bound_us = s.bound_us;
-    PlanSettings chosen = train;
-    chosen.memory.mode = OffloadMode::hybrid;
-    chosen.swapped = s.offloaded;
-    chosen.recomputed = s.recomputed;
-    out.train = plan_schedule(net, batch, chosen, kernels);
+    out.train = plan_hybrid(net, batch, train, kernels, s.offloaded, s.recomputed);
     out.predicted = predict(net, out.train, model, kernels);
     out.offloaded = static_cast<int>(s.offloaded.size());
     out.recomputed = static_cast<int>(s.recomputed.size());

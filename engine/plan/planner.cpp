@@ -224,14 +224,20 @@ class Planner {
     }
     // Who reads what in backward; in reverse node order the last reader of a
     // tensor is the one with the smallest node index.
+    // The first, in reverse order, is the one with the largest.
     last_backward_reader_.assign(s_.tensors.size(), -1);
+    first_backward_read_.assign(s_.tensors.size(), -1);
     for (int i = static_cast<int>(nodes().size()) - 1; i >= 0; --i) {
       const NodeTensors& nt = s_.nodes[i];
       if (!nt.runs_backward) continue;
       const Layer& layer = *nodes()[i].layer;
+      auto reads = [&](int t) {
+        last_backward_reader_[t] = i;
+        if (first_backward_read_[t] < 0) first_backward_read_[t] = i;
+      };
       for (std::size_t j = 0; j < nt.inputs.size(); ++j)
-        if (layer.backward_reads_input(static_cast<int>(j))) last_backward_reader_[nt.inputs[j]] = i;
-      if (layer.backward_reads_output()) last_backward_reader_[nt.output] = i;
+        if (layer.backward_reads_input(static_cast<int>(j))) reads(nt.inputs[j]);
+      if (layer.backward_reads_output()) reads(nt.output);
     }
   }
 
@@ -274,17 +280,20 @@ class Planner {
   bool stays(int t) const { return kept_for_backward(t) && !offloaded(t) && !recomputed(t); }
   // Whether layer-output `t` can be computed again in backward from tensors
   // that stay on the device: its layer can run again and each of its
-  // inputs stays or can be computed again first. `cheap`: through cheap
-  // layers only, and never through another recomputed tensor, so that
-  // SuperNeurons' recomputes stay one short run of cheap layers long.
-  bool can_rebuild(int t, bool cheap) const {
+  // inputs stays, and is still there when backward first reads `t` (its
+  // last backward reader has not run yet), or can be computed again first.
+  // `cheap`: through cheap layers only, and never through another
+  // recomputed tensor, so that SuperNeurons' recomputes stay one short run
+  // of cheap layers long.
+  bool can_rebuild(int t, bool cheap) const { return can_rebuild(t, cheap, first_backward_read_[t]); }
+  bool can_rebuild(int t, bool cheap, int at) const {
     const int p = s_.tensors[t].node;
     if (p < 0 || s_.nodes[p].output != t || offloaded(t) || !can_run_again(p)) return false;
     if (cheap && !is_cheap(*nodes()[p].layer)) return false;
     for (int x : s_.nodes[p].inputs) {
-      if (stays(x)) continue;
+      if (stays(x) && last_backward_reader_[x] <= at) continue;
       if (cheap && recomputed(x)) return false;
-      if (!can_rebuild(x, cheap)) return false;
+      if (!can_rebuild(x, cheap, at)) return false;
     }
     return true;
   }
@@ -649,6 +658,7 @@ class Planner {
   std::vector<bool> requires_grad_;
   std::vector<std::size_t> backward_layer_workspace_;  // per node, before its f32 views (rank sums included)
   std::vector<int> last_backward_reader_;
+  std::vector<int> first_backward_read_;  // the largest node index whose backward reads each tensor
   std::vector<bool> live_;  // on the device after the steps so far
   std::vector<bool> freed_saved_;
   std::vector<int> offloads_in_flight_;    // sync: waited for at the end of the layer

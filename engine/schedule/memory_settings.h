@@ -34,7 +34,7 @@ enum class OffloadMode : std::uint8_t {
   dyn,       // the fastest of the fixed modes that fits, found by profiling (engine/tune/dyn_mode.h)
   accudnn,   // all's that go without stalling compute, by the performance model (engine/plan/accudnn_schedule.h)
   // Recomputation instead of transfers (engine/plan/planner.cpp, choose_recomputes):
-  recompute,        // Chen et al.'s sqrt(n) segments: keep every k-th activation backward reads, recompute the rest
+  recompute,        // Chen et al.'s sqrt(n) segments, cut by bytes at checkpoints everything after goes through
   recompute_cheap,  // SuperNeurons: recompute what layers other than convolutions and linear layers write
   hybrid,           // keep, offload or recompute each, for the least predicted time in the budget (engine/plan/hybrid.h)
 };
@@ -48,9 +48,11 @@ inline constexpr Choice<OffloadMode> kOffloadModes[] = {
     {OffloadMode::accudnn, "accudnn",
      "all's inputs that go without stalling compute, the rest kept in --budget (AccUDNN; needs a profile)"},
     {OffloadMode::recompute, "recompute",
-     "keep every sqrt(n)-th activation backward reads, recompute the others from them (Chen et al.)"},
+     "Chen et al.'s sqrt(n) segments: keep a checkpoint every 1/sqrt(n) of the activations' bytes, recompute the rest "
+     "from them"},
     {OffloadMode::recompute_cheap, "recompute-cheap",
-     "recompute what batch norm, ReLU, pooling and adds write; keep convolution and linear outputs (SuperNeurons)"},
+     "recompute what batch norm, ReLU, pooling, adds and dropout write; keep convolution and linear outputs "
+     "(SuperNeurons)"},
     {OffloadMode::hybrid, "hybrid",
      "keep, offload or recompute each activation, for the least predicted time in --budget (needs a profile)"},
 };

@@ -10,6 +10,14 @@
 #include <vector>
 
 #include "engine/core/fusion.h"
+#include "engine/layers/add.h"
+#include "engine/layers/batchnorm.h"
+#include "engine/layers/conv2d.h"
+#include "engine/layers/flatten.h"
+#include "engine/layers/linear.h"
+#include "engine/layers/pooling.h"
+#include "engine/layers/relu.h"
+#include "engine/layers/softmax_xent.h"
 #include "engine/device/cpu/cpu_device.h"
 #include "engine/device/cpu/cpu_kernels.h"
 #include "engine/device/gpu_queries.h"
@@ -177,6 +185,64 @@ TEST(Recompute, SqrtSegmentsRecomputeEachTensorOnceAndLowerThePeak) {
       const std::string_view kind = net.nodes()[st.node].layer->kind();
       EXPECT_TRUE(kind != "conv2d" && kind != "linear" && kind != "depthwise_conv") << kind;
     }
+}
+
+// A ReLU whose input's last backward reader (conv3) runs before the
+// ReLU's output is needed (by conv2): that input is gone by then, so
+// recomputing the ReLU would mean running conv1 again; recompute-cheap
+// keeps the ReLU's output instead.
+Network late_reader_net() {
+  Network n("late_reader", {3, 8, 8}, 4);
+  const std::string a = n.add(std::make_unique<Conv2d>("conv1", Conv2dOptions{.out_channels = 8, .padding = 1}), {"data"});
+  const std::string s = n.add(std::make_unique<Relu>("relu"), {a});
+  const std::string b = n.add(std::make_unique<Conv2d>("conv2", Conv2dOptions{.out_channels = 8, .padding = 1}), {s});
+  const std::string c = n.add(std::make_unique<Conv2d>("conv3", Conv2dOptions{.out_channels = 8, .padding = 1}), {a});
+  std::string x = n.add(std::make_unique<Add>("add"), {b, c});
+  x = n.add(std::make_unique<Pool2d>("gap", PoolOptions{.global = true}), {x});
+  x = n.add(std::make_unique<Flatten>("flatten"), {x});
+  x = n.add(std::make_unique<Linear>("fc", 4), {x});
+  n.add(std::make_unique<SoftmaxCrossEntropy>("loss"), {x, "labels"});
+  return n;
+}
+
+// A batch norm whose only reader is a convolution nothing downstream
+// uses: its output is recomputed for no backward pass that runs, and is
+// freed once, not twice.
+Network dead_branch_net() {
+  Network n("dead_branch", {3, 8, 8}, 4);
+  const std::string a = n.add(std::make_unique<Conv2d>("conv1", Conv2dOptions{.out_channels = 8, .padding = 1}), {"data"});
+  const std::string b = n.add(std::make_unique<BatchNorm>("bn"), {a});
+  n.add(std::make_unique<Conv2d>("dead", Conv2dOptions{.out_channels = 8, .padding = 1}), {b});
+  std::string x = n.add(std::make_unique<Pool2d>("gap", PoolOptions{.global = true}), {a});
+  x = n.add(std::make_unique<Flatten>("flatten"), {x});
+  x = n.add(std::make_unique<Linear>("fc", 4), {x});
+  n.add(std::make_unique<SoftmaxCrossEntropy>("loss"), {x, "labels"});
+  return n;
+}
+
+TEST(Recompute, AnInputGoneBeforeTheRecomputeIsNotAssumedToStay) {
+  CpuKernels k;
+  const Network net = late_reader_net();
+  const Schedule cheap = plan_schedule(net, 4, {.memory = {.mode = OffloadMode::recompute_cheap}}, k);
+  expect_sound(net, cheap, "late reader, recompute-cheap");
+  for (const Step& st : cheap.steps)
+    if (st.kind == StepKind::recompute)
+      EXPECT_NE(net.nodes()[st.node].layer->kind(), "conv2d") << "recompute-cheap ran a convolution again";
+  const Schedule chen = plan_schedule(net, 4, {.memory = {.mode = OffloadMode::recompute}}, k);
+  expect_sound(net, chen, "late reader, recompute");
+  const Trained base = train(net, {});
+  for (OffloadMode mode : kRecomputeModes) EXPECT_EQ(train(net, {.mode = mode}).parameters, base.parameters);
+}
+
+TEST(Recompute, ATensorOnlyADeadBranchReadsIsFreedOnce) {
+  CpuKernels k;
+  const Network net = dead_branch_net();
+  for (OffloadMode mode : kRecomputeModes) {
+    const Schedule s = plan_schedule(net, 4, {.memory = {.mode = mode}}, k);  // throws on a double free
+    expect_sound(net, s, std::string("dead branch, ") + to_string(mode));
+  }
+  const Trained base = train(net, {});
+  for (OffloadMode mode : kRecomputeModes) EXPECT_EQ(train(net, {.mode = mode}).parameters, base.parameters);
 }
 
 TEST(Recompute, ASimulatedRunShowsRecomputeSpansOnTheComputeStream) {
