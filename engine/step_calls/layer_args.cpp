@@ -89,8 +89,12 @@ UpdateCall update_call(const Schedule& s, const SgdOptions& sgd, float loss_scal
   auto fptr = [&](int t) { return reinterpret_cast<float*>(address(t)); };
   UpdateCall c;
   c.sgd = sgd;
+  // A layer whose backward pass never runs (nothing it feeds reaches the
+  // loss) has no gradient: its parameters stay as they are, as PyTorch's
+  // SGD skips a parameter whose grad is None (its gradient buffer was
+  // never written).
   for (const NodeTensors& nt : s.nodes)
-    for (std::size_t j = 0; j < nt.params.size(); ++j)
+    for (std::size_t j = 0; j < nt.params.size() && nt.runs_backward; ++j)
       if (nt.param_grads[j] >= 0)
         c.params.push_back({s.tensors[static_cast<std::size_t>(nt.params[j])].info.shape.numel(), fptr(nt.params[j]),
                             fptr(nt.param_grads[j]), fptr(nt.momenta[j])});

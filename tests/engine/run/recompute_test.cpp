@@ -241,7 +241,11 @@ TEST(Recompute, ATensorOnlyADeadBranchReadsIsFreedOnce) {
     const Schedule s = plan_schedule(net, 4, {.memory = {.mode = mode}}, k);  // throws on a double free
     expect_sound(net, s, std::string("dead branch, ") + to_string(mode));
   }
+  // The dead branch's parameters get no gradient and stay as they were
+  // initialised (they were updated with an unwritten gradient buffer once,
+  // and base differed from itself).
   const Trained base = train(net, {});
+  EXPECT_EQ(train(net, {}).parameters, base.parameters) << "base, twice";
   for (OffloadMode mode : kRecomputeModes) EXPECT_EQ(train(net, {.mode = mode}).parameters, base.parameters);
 }
 
