@@ -6,7 +6,8 @@ budget (issue 36's table; docs/results.md#recomputation-and-hybrid).
 For each network at ImageNet shapes and each GPU specification, base's
 peak load is planned first; each budget is a share of it. Predicted: the
 plan's row (`tidepool plan --json`, AccUDNN's model); simulated: three
-iterations on the sim device (`tidepool --batch --device sim`), images/s.
+iterations on the sim device (`tidepool --batch --device sim`) in the
+same budget, images/s.
 Overhead is time per iteration against base's, in percent. A policy whose
 pool does not fit the budget says so.
 
@@ -21,7 +22,6 @@ import sys
 import tempfile
 
 POLICIES = ["all", "autoswap", "accudnn", "recompute", "recompute-cheap", "hybrid"]
-BUDGETED = {"autoswap", "accudnn", "hybrid"}  # plan in the budget; the others need what they need
 
 
 def run(cmd):
@@ -80,7 +80,7 @@ def main():
                         cells.append("does not fit")
                         continue
                     pred = row["predicted_iteration_us"] / 1e3
-                    sim = simulated_ms(a.tidepool, model, gpu, a.batch, mode, budget if mode in BUDGETED else 0, a.batch)
+                    sim = simulated_ms(a.tidepool, model, gpu, a.batch, mode, budget, a.batch)
                     sim_text = f"{100 * (sim / base_sim - 1):+.0f} %" if sim and base_sim else "refused"
                     cells.append(f"{100 * (pred / base_pred - 1):+.0f} % / {sim_text}")
                 print(f"| {model} | {gpu} | {share} % ({budget / 2**30:.2f} GiB) | " + " | ".join(cells) + " |",

@@ -30,20 +30,13 @@ DevicePool::Placed DevicePool::place(std::int64_t id, const AllocRequest& reques
   // A reclaimed block is the id's own: the copy still reading it is no
   // reason to wait (its fence stays for later owners).
   if (placed.reclaimed) return placed;
-  const Range range{*offset, round_up(request.bytes)};
-  for (auto it = fences_.begin(); it != fences_.end();) {
-    if (it->range.offset >= range.end() || range.offset >= it->range.end()) {
-      ++it;
-      continue;
-    }
-    if (!device_.done(*it->after)) placed.ready.push_back({std::move(it->after), it->id});
-    it = fences_.erase(it);
-  }
+  for (Placed::Copy& copy : fences_.take_overlapping({*offset, round_up(request.bytes)}))
+    if (!device_.done(*copy.done)) placed.ready.push_back(std::move(copy));
   return placed;
 }
 
 void DevicePool::free(std::int64_t id, int step, bool park, std::shared_ptr<DeviceEvent> after) {
-  if (after) fences_.push_back({replay_.block_of(id), std::move(after), id});
+  if (after) fences_.add(replay_.block_of(id), {std::move(after), id});
   replay_.free(id, step, park);
 }
 

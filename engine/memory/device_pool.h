@@ -23,6 +23,7 @@
 
 #include "engine/device/device.h"
 #include "engine/memory/allocator.h"
+#include "engine/memory/copy_fences.h"
 #include "engine/memory/replay.h"
 
 namespace tidepool {
@@ -70,17 +71,11 @@ class DevicePool {
   PoolStats stats() const { return replay_.stats(); }
 
  private:
-  struct Fence {
-    Range range;
-    std::shared_ptr<DeviceEvent> after;
-    std::int64_t id;
-  };
-
   Device& device_;
   std::size_t pool_bytes_;
   std::unique_ptr<Allocator> allocator_;
   PoolReplay replay_;
-  std::vector<Fence> fences_;  // oldest first
+  CopyFences<Placed::Copy> fences_;
 };
 
 }  // namespace tidepool

@@ -62,4 +62,11 @@ PoolSearch search_pool_size(const Schedule& schedule, std::string_view heuristic
   return s;
 }
 
+ParkChoice park_in(const Schedule& train, const ScheduleTraces& traces, std::string_view heuristic, std::size_t pool) {
+  if (train.can_park())
+    for (int horizon : kParkHorizons)
+      if (ScheduleReplay r = replay_schedule(traces, heuristic, pool, horizon); r.fits()) return {horizon, std::move(r)};
+  return {};
+}
+
 }  // namespace tidepool

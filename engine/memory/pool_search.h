@@ -24,6 +24,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string_view>
 
 #include "engine/memory/alloc_trace.h"
@@ -64,5 +65,20 @@ PoolSearch search_pool_size(const AllocTrace& trace, std::string_view heuristic,
 // `park_horizon`: as Schedule::park_horizon (0: nothing parked).
 PoolSearch search_pool_size(const Schedule& schedule, std::string_view heuristic, int park_horizon = 0,
                             int iterations = 2);
+
+// The park horizons a plan tries, most parking first: the more blocks stay
+// parked, the fewer forward layers wait for copies and the more tensors
+// come back without one.
+inline constexpr int kParkHorizons[] = {kParkUntilNeeded, 4, 2, 1};
+
+// The first of kParkHorizons with which two iterations of `train` run in
+// `pool`, and that replay; 0 and none when none does or nothing can be
+// parked. Parking holds memory at the peak and can fragment a tight pool
+// that serves the unparked schedule, which is why it is decided per pool.
+struct ParkChoice {
+  int horizon = 0;
+  std::optional<ScheduleReplay> replay;
+};
+ParkChoice park_in(const Schedule& train, const ScheduleTraces& traces, std::string_view heuristic, std::size_t pool);
 
 }  // namespace tidepool

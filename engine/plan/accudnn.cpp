@@ -40,6 +40,10 @@ void check(const AccProblem& p, const std::vector<bool>& pinned) {
     placed += l.alloc_bytes;
     released += l.release_bytes;
     if (released > placed) refuse(layer_label(p, j) + " releases more than it and the layers before it place");
+    for (int m : l.waits_for_offloads)
+      if (m < 0 || m >= static_cast<int>(p.maps.size()) || p.maps[static_cast<std::size_t>(m)].offload_after >= j)
+        refuse(layer_label(p, j) + " waits for map " + std::to_string(m) +
+               ", which is no map offloaded by a layer before it");
   }
   for (const AccFeatureMap& m : p.maps) {
     const std::string what = "feature map " + m.name + ": ";
@@ -77,7 +81,7 @@ AccTimeline simulate(const AccProblem& p, const std::vector<bool>& pinned, Prefe
     produces[static_cast<std::size_t>(map.produced_by)].push_back(i);
     frees[static_cast<std::size_t>(freed_after(map))].push_back(i);
     if (is_pinned(m)) continue;
-    fetches[static_cast<std::size_t>(map.needed_by)].push_back(i);
+    if (!map.reclaimed) fetches[static_cast<std::size_t>(map.needed_by)].push_back(i);
     offloads[static_cast<std::size_t>(map.offload_after)].push_back(i);
   }
   auto bytes_of = [&](const std::vector<int>& maps) {
@@ -148,7 +152,10 @@ AccTimeline simulate(const AccProblem& p, const std::vector<bool>& pinned, Prefe
     }
     tl.ready_us[j] = swap_in = at;
 
-    tl.start_us[j] = std::max(previous_finish, at);
+    double start = std::max(previous_finish, at);
+    for (int m : layer.waits_for_offloads)
+      if (!is_pinned(static_cast<std::size_t>(m))) start = std::max(start, offloaded_at[static_cast<std::size_t>(m)]);
+    tl.start_us[j] = start;
     tl.stall_us[j] = tl.start_us[j] - previous_finish;
     tl.total_stall_us += tl.stall_us[j];
     tl.finish_us[j] = previous_finish = tl.start_us[j] + layer.compute_us;
@@ -156,7 +163,7 @@ AccTimeline simulate(const AccProblem& p, const std::vector<bool>& pinned, Prefe
     for (int m : offloads[j]) {
       const AccFeatureMap& map = p.maps[static_cast<std::size_t>(m)];
       swap_out = offloaded_at[static_cast<std::size_t>(m)] = std::max(previous_finish, swap_out) + map.offload_us;
-      releases.push({swap_out, map.bytes});
+      if (!map.reclaimed) releases.push({swap_out, map.bytes});
     }
   }
   tl.iteration_us = previous_finish;

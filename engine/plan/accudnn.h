@@ -40,6 +40,10 @@
 //   here is stall-free under the paper's reading; it is what makes the map
 //   offloaded just before it is needed (the last forward layer's input)
 //   stall, as it does on a real device.
+// - Ours: a layer waits for the offloads its AccLayer::waits_for_offloads
+//   names (a pool places blocks, not bytes: where it reuses a block whose
+//   copy may still run, the executor makes compute wait for it), a wait
+//   counted as a stall.
 // - A pinned map is never transferred: it is placed with its producer and
 //   released when its `freed_after` layer finishes.
 // - Time. A stall delays every layer after it: compute starts at
@@ -78,6 +82,10 @@ struct AccLayer {
   double compute_us = 0;           // t_j
   std::size_t alloc_bytes = 0;     // placed for it other than the maps (outputs, workspace, gradients)
   std::size_t release_bytes = 0;   // freed when its compute finishes, other than the maps
+  // Ours, not the paper's: maps whose offload must have completed before
+  // it starts, because the pool placed one of its blocks over bytes their
+  // copies read (engine/memory/copy_waits.h). A pinned map is no wait.
+  std::vector<int> waits_for_offloads;
 };
 
 // A feature map AccUDNN may offload (swap out after its last forward use,
@@ -95,6 +103,10 @@ struct AccFeatureMap {
   int fetch_after = -1;
   double offload_us = 0;   // t_off, eq. 5, at this batch
   double prefetch_us = 0;  // t_pre
+  // Ours: the pool kept its block parked until it was needed again
+  // (engine/memory/parking.h), so it is offloaded but never fetched back,
+  // and holds its memory until freed_after as a pinned map does.
+  bool reclaimed = false;
 };
 
 struct AccProblem {

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "engine/memory/allocator.h"
+#include "engine/memory/pool_search.h"
 #include "engine/perf/step_work.h"
 
 namespace tidepool {
@@ -34,7 +35,7 @@ std::size_t transient_budget(const Schedule& s, std::size_t pool_bytes) {
 }  // namespace
 
 AccSchedule accudnn_problem(const Network& net, const Schedule& s, const PerfModel& model, const KernelQueries& queries,
-                            std::size_t budget_bytes) {
+                            std::size_t budget_bytes, const CopyWaits* copy_waits) {
   AccSchedule out;
   AccProblem& p = out.problem;
   p.budget_bytes = transient_budget(s, budget_bytes);
@@ -46,13 +47,18 @@ AccSchedule accudnn_problem(const Network& net, const Schedule& s, const PerfMod
   auto next = [&] { return static_cast<int>(p.layers.size()); };
   auto last = [&] { return std::max(0, static_cast<int>(p.layers.size()) - 1); };
   std::vector<int> waits;  // maps whose needed_by is the next compute step
+  std::vector<int> copies;  // maps whose offloads the next compute step waits for
 
   for (int i = 0; i < static_cast<int>(s.steps.size()); ++i) {
     const Step& st = s.steps[static_cast<std::size_t>(i)];
     const int t = st.tensor;
+    if (copy_waits)
+      for (int x : copy_waits->at_step[static_cast<std::size_t>(i)])
+        if (map_of[static_cast<std::size_t>(x)] >= 0) copies.push_back(map_of[static_cast<std::size_t>(x)]);
     if (is_compute(st.kind)) {
       const Work w = step_work(net, s, i, counter);
-      p.layers.push_back({layer_name(net, s, st), model.compute_us(w), pending_alloc, 0});
+      p.layers.push_back({layer_name(net, s, st), model.compute_us(w), pending_alloc, 0, std::move(copies)});
+      copies.clear();
       pending_alloc = 0;
       for (int m : waits) p.maps[static_cast<std::size_t>(m)].needed_by = last();
       waits.clear();
@@ -74,6 +80,7 @@ AccSchedule accudnn_problem(const Network& net, const Schedule& s, const PerfMod
           const bool pageable = s.settings.memory.host_memory == HostMemory::pageable;
           m.offload_us = model.copy_us(s.tensors[static_cast<std::size_t>(t)].info.bytes(), true, pageable);
           m.prefetch_us = model.copy_us(s.tensors[static_cast<std::size_t>(t)].info.bytes(), false, pageable);
+          m.reclaimed = copy_waits && copy_waits->reclaimed[static_cast<std::size_t>(t)];
           p.maps.push_back(std::move(m));
         }
         break;
@@ -100,8 +107,11 @@ AccSchedule accudnn_problem(const Network& net, const Schedule& s, const PerfMod
   return out;
 }
 
-Prediction predict(const Network& net, const Schedule& s, const PerfModel& model, const KernelQueries& queries) {
-  const AccSchedule a = accudnn_problem(net, s, model, queries, 0);
+namespace {
+
+Prediction predict_with(const Network& net, const Schedule& s, const PerfModel& model, const KernelQueries& queries,
+                        const CopyWaits* waits) {
+  const AccSchedule a = accudnn_problem(net, s, model, queries, 0, waits);
   const AccTimeline t = ready_times(a.problem, {});
   Prediction out{t.iteration_us, t.total_stall_us};
   WorkCounter counter(queries);
@@ -112,6 +122,19 @@ Prediction predict(const Network& net, const Schedule& s, const PerfModel& model
       out.recompute_flops += static_cast<double>(w.flops);
     }
   return out;
+}
+
+}  // namespace
+
+Prediction predict(const Network& net, const Schedule& s, const PerfModel& model, const KernelQueries& queries) {
+  return predict_with(net, s, model, queries, nullptr);
+}
+
+Prediction predict_in_pool(const Network& net, const Schedule& s, const PerfModel& model, const KernelQueries& queries,
+                           std::string_view heuristic, std::size_t pool_bytes) {
+  const int horizon = park_in(s, ScheduleTraces(s), heuristic, pool_bytes).horizon;
+  const CopyWaits waits = copy_waits(s, heuristic, pool_bytes, horizon);
+  return predict_with(net, s, model, queries, &waits);
 }
 
 AccudnnOffloads choose_accudnn_offloads(const Network& net, const Schedule& all, const PerfModel& model,

@@ -10,9 +10,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "engine/core/network.h"
+#include "engine/memory/copy_waits.h"
 #include "engine/perf/perf_model.h"
 #include "engine/plan/accudnn.h"
 #include "engine/schedule/schedule.h"
@@ -31,13 +33,21 @@ struct AccSchedule {
   AccProblem problem;
   std::vector<int> map_tensor;  // per map, its tensor id in the schedule
 };
+// `waits`: where a run in a pool waits for offloads' copies (each layer's
+// AccLayer::waits_for_offloads) and which maps come back without a copy
+// (AccFeatureMap::reclaimed); none when null.
 AccSchedule accudnn_problem(const Network& network, const Schedule& train, const PerfModel& model, const KernelQueries& queries,
-                            std::size_t budget_bytes);
+                            std::size_t budget_bytes, const CopyWaits* waits = nullptr);
 
 // What the model predicts for one iteration of a schedule as the executor
 // runs it: every block is placed where the plan put it, so no prefetch
 // waits for memory (Algorithm 1 with an unlimited budget); a prefetch
-// starts when the executor issues it and its offload is done. In a
+// starts when the executor issues it and its offload is done. In a pool
+// (predict_in_pool), a layer whose block the pool places over bytes an
+// offload's copy may still read also waits for that copy, and a tensor
+// whose block stayed parked until backward comes back without a copy;
+// without one (predict), no layer waits and every offload is fetched
+// back. In a
 // data-parallel schedule the buckets' all-reduces are taken to be hidden
 // under backward: a PerfModel models one GPU and its host link, not the
 // network between the ranks (the sim device's SimNetwork, which times them
@@ -50,6 +60,11 @@ struct Prediction {
   double recompute_flops = 0;
 };
 Prediction predict(const Network& network, const Schedule& train, const PerfModel& model, const KernelQueries& queries);
+// In a pool of `pool_bytes` under `heuristic`, parked as the plan parks
+// in it (park_in, engine/memory/pool_search.h; `train`'s own horizon is
+// not used): the prediction `plan` prints and hybrid weighs.
+Prediction predict_in_pool(const Network& network, const Schedule& train, const PerfModel& model,
+                           const KernelQueries& queries, std::string_view heuristic, std::size_t pool_bytes);
 
 // Mode accudnn's choice at one batch: which of `all`'s tensors to offload
 // (the rest stay on the device), by choose_pinned on `all`'s sequences in

@@ -298,7 +298,7 @@ HybridChoice choose_hybrid(const Network& net, std::int64_t batch, const PlanSet
   std::optional<HybridChoice> chosen;
   auto weigh = [&](Schedule s, std::string from) {
     if (!fits(s)) return;
-    const Prediction p = predict(net, s, model, kernels);
+    const Prediction p = predict_in_pool(net, s, model, kernels, heuristic, budget);
     if (!chosen || p.iteration_us < chosen->predicted.iteration_us) chosen = HybridChoice{std::move(s), p, std::move(from), 0};
   };
 

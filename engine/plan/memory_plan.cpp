@@ -110,22 +110,6 @@ AutoSwapChoice choose_autoswap(const AutoSwapSchedules& schedules, const std::st
   return c;
 }
 
-// The first of kParkHorizons with which two iterations of `train` run in
-// `pool`, and that replay; 0 and none when none does or nothing can be
-// parked. Parking holds memory at the peak and can fragment a tight pool
-// that serves the unparked schedule, which is why it is decided per pool.
-struct ParkChoice {
-  int horizon = 0;
-  std::optional<ScheduleReplay> replay;
-};
-ParkChoice park_in(const Schedule& train, const ScheduleTraces& traces, const std::string& heuristic,
-                   std::size_t pool) {
-  if (train.can_park())
-    for (int horizon : kParkHorizons)
-      if (ScheduleReplay r = replay_schedule(traces, heuristic, pool, horizon); r.fits()) return {horizon, std::move(r)};
-  return {};
-}
-
 // Whether park_in(train, traces, heuristic, pool).horizon is at least `least`:
 // whether any horizon of at least `least` fits, asked smallest first (the
 // one that fits most often), so that a yes usually costs one replay and a
@@ -353,7 +337,7 @@ MemoryPlan plan_memory(const Network& net, std::int64_t batch, const MemorySetti
   p.figures = (parked.replay ? *parked.replay : unparked).steady.figures;
   p.parking_pool_bytes = parking_hint(p.train, train_traces, heuristic, p.pool_bytes, limits.arena_bytes);
 
-  if (model) p.predicted = predict(net, p.train, *model, kernels);
+  if (model) p.predicted = predict_in_pool(net, p.train, *model, kernels, heuristic, p.pool_bytes);
 
   if (settings.compress) {
     PlanSettings plain = p.train.settings;

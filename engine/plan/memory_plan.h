@@ -165,9 +165,4 @@ Schedule plan_autoswap(const Network& network, std::int64_t batch, const MemoryS
 // the plan's pool: smaller than the one the plan checked.
 Schedule plan_eval(const Network& network, std::int64_t batch, const MemorySettings& settings, const KernelQueries& kernels);
 
-// The park horizons a plan tries, most parking first: the more blocks stay
-// parked, the fewer forward layers wait for copies and the more tensors
-// come back without one.
-inline constexpr int kParkHorizons[] = {kParkUntilNeeded, 4, 2, 1};
-
 }  // namespace tidepool

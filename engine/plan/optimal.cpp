@@ -132,7 +132,7 @@ OptimalChoice solve_optimal(const Network& net, std::int64_t batch, const PlanSe
     out.objective_us = s.objective_us;
     out.bound_us = s.bound_us;
     out.train = plan_hybrid(net, batch, train, kernels, s.offloaded, s.recomputed);
-    out.predicted = predict(net, out.train, model, kernels);
+    out.predicted = predict_in_pool(net, out.train, model, kernels, train.memory.heuristic, budget);
     out.offloaded = static_cast<int>(s.offloaded.size());
     out.recomputed = static_cast<int>(s.recomputed.size());
     out.fits = replay_schedule(out.train, train.memory.heuristic, budget, 0).fits();  // as every plan checks

@@ -212,6 +212,23 @@ TEST(AccUdnn, AMapIsFetchedBackOnlyAfterItsOffload) {
   EXPECT_EQ(c.pinned, (std::vector<bool>{false, false, true}));
 }
 
+// A layer whose block the pool placed over bytes an offload still reads
+// waits for that copy: x leaves 10..15 in three_layer_net; with a 20 µs
+// copy it is done at 30, so F2 (due at 20) starts at 30, a 10 µs stall
+// that delays everything after it. A pinned x is never copied: no wait.
+TEST(AccUdnn, ALayerPlacedOverAnOffloadsBytesWaitsForItsCopy) {
+  AccProblem p = three_layer_net(1000);
+  p.maps[kX].offload_us = 20;
+  p.layers[2].waits_for_offloads = {static_cast<int>(kX)};
+  const AccTimeline t = ready_times(p, {});
+  EXPECT_DOUBLE_EQ(t.start_us[2], 30);
+  EXPECT_DOUBLE_EQ(t.stall_us[2], 10);
+  EXPECT_DOUBLE_EQ(t.iteration_us, 70);
+  const AccTimeline pinned = ready_times(p, {true, false});
+  EXPECT_DOUBLE_EQ(pinned.start_us[2], 20);
+  EXPECT_DOUBLE_EQ(pinned.stall_us[2], 0);
+}
+
 TEST(AccUdnn, ProblemsThatMeanNothingAreRefused) {
   AccProblem p = three_layer_net(1000);
   EXPECT_THROW(ready_times(p, {true}), std::invalid_argument) << "one flag per map";
@@ -231,6 +248,11 @@ TEST(AccUdnn, ProblemsThatMeanNothingAreRefused) {
   p = three_layer_net(1000);
   p.layers[2].compute_us = -1;
   EXPECT_THROW(ready_times(p, {}), std::invalid_argument);
+  p = three_layer_net(1000);
+  p.layers[1].waits_for_offloads = {static_cast<int>(kA0)};
+  EXPECT_THROW(ready_times(p, {}), std::invalid_argument) << "a0's copy starts after F1: F1 cannot wait for it";
+  p.layers[1].waits_for_offloads = {7};
+  EXPECT_THROW(ready_times(p, {}), std::invalid_argument) << "no such map";
   EXPECT_THROW(ready_times(AccProblem{}, {}), std::invalid_argument) << "no layers";
   EXPECT_THROW(choose_pinned(three_layer_net(1000), -0.1), std::invalid_argument);
 }
