@@ -1,6 +1,7 @@
 #include "engine/plan/hybrid.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <limits>
 #include <optional>
@@ -86,6 +87,153 @@ std::vector<Pick> peak_greedy(const WaysOff& ways, std::size_t limit) {
         load[s] -= static_cast<double>(b.bytes);
     out.push_back({b.tensor, best_recompute});
   }
+  return out;
+}
+
+// Range add and range maximum over a load curve, so that a change's fit
+// under the limit costs a logarithm, not a walk over its steps.
+class LoadTree {
+ public:
+  explicit LoadTree(const std::vector<double>& load) : n_(load.size()), max_(4 * n_ + 4, 0), add_(4 * n_ + 4, 0) {
+    if (n_) build(1, 0, n_ - 1, load);
+  }
+  // Adds `v` to the load at steps [from, to] (nothing when from > to).
+  void add(int from, int to, double v) {
+    if (n_ && from <= to) add(1, 0, n_ - 1, clamp(from), clamp(to), v);
+  }
+  double max() const { return n_ ? max_[1] : 0; }
+
+ private:
+  std::size_t clamp(int k) const { return static_cast<std::size_t>(std::clamp(k, 0, static_cast<int>(n_) - 1)); }
+  void build(std::size_t node, std::size_t lo, std::size_t hi, const std::vector<double>& load) {
+    if (lo == hi) {
+      max_[node] = load[lo];
+      return;
+    }
+    const std::size_t mid = lo + (hi - lo) / 2;
+    build(2 * node, lo, mid, load);
+    build(2 * node + 1, mid + 1, hi, load);
+    max_[node] = std::max(max_[2 * node], max_[2 * node + 1]);
+  }
+  void add(std::size_t node, std::size_t lo, std::size_t hi, std::size_t from, std::size_t to, double v) {
+    if (to < lo || hi < from) return;
+    if (from <= lo && hi <= to) {
+      max_[node] += v;
+      add_[node] += v;
+      return;
+    }
+    const std::size_t mid = lo + (hi - lo) / 2;
+    add(2 * node, lo, mid, from, to, v);
+    add(2 * node + 1, mid + 1, hi, from, to, v);
+    max_[node] = std::max(max_[2 * node], max_[2 * node + 1]) + add_[node];
+  }
+  std::size_t n_;
+  std::vector<double> max_, add_;  // per node: the most in its range, and what was added to all of it
+};
+
+enum class Way : std::uint8_t { keep, offload, recompute };
+
+// The mix for a limit on the load, from the tight side: every activation
+// that can be offloaded starts offloaded (the least load offloading alone
+// reaches), and while some change lowers the predicted cost and keeps the
+// load under the limit at every step, the one that gains the most per
+// byte of room it takes is made:
+//   - an offload kept (room: its bytes while it was away);
+//   - an offload turned into a recompute, which is away for longer (until
+//     its reader rather than the prefetch before it), what the recompute
+//     reads kept with it (room: theirs);
+//   - a recompute kept, or offloaded where that is cheaper.
+// Where the limit is tight this finds mixes the peak-driven one cannot: it
+// starts from keeping everything and pins what each recompute reads, so
+// that at the last peaks nothing is left to take off. Nothing when even
+// the start is above the limit.
+std::optional<std::vector<Pick>> descend(const WaysOff& ways, std::size_t limit) {
+  const std::vector<WayOff>& w = ways.tensors;
+  const std::size_t n = w.size();
+  std::vector<int> candidate(ways.keep.tensors.size(), -1);
+  for (std::size_t i = 0; i < n; ++i) candidate[static_cast<std::size_t>(w[i].tensor)] = static_cast<int>(i);
+  std::vector<double> curve;
+  for (std::size_t l : ways.keep.load_after_steps()) curve.push_back(static_cast<double>(l));
+  LoadTree load(curve);
+  std::vector<Way> way(n, Way::keep);
+  auto cost = [&](std::size_t i, Way x) {
+    return x == Way::offload ? w[i].offload_us : x == Way::recompute ? w[i].recompute_us : 0.0;
+  };
+  // The steps a way keeps tensor i away: (last forward use, end).
+  auto away_end = [&](std::size_t i, Way x) {
+    return x == Way::offload ? w[i].prefetch_step : x == Way::recompute ? w[i].first_backward_step : w[i].last_forward_step + 1;
+  };
+  auto change = [&](std::size_t i, Way to) {
+    const double bytes = static_cast<double>(w[i].bytes);
+    const int from_end = away_end(i, way[i]), to_end = away_end(i, to);
+    // Away at steps last_forward_step < k < end.
+    if (to_end > from_end) load.add(from_end, to_end - 1, -bytes);
+    if (from_end > to_end) load.add(to_end, from_end - 1, bytes);
+    way[i] = to;
+  };
+  const double cap = static_cast<double>(limit);
+  for (std::size_t i = 0; i < n; ++i)
+    if (w[i].offload_us < kClosed) change(i, Way::offload);
+  if (load.max() > cap) return std::nullopt;
+
+  struct Move {
+    std::vector<std::pair<std::size_t, Way>> changes;
+    double gain = 0;
+    double room = 0;  // bytes it adds where they were away
+  };
+  // Applies a move, or says why not: it does not fit (and is undone).
+  auto try_move = [&](const Move& m) {
+    std::vector<Way> before;
+    for (const auto& [i, to] : m.changes) {
+      before.push_back(way[i]);
+      change(i, to);
+    }
+    if (load.max() <= cap) return true;
+    for (std::size_t c = m.changes.size(); c-- > 0;) change(m.changes[c].first, before[c]);
+    return false;
+  };
+  for (;;) {
+    std::vector<Move> moves;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double bytes = static_cast<double>(w[i].bytes);
+      auto move = [&](std::vector<std::pair<std::size_t, Way>> changes, double room) {
+        double gain = 0;
+        for (const auto& [j, to] : changes) gain += cost(j, way[j]) - cost(j, to);
+        if (gain > 0) moves.push_back({std::move(changes), gain, room});
+      };
+      if (way[i] == Way::offload) {
+        move({{i, Way::keep}}, bytes);
+        if (w[i].recompute_us < kClosed) {
+          std::vector<std::pair<std::size_t, Way>> changes{{i, Way::recompute}};
+          double room = 0;
+          bool reads_can_stay = true;
+          for (int x : w[i].reads) {
+            const int c = candidate[static_cast<std::size_t>(x)];
+            if (c < 0 || way[static_cast<std::size_t>(c)] == Way::keep) continue;
+            if (way[static_cast<std::size_t>(c)] == Way::recompute) reads_can_stay = false;
+            changes.push_back({static_cast<std::size_t>(c), Way::keep});
+            room += static_cast<double>(w[static_cast<std::size_t>(c)].bytes);
+          }
+          if (reads_can_stay) move(std::move(changes), room);
+        }
+      } else if (way[i] == Way::recompute) {
+        move({{i, Way::keep}}, bytes);
+        if (w[i].offload_us < kClosed) move({{i, Way::offload}}, bytes);
+      }
+    }
+    // The most gain per byte of room first (no room: first of all), then
+    // the larger gain; stable, so ties go to the earlier tensor.
+    auto per_byte = [](const Move& m) { return m.room > 0 ? m.gain / m.room : kClosed; };
+    std::stable_sort(moves.begin(), moves.end(), [&](const Move& a, const Move& b) {
+      const double pa = per_byte(a), pb = per_byte(b);
+      return pa != pb ? pa > pb : a.gain > b.gain;
+    });
+    const auto made = std::find_if(moves.begin(), moves.end(), try_move);
+    if (made == moves.end()) break;
+  }
+  std::vector<Pick> out;
+  for (std::size_t i = 0; i < n; ++i)
+    if (way[i] != Way::keep) out.push_back({w[i].tensor, way[i] == Way::recompute});
   return out;
 }
 
@@ -313,21 +461,44 @@ HybridChoice choose_hybrid(const Network& net, std::int64_t batch, const PlanSet
     }
     weigh(yes == order.size() ? std::move(whole) : plan_prefix(net, batch, train, kernels, order, yes), "mix");
   }
-  // The peak-driven mix, in load terms; where the pool it needs misses the budget
-  // (fragmentation, the times' approximations), the limit is lowered by
-  // what was missing, three times at most.
-  Schedule mix;
-  std::size_t limit = budget;
-  for (int attempt = 0; attempt < 3; ++attempt) {
-    mix = plan_picks(net, batch, train, kernels, peak_greedy(ways, limit));
-    if (fits(mix)) {
-      weigh(mix, "peak mix");
-      break;
+  // The load-driven mixes, planned with the budget as their load limit.
+  // Where the pool one needs misses the budget (fragmentation, the load
+  // curve's approximations), the limit is lowered by what was missing
+  // until a plan fits (kLowerings times at most), then raised again by
+  // bisection, to within a 256th of the budget, towards the lowest limit
+  // that missed: the higher the limit, the less goes off the device. Every
+  // plan that fits is weighed. Gives the last plan, fitting or not.
+  auto lowered = [&](const std::function<std::optional<std::vector<Pick>>(std::size_t)>& picks, const char* from) {
+    constexpr int kLowerings = 8;
+    const std::size_t unit = std::max<std::size_t>(kAllocGranularity, budget / 256);
+    std::optional<Schedule> last;
+    auto fits_at = [&](std::size_t limit) {
+      std::optional<std::vector<Pick>> p = picks(limit);
+      if (!p) return false;
+      last = plan_picks(net, batch, train, kernels, *p);
+      if (!fits(*last)) return false;
+      weigh(*last, from);
+      return true;
+    };
+    std::size_t limit = budget, missed = 0;  // missed: the last limit whose plan did not fit
+    for (int attempt = 0; attempt < kLowerings; ++attempt) {
+      if (fits_at(limit)) break;
+      if (!last) return last;  // out of reach: nothing to lower
+      missed = limit;
+      const std::size_t need = needed(*last);
+      const std::size_t over = std::max(need > budget ? need - budget : 0, unit);
+      if (over >= limit) return last;
+      limit -= over;
     }
-    const std::size_t missing = needed(mix);
-    if (missing <= budget || missing - budget >= limit) break;
-    limit -= missing - budget;
-  }
+    if (!missed || limit == missed) return last;
+    for (std::size_t yes = limit, no = missed; no - yes > unit;) {
+      const std::size_t mid = yes + (no - yes) / 2;
+      (fits_at(mid) ? yes : no) = mid;
+    }
+    return last;
+  };
+  Schedule mix = *lowered([&](std::size_t limit) { return peak_greedy(ways, limit); }, "peak mix");
+  lowered([&](std::size_t limit) { return descend(ways, limit); }, "tight mix");
   for (const Schedule& s : alternatives)
     weigh(as_hybrid(net, batch, train, kernels, s), to_string(s.settings.memory.mode));
 

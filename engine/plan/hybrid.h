@@ -4,20 +4,25 @@
 // and recomputing; POET's joint paging and rematerialisation).
 //
 //   1. Nothing is taken off the device when everything fits.
-//   2. Otherwise two mixes, each activation taken off the device by its
-//      cheaper way (an offload: free where AccUDNN's model hides its
+//   2. Otherwise three mixes, each activation taken off the device by a
+//      way with a cost (an offload: free where AccUDNN's model hides its
 //      copies under compute, else its prefetch's time; a recompute: its
 //      layer's forward time), a recompute's reads then staying:
-//      "mix", a prefix of all of them ranked by cost per byte whose
-//      schedule fits, found by bisection (fitting is not monotone in the
-//      prefix, so not always the shortest); and "peak mix", while the load
-//      peaks above the budget, the cheapest per byte of those away at the
-//      peak's step, the load limit lowered by what the pool then missed
-//      (three times at most).
+//      "mix", a prefix of all of them, each by its cheaper way, ranked by
+//      cost per byte, whose schedule fits, found by bisection (fitting is
+//      not monotone in the prefix, so not always the shortest); "peak
+//      mix", from keeping everything, while the load peaks above the
+//      budget, the cheapest per byte of those away at the peak's step; and
+//      "tight mix", from everything offloaded, the changes that save the
+//      most time per byte of room they take while the load stays under
+//      the budget (hybrid.cpp's descend()). The last two take the budget
+//      as a load limit, lowered by what the pool then missed until a plan
+//      fits and raised again by bisection.
 //   3. The mixes compete with the fixed policies that fit the same budget
 //      (the alternatives the MemoryPlan passes: all, conv, aconv, AutoSwap,
-//      AccUDNN, recompute, recompute-cheap) on predicted time, so hybrid is
-//      never predicted slower than the best of them.
+//      AccUDNN, recompute, recompute-cheap) on the time predicted in the
+//      budget's pool (predict_in_pool), so hybrid is never predicted slower
+//      than the best of them.
 //
 // Every choice is planned as mode hybrid with its tensor lists
 // (PlanSettings::swapped, ::recomputed), so re-planning and the window
@@ -71,8 +76,8 @@ WaysOff ways_off(const Network& network, std::int64_t batch, const PlanSettings&
 struct HybridChoice {
   Schedule train;
   Prediction predicted;
-  // Where it came from: "keep" (everything fits), "mix" or "peak mix"
-  // (step 2), or the name of the fixed mode that was faster.
+  // Where it came from: "keep" (everything fits), "mix", "peak mix" or
+  // "tight mix" (step 2), or the name of the fixed mode that was faster.
   std::string from;
   // The least pool any candidate it weighed needs (what a refusal names).
   std::size_t least_pool_bytes = 0;

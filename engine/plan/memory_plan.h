@@ -72,7 +72,8 @@ struct MemoryPlan {
   std::vector<int> accudnn_pinned;
   bool accudnn_stall_free = true;
   // Mode hybrid: what its choice came from (engine/plan/hybrid.h): "keep",
-  // "mix", "peak mix", or the fixed mode that was faster in the budget.
+  // "mix", "peak mix", "tight mix", or the fixed mode that was faster in
+  // the budget.
   std::string hybrid_from;
   // What a run that starts with this plan reserves (a run in progress: what it has).
   std::size_t arena_bytes = 0;

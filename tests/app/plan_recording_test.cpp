@@ -18,6 +18,11 @@
 // last, every earlier row is byte-identical and in order (the git diff adds
 // lines only), and first-fit's pool search, which now grows a pool by what
 // its top block lacks, gives the same pools it gave a granule at a time.
+// Re-recorded when predictions were made in the plan's pool (waits for
+// copies the pool's placements cause, blocks taken back without a copy):
+// only predicted_iteration_us and predicted_stall_us moved, on 99 and 60
+// rows of modes that offload (all, conv, aconv, accudnn), by up to 17 %
+// and 26 %; every other key of every row is as it was.
 #include <gtest/gtest.h>
 
 #include <fstream>
