@@ -7,12 +7,19 @@
 namespace tidepool {
 namespace {
 
-// The executor's pool's fences, with tensors for copies: a block freed
-// (or parked) by an after_copy step fences its range; the next block
-// placed over it, unless it is the tensor's own taken back, waits.
+// The executor's pool's fences, with tensors for copies. The executor
+// fences a block at every free of a tensor whose offload the compute
+// stream has not waited for (engine/run/executor.cpp): with async
+// transfers, every free of an offloaded tensor, the forward one while its
+// copy runs and the backward one after (a finished copy costs no wait, but
+// a block taken back from parking was never waited for, and its copy may
+// still run). The next block placed over a fenced range, unless it is the
+// tensor's own taken back, waits. Copy threads fence nothing: the host
+// waits for their copy before the free.
 class Watch final : public PoolObserver {
  public:
-  Watch(const Schedule& s, CopyWaits& out) : s_(s), out_(out) {}
+  Watch(const Schedule& s, CopyWaits& out)
+      : s_(s), out_(out), fences_copies_(s.settings.memory.copy_engine == CopyEngine::stream) {}
 
   void on_pool_event(const PoolEvent& e) override {
     if (e.event < 0 || e.event >= static_cast<int>(s_.steps.size())) return;
@@ -20,7 +27,8 @@ class Watch final : public PoolObserver {
     switch (e.action) {
       case PoolAction::free:
       case PoolAction::park:
-        if (s_.steps[step].after_copy) fences_.add(e.block, static_cast<int>(e.id));
+        if (fences_copies_ && s_.tensors[static_cast<std::size_t>(e.id)].offloaded)
+          fences_.add(e.block, static_cast<int>(e.id));
         break;
       case PoolAction::place:
         if (e.reclaimed)
@@ -35,6 +43,7 @@ class Watch final : public PoolObserver {
  private:
   const Schedule& s_;
   CopyWaits& out_;
+  bool fences_copies_;
   CopyFences<int> fences_;
 };
 
@@ -50,7 +59,7 @@ CopyWaits copy_waits(const Schedule& s, std::string_view heuristic, std::size_t 
   CopyWaits out;
   out.at_step.resize(s.steps.size());
   out.reclaimed.assign(s.tensors.size(), false);
-  if (!s.can_park()) return out;  // no copy runs on after its tensor is freed
+  if (!s.can_park()) return out;  // sync transfers: each copy is waited for before its tensor is freed
   // The first iteration as a run places it (every fence is passed at its
   // end: the device is idle), then the steady one, which every later
   // iteration repeats, watched.
