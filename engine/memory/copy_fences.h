@@ -8,6 +8,7 @@
 // which placement waits for which copy.
 #pragma once
 
+#include <utility>
 #include <vector>
 
 #include "engine/memory/pool_event.h"

@@ -7,34 +7,41 @@
 namespace tidepool {
 namespace {
 
-// The executor's pool's fences, with tensors for copies. The executor
-// fences a block at every free of a tensor whose offload the compute
-// stream has not waited for (engine/run/executor.cpp): with async
+// The executor's waits for copies (engine/run/executor.cpp), with tensors
+// for copies. On the streams it fences a block at every free of a tensor
+// whose offload the compute stream has not waited for: with async
 // transfers, every free of an offloaded tensor, the forward one while its
 // copy runs and the backward one after (a finished copy costs no wait, but
 // a block taken back from parking was never waited for, and its copy may
 // still run). The next block placed over a fenced range, unless it is the
-// tensor's own taken back, waits. Copy threads fence nothing: the host
-// waits for their copy before the free.
+// tensor's own taken back, waits. With copy threads the host waits for the
+// copy at the tensor's first free instead, and fences nothing.
 class Watch final : public PoolObserver {
  public:
   Watch(const Schedule& s, CopyWaits& out)
-      : s_(s), out_(out), fences_copies_(s.settings.memory.copy_engine == CopyEngine::stream) {}
+      : s_(s), out_(out), threads_(s.settings.memory.copy_engine == CopyEngine::threads),
+        waited_(s.tensors.size(), false) {}
 
   void on_pool_event(const PoolEvent& e) override {
     if (e.event < 0 || e.event >= static_cast<int>(s_.steps.size())) return;
     const auto step = static_cast<std::size_t>(e.event);
+    const auto t = static_cast<std::size_t>(e.id);
     switch (e.action) {
       case PoolAction::free:
       case PoolAction::park:
-        if (fences_copies_ && s_.tensors[static_cast<std::size_t>(e.id)].offloaded)
-          fences_.add(e.block, static_cast<int>(e.id));
+        if (!s_.tensors[t].offloaded) break;
+        if (!threads_) {
+          fences_.add(e.block, static_cast<int>(t));
+        } else if (!waited_[t]) {
+          waited_[t] = true;
+          out_.at_step[step].push_back(static_cast<int>(t));
+        }
         break;
       case PoolAction::place:
         if (e.reclaimed)
-          out_.reclaimed[static_cast<std::size_t>(e.id)] = true;
+          out_.reclaimed[t] = true;
         else
-          for (int t : fences_.take_overlapping(e.block)) out_.at_step[step].push_back(t);
+          for (int x : fences_.take_overlapping(e.block)) out_.at_step[step].push_back(x);
         break;
       case PoolAction::give_back: break;
     }
@@ -43,7 +50,8 @@ class Watch final : public PoolObserver {
  private:
   const Schedule& s_;
   CopyWaits& out_;
-  bool fences_copies_;
+  bool threads_;
+  std::vector<bool> waited_;  // copy threads: per tensor, its copy waited for at a free
   CopyFences<int> fences_;
 };
 
@@ -55,7 +63,8 @@ int CopyWaits::waits() const {
   return n;
 }
 
-CopyWaits copy_waits(const Schedule& s, std::string_view heuristic, std::size_t pool_bytes, int park_horizon) {
+CopyWaits copy_waits(const Schedule& s, const ScheduleTraces& traces, std::string_view heuristic, std::size_t pool_bytes,
+                     int park_horizon) {
   CopyWaits out;
   out.at_step.resize(s.steps.size());
   out.reclaimed.assign(s.tensors.size(), false);
@@ -63,7 +72,6 @@ CopyWaits copy_waits(const Schedule& s, std::string_view heuristic, std::size_t 
   // The first iteration as a run places it (every fence is passed at its
   // end: the device is idle), then the steady one, which every later
   // iteration repeats, watched.
-  const ScheduleTraces traces(s);
   auto allocator = make_allocator(heuristic, pool_bytes);
   PoolReplay pool(*allocator, park_horizon);
   if (!replay(traces.first, pool).fits) return out;

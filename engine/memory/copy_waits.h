@@ -1,7 +1,8 @@
 // Where a run in a pool waits for offloads' copies: the steps whose
 // placement takes bytes that an offloaded tensor's copy to the host may
 // still be reading (its block freed, or parked and given back, while the
-// copy runs), and the tensors whose copies they wait for; and the
+// copy runs; with copy threads, the frees themselves, where the host
+// waits for the copy), and the tensors whose copies they wait for; and the
 // offloaded tensors that come back without a copy, their blocks still
 // parked (engine/memory/parking.h). The executor's
 // pool makes the compute stream wait there (engine/memory/device_pool.h);
@@ -12,7 +13,7 @@
 // (engine/memory/replay.h), the steady iteration watched with the same
 // fences (engine/memory/copy_fences.h) the executor's pool keeps.
 //
-//   CopyWaits w = copy_waits(schedule, "best-fit", pool_bytes, park_horizon);
+//   CopyWaits w = copy_waits(schedule, ScheduleTraces(schedule), "best-fit", pool_bytes, park_horizon);
 //   for (int t : w.at_step[i]) ...  // step i's block waits for tensor t's offload
 #pragma once
 
@@ -20,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/memory/replay.h"
 #include "engine/schedule/schedule.h"
 
 namespace tidepool {
@@ -31,8 +33,9 @@ struct CopyWaits {
   std::vector<bool> reclaimed;
   int waits() const;                      // how many there are in all
 };
-// `park_horizon`: as Schedule::park_horizon. None where the schedule does
-// not run in the pool.
-CopyWaits copy_waits(const Schedule& schedule, std::string_view heuristic, std::size_t pool_bytes, int park_horizon);
+// `traces`: the schedule's (engine/memory/replay.h); `park_horizon`: as
+// Schedule::park_horizon. None where the schedule does not run in the pool.
+CopyWaits copy_waits(const Schedule& schedule, const ScheduleTraces& traces, std::string_view heuristic,
+                     std::size_t pool_bytes, int park_horizon);
 
 }  // namespace tidepool

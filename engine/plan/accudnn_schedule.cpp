@@ -132,8 +132,9 @@ Prediction predict(const Network& net, const Schedule& s, const PerfModel& model
 
 Prediction predict_in_pool(const Network& net, const Schedule& s, const PerfModel& model, const KernelQueries& queries,
                            std::string_view heuristic, std::size_t pool_bytes) {
-  const int horizon = park_in(s, ScheduleTraces(s), heuristic, pool_bytes).horizon;
-  const CopyWaits waits = copy_waits(s, heuristic, pool_bytes, horizon);
+  const ScheduleTraces traces(s);
+  const int horizon = park_in(s, traces, heuristic, pool_bytes).horizon;
+  const CopyWaits waits = copy_waits(s, traces, heuristic, pool_bytes, horizon);
   return predict_with(net, s, model, queries, &waits);
 }
 

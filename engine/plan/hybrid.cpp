@@ -90,8 +90,9 @@ std::vector<Pick> peak_greedy(const WaysOff& ways, std::size_t limit) {
   return out;
 }
 
-// Range add and range maximum over a load curve, so that a change's fit
-// under the limit costs a logarithm, not a walk over its steps.
+// A load curve with range add and the maximum over all of it, so that
+// whether a change keeps the whole curve under a limit costs a logarithm,
+// not a walk over the steps it touches.
 class LoadTree {
  public:
   explicit LoadTree(const std::vector<double>& load) : n_(load.size()), max_(4 * n_ + 4, 0), add_(4 * n_ + 4, 0) {
@@ -135,15 +136,16 @@ enum class Way : std::uint8_t { keep, offload, recompute };
 
 // The mix for a limit on the load, from the tight side: every activation
 // that can be offloaded starts offloaded (the least load offloading alone
-// reaches), and while some change lowers the predicted cost and keeps the
-// load under the limit at every step, the one that gains the most per
-// byte of room it takes is made:
+// reaches), and one that can only be recomputed starts recomputed where
+// what it reads can stay; then, while some change lowers the predicted
+// cost and keeps the load under the limit at every step, the one that
+// gains the most per byte of room it takes is made:
 //   - an offload kept (room: its bytes while it was away);
 //   - an offload turned into a recompute, which is away for longer (until
 //     its reader rather than the prefetch before it), what the recompute
 //     reads kept with it (room: theirs);
 //   - a recompute kept, or offloaded where that is cheaper.
-// Where the limit is tight this finds mixes the peak-driven one cannot: it
+// Where the limit is tight this finds mixes peak_greedy cannot: that one
 // starts from keeping everything and pins what each recompute reads, so
 // that at the last peaks nothing is left to take off. Nothing when even
 // the start is above the limit.
@@ -174,6 +176,20 @@ std::optional<std::vector<Pick>> descend(const WaysOff& ways, std::size_t limit)
   const double cap = static_cast<double>(limit);
   for (std::size_t i = 0; i < n; ++i)
     if (w[i].offload_us < kClosed) change(i, Way::offload);
+  // What a recompute reads stays: kept now, and never moved (a kept tensor
+  // has no moves below).
+  std::vector<bool> pinned(n, false);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (way[i] != Way::keep || pinned[i] || !(w[i].recompute_us < kClosed)) continue;
+    const bool reads_stay = std::all_of(w[i].reads.begin(), w[i].reads.end(), [&](int x) {
+      const int c = candidate[static_cast<std::size_t>(x)];
+      return c < 0 || way[static_cast<std::size_t>(c)] == Way::keep;
+    });
+    if (!reads_stay) continue;
+    change(i, Way::recompute);
+    for (int x : w[i].reads)
+      if (const int c = candidate[static_cast<std::size_t>(x)]; c >= 0) pinned[static_cast<std::size_t>(c)] = true;
+  }
   if (load.max() > cap) return std::nullopt;
 
   struct Move {
@@ -472,28 +488,30 @@ HybridChoice choose_hybrid(const Network& net, std::int64_t batch, const PlanSet
     constexpr int kLowerings = 8;
     const std::size_t unit = std::max<std::size_t>(kAllocGranularity, budget / 256);
     std::optional<Schedule> last;
-    auto fits_at = [&](std::size_t limit) {
+    enum class Outcome { fits, misses, out_of_reach };  // out of reach: no picks bring the load that low
+    auto plan_at = [&](std::size_t limit) {
       std::optional<std::vector<Pick>> p = picks(limit);
-      if (!p) return false;
+      if (!p) return Outcome::out_of_reach;
       last = plan_picks(net, batch, train, kernels, *p);
-      if (!fits(*last)) return false;
+      if (!fits(*last)) return Outcome::misses;
       weigh(*last, from);
-      return true;
+      return Outcome::fits;
     };
     std::size_t limit = budget, missed = 0;  // missed: the last limit whose plan did not fit
-    for (int attempt = 0; attempt < kLowerings; ++attempt) {
-      if (fits_at(limit)) break;
-      if (!last) return last;  // out of reach: nothing to lower
+    for (int attempt = 0;; ++attempt) {
+      const Outcome o = plan_at(limit);
+      if (o == Outcome::fits) break;
+      if (o == Outcome::out_of_reach || attempt + 1 == kLowerings) return last;  // a lower limit does no better
       missed = limit;
       const std::size_t need = needed(*last);
       const std::size_t over = std::max(need > budget ? need - budget : 0, unit);
       if (over >= limit) return last;
       limit -= over;
     }
-    if (!missed || limit == missed) return last;
+    if (!missed) return last;  // the budget itself fits
     for (std::size_t yes = limit, no = missed; no - yes > unit;) {
       const std::size_t mid = yes + (no - yes) / 2;
-      (fits_at(mid) ? yes : no) = mid;
+      (plan_at(mid) == Outcome::fits ? yes : no) = mid;
     }
     return last;
   };

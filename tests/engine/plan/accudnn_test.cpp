@@ -229,6 +229,18 @@ TEST(AccUdnn, ALayerPlacedOverAnOffloadsBytesWaitsForItsCopy) {
   EXPECT_DOUBLE_EQ(pinned.stall_us[2], 0);
 }
 
+// A map whose block stayed parked until backward placed it again is
+// taken back as it was: a0 is offloaded (its copy still runs on the
+// swap-out stream) but never fetched, so B1 is ready at once and x's
+// prefetch for B0 starts as soon as x's offload is done (15 + 5 = 20).
+TEST(AccUdnn, AReclaimedMapIsNeverFetched) {
+  AccProblem p = three_layer_net(1000);
+  p.maps[kA0].reclaimed = true;
+  const AccTimeline t = ready_times(p, {});
+  expect_times(t.ready_us, {0, 0, 0, 0, 0, 20}, "ready");
+  EXPECT_DOUBLE_EQ(t.iteration_us, 60);
+}
+
 TEST(AccUdnn, ProblemsThatMeanNothingAreRefused) {
   AccProblem p = three_layer_net(1000);
   EXPECT_THROW(ready_times(p, {true}), std::invalid_argument) << "one flag per map";
