@@ -37,7 +37,7 @@ struct OptimalChoice {
   bool proven = false;    // ... and proved it optimal within the time limit
   bool fits = false;      // its schedule's pool fits the budget
   Schedule train;         // planned as mode hybrid with the choice's lists
-  Prediction predicted;
+  Prediction predicted;   // in the budget's pool (where it does not fit there: as predict(), no waits)
   std::size_t limit_bytes = 0;  // the load limit the choice was solved for (the budget, or lower)
   double objective_us = 0;      // the programme's cost of the choice
   double bound_us = 0;      // CBC's lower bound on the optimum
