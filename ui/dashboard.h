@@ -54,7 +54,11 @@ class Dashboard {
   void show_rank(int rank);
   int shown_rank() const { return rank_; }
   // For screenshots of the scenarios.
-  void show_fragmentation(bool on) { show_fragmentation_ = on; }
+  // `events`: how many of the scenario's events it opens with played.
+  void show_fragmentation(bool on, int events = 0) {
+    show_fragmentation_ = on;
+    fragmentation_view_.play_to(events);
+  }
   // The session runs the overlap scenario's settings: show it, and let it
   // set the link after the first iteration.
   void adopt_overlap_scenario() {

@@ -115,7 +115,7 @@ int run_window(SessionLink& link, const WindowOptions& o) {
   Gui gui(o);
   if (o.on_open) o.on_open();
   Dashboard dashboard(link);
-  dashboard.show_fragmentation(o.show_fragmentation);
+  dashboard.show_fragmentation(o.show_fragmentation, o.fragmentation_events);
   if (o.overlap_scenario) dashboard.adopt_overlap_scenario();
   dashboard.show_rank(o.show_rank);
   const bool screenshot = !o.screenshot.empty();

@@ -23,6 +23,7 @@ struct WindowOptions {
   // views after this long.
   double live_data_timeout_seconds = 600;
   bool show_fragmentation = false;  // open the fragmentation scenario
+  int fragmentation_events = 0;     // ... with its first events played (--scenario-step)
   bool overlap_scenario = false;    // the session runs the overlap scenario: show it
   int show_rank = 0;                // a data-parallel run: whose events the views show first
   // Frames are paced to at most this. A software rasteriser (Mesa's

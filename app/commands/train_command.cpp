@@ -31,6 +31,7 @@ struct TrainRequest {
   WindowLook look;
   int show_rank = 0;
   bool fragmentation = false, overlap = false;
+  int scenario_step = 0;  // the fragmentation scenario's events played when it opens
   // The window's own options, and whether any was given (they mean nothing with --batch).
   const char* window_option_given() const {
     return !look.screenshot.empty() ? "--screenshot"
@@ -96,6 +97,7 @@ int train_in_window(RunSettings settings, const TrainRequest& w, Communicator* r
   window.screenshot = w.look.screenshot;
   window.frames = w.look.frames;
   window.show_fragmentation = w.fragmentation;
+  window.fragmentation_events = w.scenario_step;
   window.overlap_scenario = w.overlap;
   window.show_rank = w.show_rank;
   window.title = "Tidepool: " + settings.model + " on " + settings.dataset;
@@ -158,7 +160,13 @@ Command add_train_command(CLI::App& cli) {
                "with --batch and --budget: train at AccUDNN's efficiency-optimal batch, with eq. 9's learning rate "
                "for it and mode accudnn (profiled first unless --profile is given)");
   add_window_options(cli, q->look);
-  cli.add_flag("--fragmentation-scenario", q->fragmentation, "window: open the fragmentation teaching scenario");
+  auto* fragmentation =
+      cli.add_flag("--fragmentation-scenario", q->fragmentation, "window: open the fragmentation teaching scenario");
+  cli.add_option("--scenario-step", q->scenario_step,
+                 "window: open the fragmentation scenario with its first N events played (past the last: all of "
+                 "them), for a screenshot of the pools mid-sequence")
+      ->needs(fragmentation)
+      ->check(CLI::NonNegativeNumber);
   cli.add_option("--show-rank", q->show_rank,
                  "window under mpirun: the rank whose timeline, address map and memory load the views show first "
                  "(the Rank menu changes it)")

@@ -173,7 +173,24 @@ TEST_F(Window, FragmentationScenarioDrawsEveryHeuristicsPool) {
   // The scenario window covers the middle of the screen; before the first
   // event every pool is an empty column (the hole colour) with its outline.
   const Rect middle{image.cols * 0.15f, image.rows * 0.12f, image.cols * 0.7f, image.rows * 0.75f};
-  EXPECT_GT(count_colour(image, middle, kHole), 20000);
+  const int empty = count_colour(image, middle, kHole);
+  EXPECT_GT(empty, 20000);
+
+  // --scenario-step opens it with events played: after the first sequence's
+  // A1(5), A2(2) and A3(1) every 11-unit pool holds 8 units of blocks.
+  const std::string played = (dir_.path() / "fragmentation-played.png").string();
+  const Result p = run_command("xvfb-run -a " + tiny_run() + " --fragmentation-scenario --scenario-step 3 --screenshot " +
+                               played + " --frames 5");
+  ASSERT_EQ(p.status, 0) << p.output;
+  const cv::Mat after = cv::imread(played, cv::IMREAD_COLOR);
+  ASSERT_FALSE(after.empty());
+  EXPECT_LT(count_colour(after, middle, kHole), empty / 2) << "the pools after three events hold blocks";
+}
+
+TEST_F(Window, AScenarioStepWithoutTheScenarioIsRefused) {
+  const Result r = run_command(tiny_run() + " --scenario-step 3");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.output.find("--fragmentation-scenario"), std::string::npos) << r.output;
 }
 
 // --overlap-scenario trains vDNN++'s constructed network with synchronous

@@ -28,6 +28,13 @@ void FragmentationView::select(int sequence) {
   playing_ = false;
 }
 
+void FragmentationView::play_to(int events) {
+  if (!replay_) return;
+  const int size = static_cast<int>(sequences_[static_cast<std::size_t>(selected_)].trace.size());
+  event_ = std::clamp(events, 0, size);
+  playing_ = false;
+}
+
 void FragmentationView::draw() {
   if (!replay_) return;
   const PaperSequence& seq = sequences_[static_cast<std::size_t>(selected_)];

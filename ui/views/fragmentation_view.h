@@ -16,6 +16,9 @@ class FragmentationView {
   FragmentationView();
   // Draws into the current ImGui window.
   void draw();
+  // Shows the pools after the sequence's first `events` events (all of
+  // them when it has fewer), paused: what `--scenario-step N` opens on.
+  void play_to(int events);
 
  private:
   void select(int sequence);
