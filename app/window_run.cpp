@@ -7,6 +7,17 @@
 
 namespace tidepool::app {
 
+ui::WindowOptions window_options(const WindowLook& look, std::string title) {
+  ui::WindowOptions window;
+  window.width = look.width;
+  window.height = look.height;
+  window.screenshot = look.screenshot;
+  window.frames = look.frames;
+  if (look.hover.size() == 2) window.hover = std::array<float, 2>{look.hover[0], look.hover[1]};
+  window.title = std::move(title);
+  return window;
+}
+
 int run_window(const RunSettings& settings, ui::WindowOptions window, Communicator* ranks,
                std::unique_ptr<RunRecord> record, std::optional<Checkpoint> resume) {
   SessionRunner runner(settings, kWindowRing, ranks);

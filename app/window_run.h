@@ -6,12 +6,17 @@
 #include <optional>
 
 #include "app/checkpoint.h"
+#include "app/options/window_options.h"
 #include "app/run_record.h"
 #include "engine/comm/communicator.h"
 #include "engine/run/run_settings.h"
 #include "ui/window.h"
 
 namespace tidepool::app {
+
+// The window's look as the command line gave it (--screenshot, --frames,
+// --hover, the size), for a live or a recorded window.
+ui::WindowOptions window_options(const WindowLook& look, std::string title);
 
 // Returns the process exit status. `ranks`: a data-parallel run's, this
 // being rank 0 (the others follow: app/window_ranks.h); null on one process.

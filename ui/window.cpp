@@ -2,10 +2,12 @@
 
 #include <GLFW/glfw3.h>
 #include <imgui.h>
+#include <imgui_internal.h>  // the frame's windows, to count its tooltips
 #include <imgui_impl_glfw.h>
 #include <imgui_impl_opengl3.h>
 
 #include <algorithm>
+#include <cfloat>
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -109,6 +111,16 @@ void print_address_map(const AddressMapScene& map) {
   for (const auto& [count, name] : most) std::printf("address map name | %s | %d blocks\n", name.c_str(), -count);
 }
 
+// The tooltips the last frame drew (ImGui makes each a window of its own):
+// what a screenshot's reader is told, so that a picture with one over the
+// views is no surprise.
+int tooltips_on_show() {
+  int n = 0;
+  for (const ImGuiWindow* w : ImGui::GetCurrentContext()->Windows)
+    if ((w->Flags & ImGuiWindowFlags_Tooltip) && w->Active && !w->Hidden) ++n;
+  return n;
+}
+
 }  // namespace
 
 int run_window(SessionLink& link, const WindowOptions& o) {
@@ -141,6 +153,9 @@ int run_window(SessionLink& link, const WindowOptions& o) {
     glfwPollEvents();
     ImGui_ImplOpenGL3_NewFrame();
     ImGui_ImplGlfw_NewFrame();
+    // A screenshot shows what --hover asks for, not wherever the display's
+    // pointer happens to be (Xvfb puts it mid-screen, over the views).
+    if (screenshot) ImGui::GetIO().MousePos = o.hover ? ImVec2((*o.hover)[0], (*o.hover)[1]) : ImVec2(-FLT_MAX, -FLT_MAX);
     ImGui::NewFrame();
     int width = 0, height = 0;
     glfwGetFramebufferSize(gui.window(), &width, &height);
@@ -189,6 +204,10 @@ int run_window(SessionLink& link, const WindowOptions& o) {
                     live_seconds > 0 ? live_frames / live_seconds : 0.0, build_seconds * per_frame,
                     render_seconds * per_frame, present_seconds * per_frame, vertices / std::max(live_frames, 1),
                     static_cast<long long>(link.status().iteration - first_live_iteration));
+        if (o.hover)
+          std::printf("tooltips on show: %d (the pointer at %.0f,%.0f)\n", tooltips_on_show(), (*o.hover)[0], (*o.hover)[1]);
+        else
+          std::printf("tooltips on show: %d (the pointer off the window)\n", tooltips_on_show());
         const IterationStats& shown = dashboard.shown();
         std::printf("on show: iteration %lld, %.3f ms, the compute stream stalled %.3f ms\n",
                     static_cast<long long>(shown_iteration(shown.iteration)), shown.iteration_ms, shown.stall_ms);

@@ -4,7 +4,9 @@
 // xvfb-run.
 #pragma once
 
+#include <array>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "ui/session_link.h"
@@ -19,6 +21,9 @@ struct WindowOptions {
   // view's rows ("stats | figure | value"), and return.
   std::string screenshot;
   int frames = 1;
+  // Screenshot mode: the pointer's position (x, y), for a tooltip in the
+  // picture; none: off the window, so that no tooltip covers the views.
+  std::optional<std::array<float, 2>> hover;
   // Screenshot mode: give up (and fail) when no iteration has reached the
   // views after this long.
   double live_data_timeout_seconds = 600;

@@ -91,16 +91,11 @@ int train_in_window(RunSettings settings, const TrainRequest& w, Communicator* r
   }
   std::unique_ptr<RunRecord> record;
   if (saves) record = std::make_unique<RunRecord>(settings, checkpoint ? &*checkpoint : nullptr);
-  ui::WindowOptions window;
-  window.width = w.look.width;
-  window.height = w.look.height;
-  window.screenshot = w.look.screenshot;
-  window.frames = w.look.frames;
+  ui::WindowOptions window = window_options(w.look, "Tidepool: " + settings.model + " on " + settings.dataset);
   window.show_fragmentation = w.fragmentation;
   window.fragmentation_events = w.scenario_step;
   window.overlap_scenario = w.overlap;
   window.show_rank = w.show_rank;
-  window.title = "Tidepool: " + settings.model + " on " + settings.dataset;
   return run_window(settings, window, ranks, std::move(record), std::move(checkpoint));
 #else
   std::fprintf(stderr,

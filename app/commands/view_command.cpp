@@ -7,24 +7,14 @@
 #include "app/recorded_run.h"
 #include "app/snapshot_run.h"
 #ifdef TIDEPOOL_HAVE_GUI
-#include "ui/window.h"
+#include "app/window_run.h"
 #endif
 
 namespace tidepool::app {
 
 namespace {
 
-#ifdef TIDEPOOL_HAVE_GUI
-ui::WindowOptions window_options(const WindowLook& look, std::string title) {
-  ui::WindowOptions window;
-  window.width = look.width;
-  window.height = look.height;
-  window.screenshot = look.screenshot;
-  window.frames = look.frames;
-  window.title = std::move(title);
-  return window;
-}
-#else
+#ifndef TIDEPOOL_HAVE_GUI
 int no_window(const ViewRequest& r) {
   std::fprintf(stderr,
                "tidepool: error: this build has no window (it was configured without Dear ImGui and GLFW: run "

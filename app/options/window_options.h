@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include <string>
+#include <vector>
 
 #include "app/options/values.h"
 
@@ -15,6 +16,9 @@ struct WindowLook {
   std::string screenshot;
   int frames = 1;
   int width = 1600, height = 900;
+  // Screenshots: where the pointer is, for a tooltip in the picture (none:
+  // off the window, so no tooltip covers the views).
+  std::vector<float> hover;  // x, y in pixels, or empty
 };
 
 inline void add_window_options(CLI::App& cmd, WindowLook& w) {
@@ -24,6 +28,13 @@ inline void add_window_options(CLI::App& cmd, WindowLook& w) {
       ->capture_default_str()
       ->needs(screenshot)
       ->transform(number(1));
+  cmd.add_option("--hover", w.hover,
+                 "with --screenshot: put the pointer at X,Y (pixels from the top left) so that the picture shows "
+                 "what hovering there shows; without it the pointer is off the window and no tooltip covers the views")
+      ->needs(screenshot)
+      ->delimiter(',')
+      ->expected(2)
+      ->check(CLI::NonNegativeNumber);
   cmd.add_option("--window-width", w.width, "window width in pixels")
       ->capture_default_str()
       ->transform(number(kLeastWidth, kMostWindow));

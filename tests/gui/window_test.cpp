@@ -187,6 +187,25 @@ TEST_F(Window, FragmentationScenarioDrawsEveryHeuristicsPool) {
   EXPECT_LT(count_colour(after, middle, kHole), empty / 2) << "the pools after three events hold blocks";
 }
 
+// Xvfb leaves its pointer mid-screen, over the views: a screenshot moves it
+// off the window unless --hover puts it somewhere, here over the memory
+// load's curves, where the sample under it gets a tooltip.
+TEST_F(Window, AScreenshotShowsATooltipOnlyWhereHoverPutsThePointer) {
+  const std::string shot = (dir_.path() / "hover.png").string();
+  const Result plain = run_command("xvfb-run -a " + tiny_run() + " --screenshot " + shot + " --frames 3");
+  ASSERT_EQ(plain.status, 0) << plain.output;
+  EXPECT_NE(plain.output.find("tooltips on show: 0 (the pointer off the window)"), std::string::npos) << plain.output;
+  const Layout l = layout_for(1600, 900, kMenuHeight);
+  const Rect load = l[ViewId::memory_load];
+  const int x = static_cast<int>(load.x + 0.6f * load.w), y = static_cast<int>(load.y + 0.38f * load.h);
+  const std::string at = std::to_string(x) + "," + std::to_string(y);
+  const Result hovered = run_command("xvfb-run -a " + tiny_run() + " --screenshot " + shot + " --frames 3 --hover " + at);
+  ASSERT_EQ(hovered.status, 0) << hovered.output;
+  EXPECT_NE(hovered.output.find("tooltips on show: 1 (the pointer at " + at + ")"), std::string::npos)
+      << hovered.output;
+  EXPECT_NE(run_command(tiny_run() + " --hover 10,10").status, 0) << "--hover needs --screenshot";
+}
+
 TEST_F(Window, AScenarioStepWithoutTheScenarioIsRefused) {
   const Result r = run_command(tiny_run() + " --scenario-step 3");
   EXPECT_NE(r.status, 0);
