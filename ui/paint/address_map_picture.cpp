@@ -212,14 +212,36 @@ void draw_strip(Painter& p, const AddressMapLayout& l, const AddressMapScene& sc
 // A horizontal line across the plot and the strip with its name right of
 // the strip, above or below the line.
 void draw_level(Painter& p, const AddressMapLayout& l, double bytes, std::uint32_t colour, float thickness,
-                bool dashed, const std::string& label, bool label_above) {
+                bool dashed) {
   const float y = static_cast<float>(l.y.px(bytes));
   if (dashed)
     dashed_line(p, {l.plot.x0, y}, {l.strip.x1, y}, colour, 8, 5, thickness);
   else
     p.line({l.plot.x0, y}, {l.strip.x1, y}, colour, thickness);
-  p.text({l.strip.x1 + kLabelGap, label_above ? y - 3 : y + 3}, label, colour, TextSize::small, HAlign::left,
-         label_above ? VAlign::bottom : VAlign::top);
+}
+
+// A name right of the strip: its lines, top down, and where its top wants
+// to be.
+struct SideLabel {
+  float top = 0;
+  std::vector<std::string> lines;
+  std::uint32_t colour = 0;
+};
+
+// Each label where it wants to be, or just below the one above it where
+// they would print over each other (a footprint just above the largest
+// free block at the peak, as in most tight pools).
+void draw_side_labels(Painter& p, const AddressMapLayout& l, std::vector<SideLabel> labels) {
+  const float h = line_height(p, TextSize::small);
+  std::stable_sort(labels.begin(), labels.end(), [](const SideLabel& a, const SideLabel& b) { return a.top < b.top; });
+  float free_from = -1e30f;
+  for (SideLabel& label : labels) {
+    label.top = std::max(label.top, free_from);
+    for (std::size_t i = 0; i < label.lines.size(); ++i)
+      p.text({l.strip.x1 + kLabelGap, label.top + h * static_cast<float>(i)}, label.lines[i], label.colour,
+             TextSize::small, HAlign::left, VAlign::top);
+    free_from = label.top + h * static_cast<float>(label.lines.size()) + 1;
+  }
 }
 
 }  // namespace
@@ -283,21 +305,28 @@ void draw_address_map(Painter& p, const AddressMapScene& scene, const Box& area,
   draw_strip(p, l, scene, focused ? focus.step : scene.peak_step);
 
   // The pool above the footprint: labels go on opposite sides of their
-  // lines so the two never print over each other when they are close.
+  // lines (the pool's above, the footprint's below), and the largest free
+  // block at the peak is named level with its middle.
   const bool same_line = scene.pool_bytes == scene.footprint_bytes;
-  if (scene.pool_bytes > 0)
-    draw_level(p, l, static_cast<double>(scene.pool_bytes), kBudget, 2, false,
-               (same_line ? "pool = footprint " : "pool ") + format_bytes(scene.pool_bytes), true);
-  if (!same_line || scene.pool_bytes == 0)
-    draw_level(p, l, static_cast<double>(scene.footprint_bytes), kExtent, 1, true,
-               "footprint " + format_bytes(scene.footprint_bytes), scene.pool_bytes == 0);
-  if (scene.largest_free_at_peak) {  // named right of the strip, level with its middle
-    const MapHole& h = *scene.largest_free_at_peak;
-    const float mid = static_cast<float>(l.y(static_cast<double>(h.offset) + static_cast<double>(h.bytes) / 2));
-    const float x = l.strip.x1 + kLabelGap;
-    p.text({x, mid - 2}, "largest free", kLargestHole, TextSize::small, HAlign::left, VAlign::bottom);
-    p.text({x, mid + 2}, "at peak " + format_bytes(h.bytes), kLargestHole, TextSize::small);
+  const float h = line_height(p, TextSize::small);
+  std::vector<SideLabel> labels;
+  if (scene.pool_bytes > 0) {
+    draw_level(p, l, static_cast<double>(scene.pool_bytes), kBudget, 2, false);
+    labels.push_back({static_cast<float>(l.y.px(static_cast<double>(scene.pool_bytes))) - 3 - h,
+                      {(same_line ? "pool = footprint " : "pool ") + format_bytes(scene.pool_bytes)}, kBudget});
   }
+  if (!same_line || scene.pool_bytes == 0) {
+    draw_level(p, l, static_cast<double>(scene.footprint_bytes), kExtent, 1, true);
+    const float y = static_cast<float>(l.y.px(static_cast<double>(scene.footprint_bytes)));
+    labels.push_back({scene.pool_bytes == 0 ? y - 3 - h : y + 3,
+                      {"footprint " + format_bytes(scene.footprint_bytes)}, kExtent});
+  }
+  if (scene.largest_free_at_peak) {
+    const MapHole& hole = *scene.largest_free_at_peak;
+    const float mid = static_cast<float>(l.y(static_cast<double>(hole.offset) + static_cast<double>(hole.bytes) / 2));
+    labels.push_back({mid - h, {"largest free", "at peak " + format_bytes(hole.bytes)}, kLargestHole});
+  }
+  draw_side_labels(p, l, std::move(labels));
 }
 
 }  // namespace tidepool::ui::paint

@@ -325,6 +325,35 @@ TEST(Paint, AddressMapShowsParkedBlocksTransfersAndTheLargestFreeBlock) {
   EXPECT_EQ(count(image, strip, paint::shade(role_colour(Role::activation), 0.4)), 0) << "not parked at the peak";
 }
 
+// The names right of the strip never print over each other: here the
+// footprint (a hair above the largest free block's middle) and the pool
+// (a hair above the footprint) all want the same few pixels.
+TEST(Paint, AddressMapSideLabelsDoNotOverlap) {
+  ui::AddressMapScene scene = testing::address_map_scene();
+  const MapHole& hole = *scene.largest_free_at_peak;
+  scene.footprint_bytes = hole.offset + hole.bytes / 2 + 4 * 1024;
+  scene.pool_bytes = scene.footprint_bytes + 4 * 1024;
+  RecordingPainter painter(window_font);
+  paint::draw_address_map(painter, scene, kArea);
+  const paint::AddressMapLayout l = paint::address_map_layout(painter, scene, kArea);
+  struct Span {
+    float top, bottom;
+    std::string text;
+  };
+  std::vector<Span> side;
+  for (const Call& c : painter.calls) {
+    if (c.kind != Call::Kind::text || c.points[0].x <= l.strip.x1) continue;
+    const float h = window_font(c.text, c.size).y;
+    const float top = c.v == VAlign::top ? c.points[0].y : c.v == VAlign::bottom ? c.points[0].y - h : c.points[0].y - h / 2;
+    side.push_back({top, top + h, c.text});
+  }
+  ASSERT_EQ(side.size(), 4u) << "pool, footprint, and the largest free block's two lines";
+  for (std::size_t i = 0; i < side.size(); ++i)
+    for (std::size_t j = i + 1; j < side.size(); ++j)
+      EXPECT_TRUE(side[i].bottom <= side[j].top || side[j].bottom <= side[i].top)
+          << "'" << side[i].text << "' and '" << side[j].text << "'";
+}
+
 TEST(Paint, TimelineZoomedInKeepsSpansInThePlotAndOutlinesTheHoveredOne) {
   const TimelineScene scene = timeline_scene();
   cv::Mat image = blank();
