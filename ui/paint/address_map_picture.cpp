@@ -259,7 +259,7 @@ Box AddressMapLayout::parked_box(const MapBlock& b) const {
 
 AddressMapLayout address_map_layout(const Painter& p, const AddressMapScene& scene, const Box& area) {
   AddressMapLayout l;
-  const float top = area.y0 + heading_height(p, area, legend()) + axis_title_height(p);
+  const float top = area.y0 + heading_height(p, area, title_of(scene), legend()) + axis_title_height(p);
   const float bottom = area.y1 - x_axis_height(p, true);
   const float left = area.x0 + kMargin + p.text_size("0000.0", TextSize::small).x + 12;
   // The strip and the labels right of it; a narrow picture gives the plot

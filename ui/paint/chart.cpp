@@ -213,7 +213,9 @@ float walk_legend(const Painter& p, const Box& area, const LegendEntries& entrie
   return y + row - area.y0;
 }
 
-float title_row(const Painter& p) { return kTitleGap + line_height(p, TextSize::title) + kTitleGap; }
+float title_row(const Painter& p, const Box& area, std::string_view title) {
+  return kTitleGap + static_cast<float>(title_lines(p, area, title).size()) * line_height(p, TextSize::title) + kTitleGap;
+}
 
 // The legend's height, or 0 where it would take more than a quarter of the
 // area (the window's timeline keeps its two rows; a small picture, its plot).
@@ -226,16 +228,39 @@ float legend_room(const Painter& p, const Box& area, const LegendEntries& legend
 
 }  // namespace
 
-float heading_height(const Painter& p, const Box& area, const LegendEntries& legend) {
-  return title_row(p) + legend_room(p, area, legend) + kRowGap;
+std::vector<std::string> title_lines(const Painter& p, const Box& area, std::string_view title) {
+  constexpr std::string_view kSeparator = "  |  ";
+  const float width = area.width() - 2 * kMargin;
+  std::vector<std::string> lines;
+  std::string line;
+  for (std::size_t from = 0; from <= title.size();) {
+    const std::size_t to = std::min(title.find(kSeparator, from), title.size());
+    const std::string_view part = title.substr(from, to - from);
+    const std::string joined = line.empty() ? std::string(part) : line + std::string(kSeparator) + std::string(part);
+    if (line.empty() || p.text_size(joined, TextSize::title).x <= width) {
+      line = joined;
+    } else {
+      lines.push_back(fit_text(p, line, width, TextSize::title));
+      line = std::string(part);
+    }
+    from = to + kSeparator.size();
+  }
+  lines.push_back(fit_text(p, line, width, TextSize::title));
+  return lines;
+}
+
+float heading_height(const Painter& p, const Box& area, std::string_view title, const LegendEntries& legend) {
+  return title_row(p, area, title) + legend_room(p, area, legend) + kRowGap;
 }
 
 void draw_heading(Painter& p, const Box& area, const std::string& title, const LegendEntries& legend) {
-  p.text({area.x0 + kMargin, area.y0 + kTitleGap}, fit_text(p, title, area.width() - 2 * kMargin, TextSize::title),
-         kText, TextSize::title);
+  const float line = line_height(p, TextSize::title);
+  const std::vector<std::string> lines = title_lines(p, area, title);
+  for (std::size_t i = 0; i < lines.size(); ++i)
+    p.text({area.x0 + kMargin, area.y0 + kTitleGap + line * static_cast<float>(i)}, lines[i], kText, TextSize::title);
   if (legend_room(p, area, legend) == 0) return;
   const float swatch = swatch_size(p);
-  const Box rows{area.x0 + kMargin, area.y0 + title_row(p), area.x1 - kMargin, area.y1};
+  const Box rows{area.x0 + kMargin, area.y0 + title_row(p, area, title), area.x1 - kMargin, area.y1};
   const float text_middle = line_height(p, TextSize::small) / 2;
   walk_legend(p, rows, legend, [&](const auto& entry, float x, float y) {
     const float middle = y + text_middle;
@@ -246,7 +271,7 @@ void draw_heading(Painter& p, const Box& area, const std::string& title, const L
 
 void draw_no_events(Painter& p, const Box& area, const std::string& title, const std::string& message) {
   draw_heading(p, area, title, {});
-  const Box frame{area.x0 + kMargin, area.y0 + title_row(p), area.x1 - kMargin, area.y1 - kMargin};
+  const Box frame{area.x0 + kMargin, area.y0 + title_row(p, area, title), area.x1 - kMargin, area.y1 - kMargin};
   p.outline_rect(frame, kGrid);
   p.text({(frame.x0 + frame.x1) / 2, (frame.y0 + frame.y1) / 2}, message, kDimText, TextSize::title, HAlign::centre,
          VAlign::middle);

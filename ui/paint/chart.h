@@ -115,11 +115,14 @@ inline constexpr float kMargin = 16;
 // A legend: swatches and names in rows, wrapping at the area's width.
 using LegendEntries = std::vector<std::pair<std::string, std::uint32_t>>;
 
-// The title line at the top of `area` and, where it takes no more than a
-// quarter of the height (a small picture keeps its plot), the legend under it.
+// The title at the top of `area`, on as many lines as its width needs
+// (broken at the title's "  |  " separators; a part wider than the area
+// alone is cut with ".."), and, where it takes no more than a quarter of
+// the height (a small picture keeps its plot), the legend under it.
 // heading_height is the room draw_heading takes, so a layout can reserve
 // it before drawing.
-float heading_height(const Painter& p, const Box& area, const LegendEntries& legend);
+std::vector<std::string> title_lines(const Painter& p, const Box& area, std::string_view title);
+float heading_height(const Painter& p, const Box& area, std::string_view title, const LegendEntries& legend);
 void draw_heading(Painter& p, const Box& area, const std::string& title, const LegendEntries& legend);
 
 // The picture of a scene with nothing in it: its title and a message in the

@@ -276,7 +276,7 @@ void draw_iterations(Painter& p, const MemoryLoadLayout& l, const MemoryLoadScen
 
 MemoryLoadLayout memory_load_layout(const Painter& p, const MemoryLoadScene& scene, const Box& area) {
   MemoryLoadLayout l;
-  const float top = area.y0 + heading_height(p, area, legend(scene)) + axis_title_height(p);
+  const float top = area.y0 + heading_height(p, area, title_of(scene), legend(scene)) + axis_title_height(p);
   const float left = area.x0 + kMargin + value_labels_width(p);
   const int columns = area.width() >= kWidePicture ? 4 : 2, rows = 4 / columns;
   // The curves take a little over half the height; the panels' rows share

@@ -173,7 +173,7 @@ TimelineLayout timeline_layout(const Painter& p, const TimelineScene& scene, con
   float names = 0;
   l.lanes = scene.communicates() ? 4 : 3;
   for (int i = 0; i < l.lanes; ++i) names = std::max(names, p.text_size(lane_name(kLanes[i]), TextSize::label).x);
-  const float top = area.y0 + heading_height(p, area, legend(scene)) + iteration_row(p);
+  const float top = area.y0 + heading_height(p, area, title_of(scene), legend(scene)) + iteration_row(p);
   const float bottom = area.y1 - x_axis_height(p, false);
   const float left = area.x0 + kMargin + names + 12;
   l.plot = {left, top, std::max(left + 1, area.x1 - kRightMargin),

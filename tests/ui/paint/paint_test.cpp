@@ -325,6 +325,30 @@ TEST(Paint, AddressMapShowsParkedBlocksTransfersAndTheLargestFreeBlock) {
   EXPECT_EQ(count(image, strip, paint::shade(role_colour(Role::activation), 0.4)), 0) << "not parked at the peak";
 }
 
+// A title too wide for its picture goes onto more lines, broken between
+// its parts, rather than losing its end: in a picture 400 pixels wide
+// every part of the address map's title is there, and every line fits.
+TEST(Paint, ATitleTooWideForThePictureWrapsBetweenItsParts) {
+  const ui::AddressMapScene scene = testing::address_map_scene();
+  const Box narrow{0, 0, 400, kHeight};
+  RecordingPainter painter(window_font);
+  paint::draw_address_map(painter, scene, narrow);
+  std::string shown;
+  int lines = 0;
+  for (const Call& c : painter.calls) {
+    if (c.kind != Call::Kind::text || c.size != TextSize::title) continue;
+    EXPECT_LE(c.points[0].x + window_font(c.text, c.size).x, narrow.x1 - paint::kMargin) << c.text;
+    EXPECT_EQ(c.text.find(".."), std::string::npos) << c.text;
+    shown += c.text + "\n";
+    ++lines;
+  }
+  EXPECT_GT(lines, 1);
+  for (const char* part : {"Address map: iteration", "peak load", "footprint", "ratio", "pool"})
+    EXPECT_NE(shown.find(part), std::string::npos) << part << " is missing from\n" << shown;
+  const paint::AddressMapLayout wrapped = paint::address_map_layout(painter, scene, narrow);
+  EXPECT_GT(wrapped.plot.y0, paint::address_map_layout(painter, scene, kArea).plot.y0) << "the plot makes room";
+}
+
 // The names right of the strip never print over each other: here the
 // footprint (a hair above the largest free block's middle) and the pool
 // (a hair above the footprint) all want the same few pixels.
