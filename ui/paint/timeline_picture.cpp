@@ -222,6 +222,16 @@ void draw_timeline(Painter& p, const TimelineScene& scene, const Box& area, cons
   if (focus.hovered) {
     const Box r = visible(l, l.span_box(*focus.hovered));
     p.outline_rect({r.x0 - 2, r.y0 - 2, r.x1 + 2, r.y1 + 2}, kHighlight, 2);
+    // A transfer's round trip: its other legs outlined too, each joined to
+    // the hovered one, so an offload shows where its prefetch brought the
+    // tensor back (and the other way round).
+    for (const TimelineSpan* other : scene.round_trip(*focus.hovered)) {
+      const Box o = visible(l, l.span_box(*other));
+      p.outline_rect({o.x0 - 2, o.y0 - 2, o.x1 + 2, o.y1 + 2}, kHighlight, 1);
+      const bool below = o.y0 >= r.y1;
+      p.line({(r.x0 + r.x1) / 2, below ? r.y1 + 2 : r.y0 - 2}, {(o.x0 + o.x1) / 2, below ? o.y0 - 2 : o.y1 + 2},
+             kHighlight, 1);
+    }
   }
   p.pop_clip();
 }

@@ -24,6 +24,34 @@ std::string TimelineSpan::label() const {
   return layer;
 }
 
+namespace {
+
+bool moves_to_or_from_host(SpanKind k) {
+  return k == SpanKind::offload || k == SpanKind::prefetch || k == SpanKind::compress || k == SpanKind::decompress;
+}
+
+}  // namespace
+
+std::vector<const TimelineSpan*> TimelineScene::round_trip(const TimelineSpan& span) const {
+  if (!moves_to_or_from_host(span.kind) || span.tensor.empty()) return {};
+  auto same = [&](const TimelineSpan& s) { return s.iteration == span.iteration && s.tensor == span.tensor; };
+  const auto offload = std::find_if(spans.begin(), spans.end(), [&](const TimelineSpan& s) {
+    return s.kind == SpanKind::offload && same(s);
+  });
+  if (offload == spans.end()) return {};
+  // Its legs: the offload, its compression and decompression, and the
+  // prefetches after it (not the batch's upload before it, which moves a
+  // tensor of the same name the other way first).
+  std::vector<const TimelineSpan*> legs;
+  for (const TimelineSpan& s : spans)
+    if (moves_to_or_from_host(s.kind) && same(s) && (s.kind != SpanKind::prefetch || s.start_us >= offload->start_us))
+      legs.push_back(&s);
+  const auto self = std::find(legs.begin(), legs.end(), &span);
+  if (self == legs.end()) return {};
+  legs.erase(self);
+  return legs;
+}
+
 bool TimelineScene::compresses() const {
   return std::any_of(spans.begin(), spans.end(), [](const TimelineSpan& s) { return s.kind == SpanKind::compress; });
 }

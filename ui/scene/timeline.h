@@ -45,6 +45,11 @@ struct TimelineScene {
   bool communicates() const;
   // Whether layers were computed again for backward (recompute spans).
   bool recomputes() const;
+  // The other legs of `span`'s round trip to the host: for an offload,
+  // compress, decompress or prefetch, the spans of the same tensor in the
+  // same iteration that move it too (its offload and its prefetch, and
+  // their compression); nothing for other spans. Points into `spans`.
+  std::vector<const TimelineSpan*> round_trip(const TimelineSpan& span) const;
 };
 
 // The spans of the last `iterations` iterations of the snapshot that have a

@@ -400,6 +400,25 @@ TEST(Paint, TimelineZoomedInKeepsSpansInThePlotAndOutlinesTheHoveredOne) {
   EXPECT_GT(count(image, compute, paint::kHighlight), backward.width) << "the hovered span's outline";
 }
 
+// Hovering an offload outlines its prefetch too (the same tensor brought
+// back), joined to it; hovering the forward span outlines nothing else.
+TEST(Paint, TimelineHoveringAnOffloadOutlinesItsPrefetch) {
+  const TimelineScene scene = timeline_scene();
+  auto highlighted_in_prefetch_lane = [&](const TimelineSpan& hovered) {
+    cv::Mat image = blank();
+    paint::OpenCvPainter painter(image);
+    const paint::TimelineFocus focus{.hovered = &hovered};
+    paint::draw_timeline(painter, scene, kArea, focus);
+    const paint::TimelineLayout l = paint::timeline_layout(painter, scene, kArea, focus);
+    const Box lane = l.lane(Stream::prefetch);
+    return count(image, rect({lane.x0, lane.y0 - 3, lane.x1, lane.y1 + 3}), paint::kHighlight);
+  };
+  const paint::TimelineLayout l = paint::timeline_layout(*std::make_unique<RecordingPainter>(opencv_font()), scene, kArea, {});
+  const float prefetch_width = l.span_box(scene.spans[2]).width();
+  EXPECT_GT(highlighted_in_prefetch_lane(scene.spans[1]), prefetch_width) << "the offload's prefetch, outlined";
+  EXPECT_EQ(highlighted_in_prefetch_lane(scene.spans[0]), 0) << "a forward span has no round trip";
+}
+
 // ---- the OpenCV painter's promises ------------------------------------------
 
 TEST(Paint, OpenCvPainterSnapsBlendsClipsAndAligns) {

@@ -69,6 +69,35 @@ TEST(TimelineScene, KeepsTheLastIterationsWithTransfersOnTheirLanes) {
   EXPECT_TRUE(build_timeline(RingSnapshot{}, 2).empty());
 }
 
+// In mode all an offloaded tensor comes back by a prefetch (or, its block
+// still parked, by none): hovering its offload finds that prefetch in the
+// same iteration, and the prefetch its offload;
+// the batch's upload at the iteration's start (a prefetch of "data" before
+// "data" is offloaded) is no part of that round trip.
+TEST(TimelineScene, AnOffloadsRoundTripIsItsPrefetchInTheSameIteration) {
+  const TrainedRun run = train({.mode = OffloadMode::all}, 3);
+  const TimelineScene t = build_timeline(run.events, 2);
+  int offloads = 0;
+  for (const TimelineSpan& s : t.spans) {
+    const std::vector<const TimelineSpan*> others = t.round_trip(s);
+    if (s.kind != SpanKind::offload) {
+      if (s.kind != SpanKind::prefetch) EXPECT_TRUE(others.empty()) << s.label();
+      if (s.kind == SpanKind::prefetch && !others.empty()) EXPECT_GE(s.start_us, others[0]->start_us) << s.label();
+      continue;
+    }
+    ASSERT_LE(others.size(), 1u) << s.label();
+    if (others.empty()) continue;  // its block stayed parked until backward took it back: no copy
+    ++offloads;
+    EXPECT_EQ(others[0]->kind, SpanKind::prefetch);
+    EXPECT_EQ(others[0]->tensor, s.tensor);
+    EXPECT_EQ(others[0]->iteration, s.iteration);
+    EXPECT_GE(others[0]->start_us, s.end_us) << "back only after it left";
+    ASSERT_EQ(t.round_trip(*others[0]).size(), 1u);
+    EXPECT_EQ(t.round_trip(*others[0])[0], &s);
+  }
+  EXPECT_GT(offloads, 0) << "no offload came back by a prefetch: the test shows nothing";
+}
+
 TEST(TimelineScene, CountsComputeStallsPerIteration) {
   // A slow link under sync transfers makes the compute stream wait.
   const TrainedRun run = train({.mode = OffloadMode::all, .transfer = TransferMode::sync}, 2, "best-fit", 0.05);
