@@ -14,6 +14,7 @@ ui::WindowOptions window_options(const WindowLook& look, std::string title) {
   window.screenshot = look.screenshot;
   window.frames = look.frames;
   if (look.hover.size() == 2) window.hover = std::array<float, 2>{look.hover[0], look.hover[1]};
+  if (look.click.size() == 2) window.click = std::array<float, 2>{look.click[0], look.click[1]};
   window.title = std::move(title);
   return window;
 }

@@ -148,6 +148,7 @@ int run_window(SessionLink& link, const WindowOptions& o) {
   // OpenGL, and presenting (swap, where a software rasteriser does its work).
   double build_seconds = 0, render_seconds = 0, present_seconds = 0;
   double vertices = 0;  // summed over live frames
+  bool clicked = false;  // --click done
   while (!glfwWindowShouldClose(gui.window())) {
     const auto frame_start = Clock::now();
     glfwPollEvents();
@@ -155,7 +156,17 @@ int run_window(SessionLink& link, const WindowOptions& o) {
     ImGui_ImplGlfw_NewFrame();
     // A screenshot shows what --hover asks for, not wherever the display's
     // pointer happens to be (Xvfb puts it mid-screen, over the views).
-    if (screenshot) ImGui::GetIO().MousePos = o.hover ? ImVec2((*o.hover)[0], (*o.hover)[1]) : ImVec2(-FLT_MAX, -FLT_MAX);
+    // --click presses the button there on the frame after the first with
+    // data, and lets go on the next.
+    const bool pressing = screenshot && o.click && live_frames == 1 && !clicked;
+    if (screenshot) {
+      ImGuiIO& io = ImGui::GetIO();
+      io.MousePos = pressing ? ImVec2((*o.click)[0], (*o.click)[1])
+                    : o.hover ? ImVec2((*o.hover)[0], (*o.hover)[1])
+                              : ImVec2(-FLT_MAX, -FLT_MAX);
+      io.MouseDown[0] = pressing;
+      if (pressing) clicked = true;
+    }
     ImGui::NewFrame();
     int width = 0, height = 0;
     glfwGetFramebufferSize(gui.window(), &width, &height);
@@ -193,7 +204,7 @@ int run_window(SessionLink& link, const WindowOptions& o) {
                      o.live_data_timeout_seconds, to_string(s.state), s.error.empty() ? "" : ": ", s.error.c_str());
         return 1;
       }
-      if (live_frames >= o.frames) {
+      if (live_frames >= o.frames && (!o.click || live_frames > 2)) {
         write_png(o.screenshot, width, height);
         const double live_seconds = std::chrono::duration<double>(Clock::now() - first_live).count();
         const double per_frame = 1e3 / std::max(live_frames, 1);
@@ -215,6 +226,11 @@ int run_window(SessionLink& link, const WindowOptions& o) {
         for (const StatsRow& row : dashboard.shown_table())
           std::printf("stats | %s | %s\n", row.figure.c_str(), row.value.c_str());
         print_address_map(dashboard.shown_map());
+        for (const MapBlock& b : dashboard.shown_map().blocks)
+          if (b.name == dashboard.pinned_block()) {
+            for (const std::string& line : block_details(b)) std::printf("address map pinned | %s\n", line.c_str());
+            break;
+          }
         return 0;
       }
     }

@@ -24,6 +24,9 @@ struct WindowOptions {
   // Screenshot mode: the pointer's position (x, y), for a tooltip in the
   // picture; none: off the window, so that no tooltip covers the views.
   std::optional<std::array<float, 2>> hover;
+  // Screenshot mode: a left click here once the views show data (a block
+  // of the address map pinned, a tab chosen), before the picture is taken.
+  std::optional<std::array<float, 2>> click;
   // Screenshot mode: give up (and fail) when no iteration has reached the
   // views after this long.
   double live_data_timeout_seconds = 600;

@@ -19,6 +19,8 @@ struct WindowLook {
   // Screenshots: where the pointer is, for a tooltip in the picture (none:
   // off the window, so no tooltip covers the views).
   std::vector<float> hover;  // x, y in pixels, or empty
+  // Screenshots: a left click there once the views show data.
+  std::vector<float> click;  // x, y in pixels, or empty
 };
 
 inline void add_window_options(CLI::App& cmd, WindowLook& w) {
@@ -31,6 +33,13 @@ inline void add_window_options(CLI::App& cmd, WindowLook& w) {
   cmd.add_option("--hover", w.hover,
                  "with --screenshot: put the pointer at X,Y (pixels from the top left) so that the picture shows "
                  "what hovering there shows; without it the pointer is off the window and no tooltip covers the views")
+      ->needs(screenshot)
+      ->delimiter(',')
+      ->expected(2)
+      ->check(CLI::NonNegativeNumber);
+  cmd.add_option("--click", w.click,
+                 "with --screenshot: click at X,Y once the views show data, before the picture (a block of the "
+                 "address map pinned)")
       ->needs(screenshot)
       ->delimiter(',')
       ->expected(2)

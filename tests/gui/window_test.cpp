@@ -206,6 +206,20 @@ TEST_F(Window, AScreenshotShowsATooltipOnlyWhereHoverPutsThePointer) {
   EXPECT_NE(run_command(tiny_run() + " --hover 10,10").status, 0) << "--hover needs --screenshot";
 }
 
+// A click on a block of the address map pins it: its details stay on
+// show (and the screenshot prints them).
+TEST_F(Window, AClickedBlockIsPinnedWithItsDetails) {
+  const std::string shot = (dir_.path() / "pinned.png").string();
+  const Layout l = layout_for(1600, 900, kMenuHeight);
+  const Rect map = l[ViewId::address_map];
+  const std::string at = std::to_string(static_cast<int>(map.x + 0.4f * map.w)) + "," +
+                         std::to_string(static_cast<int>(map.y + 0.85f * map.h));
+  const Result r = run_command("xvfb-run -a " + tiny_run() + " --screenshot " + shot + " --frames 3 --click " + at);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("address map pinned | lifetime"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("address map pinned | size"), std::string::npos) << r.output;
+}
+
 TEST_F(Window, AScenarioStepWithoutTheScenarioIsRefused) {
   const Result r = run_command(tiny_run() + " --scenario-step 3");
   EXPECT_NE(r.status, 0);

@@ -297,6 +297,16 @@ void draw_address_map(Painter& p, const AddressMapScene& scene, const Box& area,
   draw_x_axis(p, l.plot, column_centres, step_ticks, 1, "step of the iteration");
 
   draw_blocks(p, l, scene);
+  // What the user looks for: the blocks the search finds, and the one pinned.
+  for (const MapBlock& b : scene.blocks)
+    if (name_matches(b, focus.search)) {
+      const Box r = l.life_box(b);
+      p.outline_rect({r.x0 - 1, r.y0 - 1, r.x1 + 1, r.y1 + 1}, kHighlight, 1);
+    }
+  if (focus.pinned) {
+    const Box r = l.life_box(*focus.pinned);
+    p.outline_rect({r.x0 - 2, r.y0 - 2, r.x1 + 2, r.y1 + 2}, kHighlight, 2);
+  }
   draw_peak(p, l, scene);
   const bool focused = focus.step >= 0 && focus.step < scene.steps;
   if (focused)

@@ -10,6 +10,8 @@
 // pixel wide.
 #pragma once
 
+#include <string_view>
+
 #include "ui/paint/chart.h"
 #include "ui/paint/painter.h"
 #include "ui/scene/address_map.h"
@@ -20,6 +22,9 @@ namespace tidepool::ui::paint {
 // and whose pool the strip shows. The PNG shows the peak.
 struct AddressMapFocus {
   int step = -1;  // -1: none (the strip shows the peak)
+  // Blocks whose names hold this are outlined (name_matches; empty: none).
+  std::string_view search;
+  const MapBlock* pinned = nullptr;  // outlined more boldly; points into the scene
 };
 
 // Where the picture puts things: the drawing, the window's hit tests and the

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include "engine/core/bytes_text.h"
+
 namespace tidepool::ui {
 namespace {
 
@@ -161,6 +163,39 @@ Occupancy occupancy_at(const AddressMapScene& map, int step) {
   for (const MapBlock* b : taken) extent = std::max(extent, b->end());
   o.holes = holes_between(taken, std::max(map.pool_bytes, extent));
   return o;
+}
+
+std::vector<const MapBlock*> largest_at_peak(const AddressMapScene& map, std::size_t n) {
+  std::vector<const MapBlock*> live = occupancy_at(map, map.peak_step).live;
+  std::stable_sort(live.begin(), live.end(), [](const MapBlock* a, const MapBlock* b) {
+    return a->bytes != b->bytes ? a->bytes > b->bytes : a->offset < b->offset;
+  });
+  if (live.size() > n) live.resize(n);
+  return live;
+}
+
+bool name_matches(const MapBlock& b, std::string_view search) {
+  if (search.empty()) return false;
+  auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+  const auto it = std::search(b.name.begin(), b.name.end(), search.begin(), search.end(),
+                              [&](char a, char c) { return lower(a) == lower(c); });
+  return it != b.name.end();
+}
+
+std::vector<std::string> block_details(const MapBlock& b) {
+  std::vector<std::string> lines{b.name,
+                                 "layer     " + b.name.substr(0, b.name.find('.')),
+                                 "role      " + std::string(to_string(b.role)),
+                                 "offset    " + format_bytes(b.offset) + " (" + std::to_string(b.offset) + ")",
+                                 "size      " + format_bytes(b.bytes)};
+  lines.push_back(b.persistent ? "lifetime  the whole run (placed once)"
+                               : "lifetime  steps " + std::to_string(b.first_step) + " to " + std::to_string(b.last_step));
+  if (b.offload_step >= 0) lines.push_back("offloaded from step " + std::to_string(b.offload_step));
+  if (b.prefetch_done_step >= 0) lines.push_back("prefetched, back by step " + std::to_string(b.prefetch_done_step));
+  if (b.parked_until_step > b.last_step)
+    lines.push_back("parked steps " + std::to_string(b.last_step + 1) + " to " + std::to_string(b.parked_until_step) +
+                    ": dead, but kept from reuse while its copy to the host runs");
+  return lines;
 }
 
 }  // namespace tidepool::ui

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/observe/events.h"
@@ -88,5 +89,17 @@ struct Occupancy {
   std::vector<MapHole> holes;           // below the pool end
 };
 Occupancy occupancy_at(const AddressMapScene& map, int step);
+
+// The `n` largest blocks alive at the peak, largest first (ties: the lower
+// offset): what the peak is mostly made of. Into the map's blocks.
+std::vector<const MapBlock*> largest_at_peak(const AddressMapScene& map, std::size_t n);
+
+// Whether a block's name holds `search` (ASCII letters in either case); an
+// empty search finds nothing.
+bool name_matches(const MapBlock& b, std::string_view search);
+
+// What a block is, line by line, as its tooltip and its pinned panel show
+// it: name, layer, role, offset, size, lifetime, and its transfers.
+std::vector<std::string> block_details(const MapBlock& b);
 
 }  // namespace tidepool::ui

@@ -26,20 +26,11 @@ void traced_block_tooltip(const MapBlock& b, const std::string& stack) {
 
 void block_tooltip(const MapBlock& b, const SessionLink& link) {
   if (const std::string stack = link.block_stack(b.tensor); !stack.empty()) return traced_block_tooltip(b, stack);
+  const std::vector<std::string> lines = block_details(b);
   ImGui::BeginTooltip();
-  ImGui::Text("%s", b.name.c_str());
+  ImGui::TextUnformatted(lines.front().c_str());
   ImGui::Separator();
-  ImGui::Text("layer     %s", b.name.substr(0, b.name.find('.')).c_str());
-  ImGui::Text("role      %s", std::string(to_string(b.role)).c_str());
-  ImGui::Text("offset    %s (%zu)", format_bytes(b.offset).c_str(), b.offset);
-  ImGui::Text("size      %s", format_bytes(b.bytes).c_str());
-  if (b.persistent) ImGui::Text("lifetime  the whole run (placed once)");
-  else ImGui::Text("lifetime  steps %d to %d", b.first_step, b.last_step);
-  if (b.offload_step >= 0) ImGui::Text("offloaded from step %d", b.offload_step);
-  if (b.prefetch_done_step >= 0) ImGui::Text("prefetched, back by step %d", b.prefetch_done_step);
-  if (b.parked_until_step > b.last_step)
-    ImGui::Text("parked steps %d to %d: dead, but kept from reuse while its copy to the host runs", b.last_step + 1,
-                b.parked_until_step);
+  for (std::size_t i = 1; i < lines.size(); ++i) ImGui::TextUnformatted(lines[i].c_str());
   ImGui::EndTooltip();
 }
 
@@ -51,19 +42,57 @@ void AddressMapView::draw(const Frame& frame) {
     waiting_text(frame.status);
     return;
   }
+  // Find, list, pin: a search that outlines the blocks whose names hold it,
+  // the largest blocks alive at the peak (choosing one pins it), and the
+  // pinned block's details, which stay while the pointer goes elsewhere. A
+  // block is pinned by name, so it stays pinned as new iterations arrive.
+  ImGui::SetNextItemWidth(std::min(220.0f, ImGui::GetContentRegionAvail().x / 3));
+  ImGui::InputTextWithHint("##find", "find a tensor", search_, sizeof search_);
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(std::min(220.0f, ImGui::GetContentRegionAvail().x / 2));
+  if (ImGui::BeginCombo("##largest", "largest at the peak", ImGuiComboFlags_HeightLarge)) {
+    for (const MapBlock* b : largest_at_peak(map, 20))
+      if (ImGui::Selectable((format_bytes(b->bytes) + "  " + b->name).c_str(), b->name == pinned_)) pinned_ = b->name;
+    ImGui::EndCombo();
+  }
+  const MapBlock* pinned = nullptr;
+  for (const MapBlock& b : map.blocks)
+    if (!pinned_.empty() && b.name == pinned_) pinned = &b;
+  if (pinned) {
+    ImGui::SameLine();
+    if (ImGui::SmallButton("unpin")) {
+      pinned = nullptr;
+      pinned_.clear();
+    }
+  }
+  if (pinned) {
+    std::string line;
+    for (std::string part : block_details(*pinned)) {
+      // The tooltip's columns, as one line: "role      activation" reads "role activation".
+      part.erase(std::unique(part.begin(), part.end(), [](char a, char b) { return a == ' ' && b == ' '; }), part.end());
+      line += (line.empty() ? "pinned: " : "  |  ") + part;
+    }
+    ImGui::TextWrapped("%s", line.c_str());
+  }
+
   const Canvas c = begin_canvas("address map");
   paint::ImGuiPainter painter(c.draw);
   const paint::AddressMapLayout layout = paint::address_map_layout(painter, map, c.area());
   // The step under the pointer: its column is marked and the strip beside
-  // the plot shows the pool then; the block under it gets a tooltip.
+  // the plot shows the pool then; the block under it gets a tooltip, and a
+  // click pins it (a click off every block unpins).
   const ImGuiIO& io = ImGui::GetIO();
   const paint::Point mouse{io.MousePos.x, io.MousePos.y};
-  paint::AddressMapFocus focus;
+  paint::AddressMapFocus focus{.search = search_, .pinned = pinned};
   const MapBlock* hovered = nullptr;
   if (c.hovered && layout.plot.contains(mouse) && map.steps > 0) {
     focus.step = std::clamp(static_cast<int>(std::floor(layout.x.invert(mouse.x))), 0, map.steps - 1);
     for (const MapBlock& b : map.blocks)
       if (layout.life_box(b).contains(mouse) || layout.parked_box(b).contains(mouse)) hovered = &b;
+  }
+  if (c.hovered && ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
+    pinned_ = hovered ? hovered->name : std::string();
+    focus.pinned = hovered;
   }
   paint::draw_address_map(painter, map, c.area(), focus);
 

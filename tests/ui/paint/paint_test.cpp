@@ -400,6 +400,25 @@ TEST(Paint, TimelineZoomedInKeepsSpansInThePlotAndOutlinesTheHoveredOne) {
   EXPECT_GT(count(image, compute, paint::kHighlight), backward.width) << "the hovered span's outline";
 }
 
+// The window's search outlines the blocks whose names hold it, and a pinned
+// block gets a bolder outline.
+TEST(Paint, AddressMapOutlinesWhatTheSearchFindsAndThePinnedBlock) {
+  const AddressMapScene scene = testing::address_map_scene();
+  auto highlighted = [&](const paint::AddressMapFocus& focus) {
+    cv::Mat image = blank();
+    paint::OpenCvPainter painter(image);
+    paint::draw_address_map(painter, scene, kArea, focus);
+    const paint::AddressMapLayout l = paint::address_map_layout(painter, scene, kArea);
+    return count(image, rect(l.plot), paint::kHighlight);
+  };
+  EXPECT_EQ(highlighted({}), 0);
+  EXPECT_EQ(highlighted({.search = "no such tensor"}), 0);
+  const int found = highlighted({.search = "gradient"});
+  EXPECT_GT(found, 0);
+  EXPECT_GT(highlighted({.pinned = &scene.blocks[2]}), 0);
+  EXPECT_GT(highlighted({.search = "a"}), found) << "more names hold an a";
+}
+
 // Hovering an offload outlines its prefetch too (the same tensor brought
 // back), joined to it; hovering the forward span outlines nothing else.
 TEST(Paint, TimelineHoveringAnOffloadOutlinesItsPrefetch) {

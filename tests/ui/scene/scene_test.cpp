@@ -9,6 +9,7 @@
 #include "engine/run/trainer.h"
 #include "testing/batches.h"
 #include "testing/networks.h"
+#include "testing/picture_scenes.h"
 #include "ui/scene/address_map.h"
 #include "ui/scene/memory_load.h"
 #include "ui/scene/stats.h"
@@ -96,6 +97,33 @@ TEST(TimelineScene, AnOffloadsRoundTripIsItsPrefetchInTheSameIteration) {
     EXPECT_EQ(t.round_trip(*others[0])[0], &s);
   }
   EXPECT_GT(offloads, 0) << "no offload came back by a prefetch: the test shows nothing";
+}
+
+// address_map_scene(): at the peak (step 5) the weights (256 KiB at 0),
+// the activation (256 KiB at 256 KiB) and the gradient (128 KiB) are
+// alive; the workspace comes at step 7.
+TEST(AddressMapScene, TheLargestAtThePeakFindingAndABlocksDetails) {
+  const AddressMapScene map = testing::address_map_scene();
+  const std::vector<const MapBlock*> largest = largest_at_peak(map, 10);
+  ASSERT_EQ(largest.size(), 3u);
+  EXPECT_EQ(largest[0]->role, Role::weight) << "as large as the activation, and lower";
+  EXPECT_EQ(largest[1]->role, Role::activation);
+  EXPECT_EQ(largest[2]->role, Role::activation_gradient);
+  EXPECT_EQ(largest_at_peak(map, 1).size(), 1u);
+
+  const MapBlock& activation = map.blocks[1];
+  EXPECT_TRUE(name_matches(activation, "activation"));
+  EXPECT_TRUE(name_matches(activation, "TIVAT")) << "either case";
+  EXPECT_FALSE(name_matches(activation, "weight"));
+  EXPECT_FALSE(name_matches(activation, "")) << "an empty search finds nothing";
+
+  const std::vector<std::string> details = block_details(activation);
+  ASSERT_FALSE(details.empty());
+  EXPECT_EQ(details.front(), activation.name);
+  auto has = [&](const std::string& line) { return std::find(details.begin(), details.end(), line) != details.end(); };
+  EXPECT_TRUE(has("lifetime  steps 1 to 6"));
+  EXPECT_TRUE(has("offloaded from step 4"));
+  EXPECT_TRUE(has("size      256 KiB"));
 }
 
 TEST(TimelineScene, CountsComputeStallsPerIteration) {
