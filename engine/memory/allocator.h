@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -62,8 +63,10 @@ class Allocator {
   virtual PoolStats stats() const = 0;
   // Where each pool after the first begins, ascending, for a policy that
   // claims several pools that never merge (cnmem): no free range crosses
-  // one. Empty for the one-pool policies.
-  virtual std::vector<std::size_t> pool_starts() const { return {}; }
+  // one. Empty for the one-pool policies. Valid until the next call that
+  // changes the allocator (the replay loop asks on every placement, so
+  // it is a view, not a copy).
+  virtual std::span<const std::size_t> pool_starts() const { return {}; }
   // After allocate(request) returned nothing: how many bytes the pool
   // lacked for it, what the pool search grows the pool by. By default the
   // rounded request less the largest free block; a policy that claims

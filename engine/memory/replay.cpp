@@ -91,7 +91,7 @@ Range PoolReplay::largest_free_below_extent(const PoolStats& now) const {
   // Candidates: the gaps between taken blocks, and the top one between the
   // highest taken byte and the extent (cnmem's last pool); none may cross
   // a pool boundary, and none lies above the extent.
-  const std::vector<std::size_t> boundaries = allocator_.pool_starts();
+  const std::span<const std::size_t> boundaries = allocator_.pool_starts();
   Range best;
   auto consider = [&](std::size_t from, std::size_t to) {
     to = std::min(to, extent);

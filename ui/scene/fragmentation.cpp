@@ -38,7 +38,8 @@ ReplayFrame frame_of(const PoolReplay& pool, const std::map<std::size_t, ReplayB
   f.extent_bytes = stats.extent_bytes;
   f.largest_free_block_bytes = stats.largest_free_block_bytes;
   f.largest_free_below_extent_bytes = pool.largest_free_below_extent().bytes;
-  f.pool_boundaries = pool.allocator().pool_starts();
+  const std::span<const std::size_t> boundaries = pool.allocator().pool_starts();
+  f.pool_boundaries.assign(boundaries.begin(), boundaries.end());
   return f;
 }
 

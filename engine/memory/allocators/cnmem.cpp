@@ -78,9 +78,9 @@ class CnmemAllocator final : public Allocator {
     free_.give_back(offset, bytes);  // merged only inside its pool: the free list is fenced at each pool's start
   }
 
-  std::vector<std::size_t> pool_starts() const override {
+  std::span<const std::size_t> pool_starts() const override {
     if (pool_starts_.size() <= 1) return {};
-    return {pool_starts_.begin() + 1, pool_starts_.end()};
+    return std::span<const std::size_t>(pool_starts_).subspan(1);
   }
 
   PoolStats stats() const override {

@@ -195,7 +195,7 @@ class PytorchAllocator final : public Allocator {
     return s;
   }
 
-  std::vector<std::size_t> pool_starts() const override {
+  std::span<const std::size_t> pool_starts() const override {
     if (boundaries_stale_) {
       boundaries_.clear();
       for (const auto& [edge, segments] : edges_)
