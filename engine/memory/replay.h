@@ -19,7 +19,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
-#include <memory_resource>
 #include <optional>
 #include <set>
 #include <string>
@@ -84,7 +83,7 @@ class PoolReplay {
   // The largest free range below the extent now (the definition above).
   Range largest_free_below_extent() const { return largest_free_below_extent(stats()); }
   // Taken blocks (live and parked) by offset, and the parked ones.
-  const std::pmr::map<std::size_t, std::size_t>& taken() const { return taken_; }  // offset -> end
+  const std::map<std::size_t, std::size_t>& taken() const { return taken_; }  // offset -> end
   bool parked_at(std::size_t offset) const { return parked_.count(offset) != 0; }
 
  private:
@@ -104,14 +103,10 @@ class PoolReplay {
     Range range;
     Role role;
   };
-  // The books below take and give back a node per block placed and freed,
-  // thousands of times a replay and dozens of replays a plan: they draw on
-  // one pool of nodes kept for the loop's life rather than on malloc.
-  std::pmr::unsynchronized_pool_resource nodes_;
-  std::pmr::unordered_map<std::int64_t, LiveBlock> blocks_{&nodes_};  // live blocks by id
-  std::pmr::set<std::size_t> parked_{&nodes_};                         // offsets of parked blocks
-  std::pmr::map<std::size_t, std::size_t> taken_{&nodes_};             // offset -> end, live and parked
-  std::pmr::set<std::pair<std::size_t, std::size_t>> gaps_{&nodes_};   // (bytes, offset) between taken blocks
+  std::unordered_map<std::int64_t, LiveBlock> blocks_;  // live blocks by id
+  std::set<std::size_t> parked_;                    // offsets of parked blocks
+  std::map<std::size_t, std::size_t> taken_;        // offset -> end, live and parked
+  std::set<std::pair<std::size_t, std::size_t>> gaps_;  // (bytes, offset) between taken blocks
   std::size_t load_ = 0;
   RoleBytes load_by_role_{};  // load_, split by the role of each live block
   PoolFigures figures_;
