@@ -76,6 +76,17 @@ class Allocator {
     const std::size_t bytes = round_up(request.bytes), largest = stats().largest_free_block_bytes;
     return bytes > largest ? bytes - largest : 0;
   }
+  // Makes the pool `pool_bytes` (more than now), after allocate() returned
+  // nothing, where every decision so far would have been the same in the
+  // larger pool: then the pool search goes on from the request that
+  // failed instead of replaying everything before it again. False, and
+  // nothing changed, for a policy whose placements depend on the pool's
+  // size (best fit's top block, high-end's top end, an initial pool): the
+  // default.
+  virtual bool widen(std::size_t pool_bytes) {
+    (void)pool_bytes;
+    return false;
+  }
 };
 
 // The policies by name, in this order. Every one rounds each request up to

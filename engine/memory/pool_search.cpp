@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -21,10 +22,22 @@ PoolSearch search_pool_size(const AllocTrace& trace, const AllocatorFactory& mak
   const std::size_t total = total_alloc_bytes(trace);
   const std::size_t limit = std::max(s.start_bytes, total > SIZE_MAX / 2 ? SIZE_MAX : total * 2);
   std::size_t pool = s.start_bytes;
+  std::unique_ptr<Allocator> allocator;
+  std::unique_ptr<PoolReplay> loop;
+  TraceReplay r;
   for (;;) {
-    auto allocator = make(pool);
-    PoolReplay loop(*allocator, park_horizon);
-    TraceReplay r = replay(trace, loop);  // the trace was validated above, once
+    // A policy whose placements do not depend on the pool's size goes on
+    // from the request that failed, in the pool grown: the same replay as
+    // starting again (cnmem without an initial pool restarts hundreds of
+    // times on a large network, each time a little further).
+    if (loop && park_horizon == 0 && allocator->widen(pool)) {
+      r = resume_replay(trace, *loop, static_cast<std::size_t>(r.failed_event));
+    } else {
+      loop.reset();  // before the allocator it points to
+      allocator = make(pool);
+      loop = std::make_unique<PoolReplay>(*allocator, park_horizon);
+      r = replay(trace, *loop);  // the trace was validated above, once
+    }
     if (r.fits) {
       s.pool_bytes = pool;
       s.replay = std::move(r);

@@ -168,10 +168,12 @@ void PoolReplay::free(std::int64_t id, int event, bool after_copy) {
   }
 }
 
-TraceReplay replay(const AllocTrace& trace, PoolReplay& pool) {
+namespace {
+
+// Events [from, end) of a trace into a loop that has placed those before.
+TraceReplay replay_events(const AllocTrace& trace, PoolReplay& pool, std::size_t from) {
   TraceReplay r;
-  pool.start_iteration();
-  for (std::size_t i = 0; i < trace.size(); ++i) {
+  for (std::size_t i = from; i < trace.size(); ++i) {
     const TraceEvent& e = trace[i];
     const int event = e.step != kNoStep ? e.step : static_cast<int>(i);
     if (e.kind == TraceEvent::Kind::free) {
@@ -189,6 +191,17 @@ TraceReplay replay(const AllocTrace& trace, PoolReplay& pool) {
   r.stats = pool.stats();
   r.figures = pool.figures();
   return r;
+}
+
+}  // namespace
+
+TraceReplay replay(const AllocTrace& trace, PoolReplay& pool) {
+  pool.start_iteration();
+  return replay_events(trace, pool, 0);
+}
+
+TraceReplay resume_replay(const AllocTrace& trace, PoolReplay& pool, std::size_t from) {
+  return replay_events(trace, pool, from);
 }
 
 TraceReplay replay(const AllocTrace& trace, Allocator& allocator, int park_horizon, PoolObserver* observer) {

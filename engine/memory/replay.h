@@ -134,6 +134,13 @@ TraceReplay replay(const AllocTrace& trace, Allocator& allocator, int park_horiz
 // start again.
 TraceReplay replay(const AllocTrace& trace, PoolReplay& pool);
 
+// A replay that stopped at event `from` (a request it could not place) going
+// on, in the same loop, after its allocator was widened (Allocator::widen):
+// what replay() into a fresh loop of the wider pool would give, without
+// placing events [0, from) again. Only for a loop that parks nothing
+// (horizon 0): a parking loop gives parked blocks back while it fails.
+TraceReplay resume_replay(const AllocTrace& trace, PoolReplay& pool, std::size_t from);
+
 // A schedule's dry run: its persistent tensors, then two iterations, in a
 // pool of `pool_bytes` under `heuristic`, parking at most `park_horizon`
 // offloaded blocks at once (Schedule::park_horizon); what a real run with

@@ -78,6 +78,17 @@ class CnmemAllocator final : public Allocator {
     free_.give_back(offset, bytes);  // merged only inside its pool: the free list is fenced at each pool's start
   }
 
+  // Without an initial pool nothing but the failure test reads the arena's
+  // size: a pool is claimed only when no free block fits, and exactly the
+  // request's size, so every placement before a failure is the same in a
+  // larger arena.
+  bool widen(std::size_t pool_bytes) override {
+    if (initial_ > 0 || pool_bytes < arena_) return false;
+    arena_ = pool_bytes;
+    free_.widen(pool_bytes);
+    return true;
+  }
+
   std::span<const std::size_t> pool_starts() const override {
     if (pool_starts_.size() <= 1) return {};
     return std::span<const std::size_t>(pool_starts_).subspan(1);

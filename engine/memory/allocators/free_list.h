@@ -12,6 +12,7 @@
 // replay loop's figures (engine/memory/replay.h), computed once.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <optional>
 #include <vector>
@@ -52,6 +53,9 @@ class FreeList {
   std::size_t count() const { return blocks_.size(); }
   const std::vector<Block>& blocks() const { return blocks_; }  // by offset
   std::size_t pool_bytes() const { return pool_bytes_; }
+  // The pool ends at `pool_bytes` (not less than now); nothing beyond the
+  // old end is free (for a policy that claims its pools as it grows).
+  void widen(std::size_t pool_bytes) { pool_bytes_ = std::max(pool_bytes_, pool_bytes); }
 
  private:
   // Removes [offset, offset + bytes) from the free block at `index`.
