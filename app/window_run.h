@@ -15,7 +15,7 @@
 namespace tidepool::app {
 
 // The window's look as the command line gave it (--screenshot, --frames,
-// --hover, the size), for a live or a recorded window.
+// --hover, --click, the size), for a live or a recorded window.
 ui::WindowOptions window_options(const WindowLook& look, std::string title);
 
 // Returns the process exit status. `ranks`: a data-parallel run's, this

@@ -45,9 +45,9 @@ class Dashboard {
   // records besides its pixels).
   const IterationStats& shown() const { return stats_; }
   // The address map as drawn last (what a screenshot records of it), and
-  // the name of the block pinned in it ("": none).
+  // the block pinned in it (null: none).
   const AddressMapScene& shown_map() const { return map_; }
-  const std::string& pinned_block() const { return address_map_view_.pinned(); }
+  const MapBlock* pinned_block() const { return address_map_view_.pinned(map_); }
   // The Stats view's rows as it drew them last.
   std::vector<StatsRow> shown_table() const { return stats_table(status_, stats_, rank_); }
   // A data-parallel run: the rank whose timeline, address map and load

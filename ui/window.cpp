@@ -204,7 +204,12 @@ int run_window(SessionLink& link, const WindowOptions& o) {
                      o.live_data_timeout_seconds, to_string(s.state), s.error.empty() ? "" : ": ", s.error.c_str());
         return 1;
       }
-      if (live_frames >= o.frames && (!o.click || live_frames > 2)) {
+      // ImGui hides a tooltip on the frame it first shows: with the pointer
+      // placed on the first live frame (--hover), or clicked on the second
+      // and placed again on the third (--click), the picture waits a frame
+      // more.
+      const int least_frames = o.click ? 4 : o.hover ? 2 : 1;
+      if (live_frames >= std::max(o.frames, least_frames)) {
         write_png(o.screenshot, width, height);
         const double live_seconds = std::chrono::duration<double>(Clock::now() - first_live).count();
         const double per_frame = 1e3 / std::max(live_frames, 1);
@@ -226,11 +231,9 @@ int run_window(SessionLink& link, const WindowOptions& o) {
         for (const StatsRow& row : dashboard.shown_table())
           std::printf("stats | %s | %s\n", row.figure.c_str(), row.value.c_str());
         print_address_map(dashboard.shown_map());
-        for (const MapBlock& b : dashboard.shown_map().blocks)
-          if (b.name == dashboard.pinned_block()) {
-            for (const std::string& line : block_details(b)) std::printf("address map pinned | %s\n", line.c_str());
-            break;
-          }
+        if (const MapBlock* pinned = dashboard.pinned_block())
+          for (const std::string& line : block_details(*pinned, !link.block_stack(pinned->tensor).empty()))
+            std::printf("address map pinned | %s\n", line.c_str());
         return 0;
       }
     }

@@ -227,7 +227,13 @@ void draw_timeline(Painter& p, const TimelineScene& scene, const Box& area, cons
     // tensor back (and the other way round).
     for (const TimelineSpan* other : scene.round_trip(*focus.hovered)) {
       const Box o = visible(l, l.span_box(*other));
+      if (o.x1 < o.x0) continue;  // outside the zoomed range
       p.outline_rect({o.x0 - 2, o.y0 - 2, o.x1 + 2, o.y1 + 2}, kHighlight, 1);
+      if (o.y0 == r.y0) {  // the same lane (a compression beside its copy): joined across
+        const float y = (r.y0 + r.y1) / 2, from = o.x0 > r.x1 ? r.x1 + 2 : r.x0 - 2, to = o.x0 > r.x1 ? o.x0 - 2 : o.x1 + 2;
+        p.line({from, y}, {to, y}, kHighlight, 1);
+        continue;
+      }
       const bool below = o.y0 >= r.y1;
       p.line({(r.x0 + r.x1) / 2, below ? r.y1 + 2 : r.y0 - 2}, {(o.x0 + o.x1) / 2, below ? o.y0 - 2 : o.y1 + 2},
              kHighlight, 1);

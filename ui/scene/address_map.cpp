@@ -174,6 +174,12 @@ std::vector<const MapBlock*> largest_at_peak(const AddressMapScene& map, std::si
   return live;
 }
 
+const MapBlock* find_block(const AddressMapScene& map, const BlockKey& key) {
+  for (const MapBlock& b : map.blocks)
+    if (key_of(b) == key) return &b;
+  return nullptr;
+}
+
 bool name_matches(const MapBlock& b, std::string_view search) {
   if (search.empty()) return false;
   auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
@@ -182,14 +188,17 @@ bool name_matches(const MapBlock& b, std::string_view search) {
   return it != b.name.end();
 }
 
-std::vector<std::string> block_details(const MapBlock& b) {
-  std::vector<std::string> lines{b.name,
-                                 "layer     " + b.name.substr(0, b.name.find('.')),
-                                 "role      " + std::string(to_string(b.role)),
-                                 "offset    " + format_bytes(b.offset) + " (" + std::to_string(b.offset) + ")",
-                                 "size      " + format_bytes(b.bytes)};
+std::vector<std::string> block_details(const MapBlock& b, bool traced) {
+  std::vector<std::string> lines{b.name.empty() ? std::string("(no frames)") : b.name};
+  if (!traced) {
+    lines.push_back("layer     " + b.name.substr(0, b.name.find('.')));
+    lines.push_back("role      " + std::string(to_string(b.role)));
+  }
+  lines.push_back("offset    " + format_bytes(b.offset) + " (" + std::to_string(b.offset) + ")");
+  lines.push_back("size      " + format_bytes(b.bytes));
   lines.push_back(b.persistent ? "lifetime  the whole run (placed once)"
-                               : "lifetime  steps " + std::to_string(b.first_step) + " to " + std::to_string(b.last_step));
+                               : std::string(traced ? "lifetime  events " : "lifetime  steps ") +
+                                     std::to_string(b.first_step) + " to " + std::to_string(b.last_step));
   if (b.offload_step >= 0) lines.push_back("offloaded from step " + std::to_string(b.offload_step));
   if (b.prefetch_done_step >= 0) lines.push_back("prefetched, back by step " + std::to_string(b.prefetch_done_step));
   if (b.parked_until_step > b.last_step)

@@ -99,7 +99,21 @@ std::vector<const MapBlock*> largest_at_peak(const AddressMapScene& map, std::si
 bool name_matches(const MapBlock& b, std::string_view search);
 
 // What a block is, line by line, as its tooltip and its pinned panel show
-// it: name, layer, role, offset, size, lifetime, and its transfers.
-std::vector<std::string> block_details(const MapBlock& b);
+// it: name, layer, role, offset, size, lifetime, and its transfers. A
+// traced block (a PyTorch snapshot's) is named by its frames and lives
+// between events: no layer, no role.
+std::vector<std::string> block_details(const MapBlock& b, bool traced = false);
+
+// A block as the window pins it: where it starts, in the pool and in the
+// iteration. Two blocks never share both (names do: a tensor's, a
+// snapshot's frame labels), and a run places a tensor alike every
+// iteration, so the key finds it again in the next map.
+struct BlockKey {
+  std::size_t offset = 0;
+  int first_step = 0;
+  bool operator==(const BlockKey&) const = default;
+};
+inline BlockKey key_of(const MapBlock& b) { return {b.offset, b.first_step}; }
+const MapBlock* find_block(const AddressMapScene& map, const BlockKey& key);
 
 }  // namespace tidepool::ui

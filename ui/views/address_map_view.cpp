@@ -11,26 +11,18 @@ namespace {
 
 // A block of a trace that records call stacks (a PyTorch snapshot): its
 // label, where it sits, and the stack that allocated it.
-void traced_block_tooltip(const MapBlock& b, const std::string& stack) {
-  ImGui::BeginTooltip();
-  ImGui::Text("%s", b.name.empty() ? "(no frames)" : b.name.c_str());
-  ImGui::Separator();
-  ImGui::Text("offset    %s (%zu)", format_bytes(b.offset).c_str(), b.offset);
-  ImGui::Text("size      %s", format_bytes(b.bytes).c_str());
-  ImGui::Text("lifetime  events %d to %d", b.first_step, b.last_step);
-  ImGui::Separator();
-  ImGui::TextDisabled("allocated at (innermost first):");
-  ImGui::TextUnformatted(stack.c_str());
-  ImGui::EndTooltip();
-}
-
 void block_tooltip(const MapBlock& b, const SessionLink& link) {
-  if (const std::string stack = link.block_stack(b.tensor); !stack.empty()) return traced_block_tooltip(b, stack);
-  const std::vector<std::string> lines = block_details(b);
+  const std::string stack = link.block_stack(b.tensor);
+  const std::vector<std::string> lines = block_details(b, !stack.empty());
   ImGui::BeginTooltip();
   ImGui::TextUnformatted(lines.front().c_str());
   ImGui::Separator();
   for (std::size_t i = 1; i < lines.size(); ++i) ImGui::TextUnformatted(lines[i].c_str());
+  if (!stack.empty()) {  // a PyTorch snapshot's block: the stack that allocated it
+    ImGui::Separator();
+    ImGui::TextDisabled("allocated at (innermost first):");
+    ImGui::TextUnformatted(stack.c_str());
+  }
   ImGui::EndTooltip();
 }
 
@@ -45,29 +37,33 @@ void AddressMapView::draw(const Frame& frame) {
   // Find, list, pin: a search that outlines the blocks whose names hold it,
   // the largest blocks alive at the peak (choosing one pins it), and the
   // pinned block's details, which stay while the pointer goes elsewhere. A
-  // block is pinned by name, so it stays pinned as new iterations arrive.
+  // block is pinned by where it starts (BlockKey), so it stays pinned as
+  // new iterations arrive.
   ImGui::SetNextItemWidth(std::min(220.0f, ImGui::GetContentRegionAvail().x / 3));
   ImGui::InputTextWithHint("##find", "find a tensor", search_, sizeof search_);
   ImGui::SameLine();
   ImGui::SetNextItemWidth(std::min(220.0f, ImGui::GetContentRegionAvail().x / 2));
   if (ImGui::BeginCombo("##largest", "largest at the peak", ImGuiComboFlags_HeightLarge)) {
-    for (const MapBlock* b : largest_at_peak(map, 20))
-      if (ImGui::Selectable((format_bytes(b->bytes) + "  " + b->name).c_str(), b->name == pinned_)) pinned_ = b->name;
+    int row = 0;
+    for (const MapBlock* b : largest_at_peak(map, 20)) {
+      ImGui::PushID(row++);
+      if (ImGui::Selectable((format_bytes(b->bytes) + "  " + b->name).c_str(), pinned_ && key_of(*b) == *pinned_))
+        pinned_ = key_of(*b);
+      ImGui::PopID();
+    }
     ImGui::EndCombo();
   }
-  const MapBlock* pinned = nullptr;
-  for (const MapBlock& b : map.blocks)
-    if (!pinned_.empty() && b.name == pinned_) pinned = &b;
+  const MapBlock* pinned = pinned_ ? find_block(map, *pinned_) : nullptr;
   if (pinned) {
     ImGui::SameLine();
     if (ImGui::SmallButton("unpin")) {
       pinned = nullptr;
-      pinned_.clear();
+      pinned_.reset();
     }
   }
   if (pinned) {
     std::string line;
-    for (std::string part : block_details(*pinned)) {
+    for (std::string part : block_details(*pinned, !frame.link.block_stack(pinned->tensor).empty())) {
       // The tooltip's columns, as one line: "role      activation" reads "role activation".
       part.erase(std::unique(part.begin(), part.end(), [](char a, char b) { return a == ' ' && b == ' '; }), part.end());
       line += (line.empty() ? "pinned: " : "  |  ") + part;
@@ -91,7 +87,7 @@ void AddressMapView::draw(const Frame& frame) {
       if (layout.life_box(b).contains(mouse) || layout.parked_box(b).contains(mouse)) hovered = &b;
   }
   if (c.hovered && ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
-    pinned_ = hovered ? hovered->name : std::string();
+    pinned_ = hovered ? std::optional<BlockKey>(key_of(*hovered)) : std::nullopt;
     focus.pinned = hovered;
   }
   paint::draw_address_map(painter, map, c.area(), focus);

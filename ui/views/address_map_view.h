@@ -6,8 +6,10 @@
 // of a block pinned by a click.
 #pragma once
 
+#include <optional>
 #include <string>
 
+#include "ui/scene/address_map.h"
 #include "ui/views/view.h"
 
 namespace tidepool::ui {
@@ -15,12 +17,12 @@ namespace tidepool::ui {
 class AddressMapView {
  public:
   void draw(const Frame& frame);
-  // The pinned block's name ("": none).
-  const std::string& pinned() const { return pinned_; }
+  // The pinned block, in the map it was last drawn with (null: none).
+  const MapBlock* pinned(const AddressMapScene& map) const { return pinned_ ? find_block(map, *pinned_) : nullptr; }
 
  private:
   char search_[64] = "";  // the "find a tensor" box
-  std::string pinned_;    // the pinned block's name ("": none)
+  std::optional<BlockKey> pinned_;
 };
 
 }  // namespace tidepool::ui
