@@ -3,6 +3,9 @@
 // peak load (§III-B).
 #include <gtest/gtest.h>
 
+#include <memory>
+#include <span>
+
 #include <iostream>
 #include <stdexcept>
 
@@ -14,6 +17,7 @@
 #include "engine/plan/planner.h"
 #include "engine/memory/pool_search.h"
 #include "testing/networks.h"
+#include "models/registry.h"
 #include "testing/traces.h"
 
 namespace tidepool {
@@ -145,6 +149,50 @@ TEST(PoolSearch, ScheduleSearchGivesEveryPolicyAPoolARealReplayFits) {
     }
     EXPECT_TRUE(serves(trace_of(s, 3), name, found.pool_bytes, s.park_horizon)) << "every later iteration fits as well";
   }
+}
+
+// A policy as it is, but never widened: the search starts every replay
+// again, as it did before Allocator::widen.
+class Unwidened final : public Allocator {
+ public:
+  explicit Unwidened(std::unique_ptr<Allocator> inner) : inner_(std::move(inner)) {}
+  std::string_view name() const override { return inner_->name(); }
+  std::optional<std::size_t> allocate(const AllocRequest& r) override { return inner_->allocate(r); }
+  void free(std::size_t offset) override { inner_->free(offset); }
+  PoolStats stats() const override { return inner_->stats(); }
+  std::span<const std::size_t> pool_starts() const override { return inner_->pool_starts(); }
+  std::size_t lacking_bytes(const AllocRequest& r) const override { return inner_->lacking_bytes(r); }
+
+ private:
+  std::unique_ptr<Allocator> inner_;
+};
+
+// Going on from the failed request in a widened pool finds what starting
+// again finds: the same pool after the same restarts, and the same
+// figures. cnmem without an initial pool (the registry's) restarts many
+// times on resnet20's offloading schedule, the case widening is for.
+TEST(PoolSearch, GoingOnInAWidenedPoolFindsWhatStartingAgainFinds) {
+  CpuKernels kernels;
+  const Network net = models::make_model("resnet20", models::InputKind::cifar, 10);
+  for (OffloadMode mode : {OffloadMode::base, OffloadMode::all, OffloadMode::aconv}) {
+    SCOPED_TRACE(to_string(mode));
+    const AllocTrace trace = trace_of(plan_schedule(net, 64, {.memory = {.mode = mode}}, kernels), 2);
+    const PoolSearch widened = search_pool_size(trace, [](std::size_t pool) { return make_allocator("cnmem", pool); });
+    const PoolSearch again = search_pool_size(
+        trace, [](std::size_t pool) { return std::make_unique<Unwidened>(make_allocator("cnmem", pool)); });
+    EXPECT_EQ(widened.pool_bytes, again.pool_bytes);
+    EXPECT_EQ(widened.restarts, again.restarts);
+    EXPECT_GT(widened.restarts, 0) << "no restart: the test shows nothing";
+    EXPECT_EQ(widened.replay.figures.peak_load_bytes, again.replay.figures.peak_load_bytes);
+    EXPECT_EQ(widened.replay.figures.footprint_bytes, again.replay.figures.footprint_bytes);
+    EXPECT_EQ(widened.replay.figures.largest_free_at_peak, again.replay.figures.largest_free_at_peak);
+    EXPECT_EQ(widened.replay.figures.holes_at_peak_bytes, again.replay.figures.holes_at_peak_bytes);
+    EXPECT_EQ(widened.replay.stats.largest_free_block_bytes, again.replay.stats.largest_free_block_bytes);
+    EXPECT_EQ(widened.replay.stats.extent_bytes, again.replay.stats.extent_bytes);
+  }
+  // A policy whose placements depend on the pool's size is never widened.
+  EXPECT_FALSE(make_allocator("best-fit", 1 << 20)->widen(2 << 20));
+  EXPECT_FALSE(make_cnmem_allocator(1 << 20, 1 << 16)->widen(2 << 20)) << "an initial pool";
 }
 
 }  // namespace
