@@ -230,18 +230,27 @@ struct SideLabel {
 
 // Each label where it wants to be, or just below the one above it where
 // they would print over each other (a footprint just above the largest
-// free block at the peak, as in most tight pools).
+// free block at the peak, as in most tight pools); and none below the
+// plot, where the step axis is: labels pushed past it move back up
+// together.
 void draw_side_labels(Painter& p, const AddressMapLayout& l, std::vector<SideLabel> labels) {
   const float h = line_height(p, TextSize::small);
+  auto height = [&](const SideLabel& label) { return h * static_cast<float>(label.lines.size()); };
   std::stable_sort(labels.begin(), labels.end(), [](const SideLabel& a, const SideLabel& b) { return a.top < b.top; });
   float free_from = -1e30f;
   for (SideLabel& label : labels) {
     label.top = std::max(label.top, free_from);
+    free_from = label.top + height(label) + 1;
+  }
+  float bottom = l.plot.y1;
+  for (auto label = labels.rbegin(); label != labels.rend(); ++label) {
+    label->top = std::min(label->top, bottom - height(*label));
+    bottom = label->top - 1;
+  }
+  for (const SideLabel& label : labels)
     for (std::size_t i = 0; i < label.lines.size(); ++i)
       p.text({l.strip.x1 + kLabelGap, label.top + h * static_cast<float>(i)}, label.lines[i], label.colour,
              TextSize::small, HAlign::left, VAlign::top);
-    free_from = label.top + h * static_cast<float>(label.lines.size()) + 1;
-  }
 }
 
 }  // namespace

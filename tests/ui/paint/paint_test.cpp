@@ -378,6 +378,25 @@ TEST(Paint, AddressMapSideLabelsDoNotOverlap) {
           << "'" << side[i].text << "' and '" << side[j].text << "'";
 }
 
+// Labels that all want the bottom of the plot (a largest free block at the
+// pool's start, the footprint just above it) stay above the step axis.
+TEST(Paint, AddressMapSideLabelsStayAboveTheStepAxis) {
+  ui::AddressMapScene scene = testing::address_map_scene();
+  scene.largest_free_at_peak = MapHole{0, 4 * 1024};
+  scene.footprint_bytes = 8 * 1024;
+  scene.pool_bytes = 12 * 1024;
+  RecordingPainter painter(window_font);
+  paint::draw_address_map(painter, scene, kArea);
+  const paint::AddressMapLayout l = paint::address_map_layout(painter, scene, kArea);
+  int side = 0;
+  for (const Call& c : painter.calls) {
+    if (c.kind != Call::Kind::text || c.points[0].x <= l.strip.x1) continue;
+    EXPECT_LE(c.points[0].y + window_font(c.text, c.size).y, l.plot.y1 + 0.5f) << c.text;
+    ++side;
+  }
+  EXPECT_EQ(side, 4);
+}
+
 TEST(Paint, TimelineZoomedInKeepsSpansInThePlotAndOutlinesTheHoveredOne) {
   const TimelineScene scene = timeline_scene();
   cv::Mat image = blank();
