@@ -133,8 +133,14 @@ Prediction predict(const Network& net, const Schedule& s, const PerfModel& model
 Prediction predict_in_pool(const Network& net, const Schedule& s, const PerfModel& model, const KernelQueries& queries,
                            std::string_view heuristic, std::size_t pool_bytes) {
   const ScheduleTraces traces(s);
-  const int horizon = park_in(s, traces, heuristic, pool_bytes).horizon;
-  const CopyWaits waits = copy_waits(s, traces, heuristic, pool_bytes, horizon);
+  return predict_in_pool(net, s, model, queries, heuristic, pool_bytes, traces,
+                         park_in(s, traces, heuristic, pool_bytes).horizon);
+}
+
+Prediction predict_in_pool(const Network& net, const Schedule& s, const PerfModel& model, const KernelQueries& queries,
+                           std::string_view heuristic, std::size_t pool_bytes, const ScheduleTraces& traces,
+                           int park_horizon) {
+  const CopyWaits waits = copy_waits(s, traces, heuristic, pool_bytes, park_horizon);
   return predict_with(net, s, model, queries, &waits);
 }
 

@@ -65,6 +65,11 @@ Prediction predict(const Network& network, const Schedule& train, const PerfMode
 // not used): the prediction `plan` prints and hybrid weighs.
 Prediction predict_in_pool(const Network& network, const Schedule& train, const PerfModel& model,
                            const KernelQueries& queries, std::string_view heuristic, std::size_t pool_bytes);
+// The same for a caller that has the schedule's traces and the horizon
+// park_in chose in this pool already (plan_memory).
+Prediction predict_in_pool(const Network& network, const Schedule& train, const PerfModel& model,
+                           const KernelQueries& queries, std::string_view heuristic, std::size_t pool_bytes,
+                           const ScheduleTraces& traces, int park_horizon);
 
 // Mode accudnn's choice at one batch: which of `all`'s tensors to offload
 // (the rest stay on the device), by choose_pinned on `all`'s sequences in

@@ -46,8 +46,7 @@ PlanSettings with_mode(PlanSettings s, OffloadMode mode) {
 // neither offloaded nor recomputed. Stops when nothing more helps at the
 // peak.
 std::vector<Pick> peak_greedy(const WaysOff& ways, std::size_t limit) {
-  std::vector<double> load;
-  for (std::size_t l : ways.keep.load_after_steps()) load.push_back(static_cast<double>(l));
+  std::vector<double> load(ways.load.begin(), ways.load.end());
   const std::vector<WayOff>& w = ways.tensors;
   std::vector<bool> taken(w.size(), false), moved(ways.keep.tensors.size(), false),
       pinned(ways.keep.tensors.size(), false);
@@ -154,9 +153,7 @@ std::optional<std::vector<Pick>> descend(const WaysOff& ways, std::size_t limit)
   const std::size_t n = w.size();
   std::vector<int> candidate(ways.keep.tensors.size(), -1);
   for (std::size_t i = 0; i < n; ++i) candidate[static_cast<std::size_t>(w[i].tensor)] = static_cast<int>(i);
-  std::vector<double> curve;
-  for (std::size_t l : ways.keep.load_after_steps()) curve.push_back(static_cast<double>(l));
-  LoadTree load(curve);
+  LoadTree load(std::vector<double>(ways.load.begin(), ways.load.end()));
   std::vector<Way> way(n, Way::keep);
   auto cost = [&](std::size_t i, Way x) {
     return x == Way::offload ? w[i].offload_us : x == Way::recompute ? w[i].recompute_us : 0.0;
@@ -319,6 +316,7 @@ WaysOff ways_off(const Network& net, std::int64_t batch, const PlanSettings& tra
   WaysOff out;
   out.keep = plan_schedule(net, batch, with_mode(train, OffloadMode::hybrid), kernels);
   const Schedule& keep = out.keep;
+  out.load = keep.load_after_steps();
   const Schedule all = plan_schedule(net, batch, with_mode(train, OffloadMode::all), kernels);
   const std::size_t n = keep.tensors.size();
   // What backward reads, and the first and last layers (in backward's

@@ -67,7 +67,8 @@ struct WayOff {
   bool away_recomputed(int k) const { return k > last_forward_step && k < first_backward_step; }
 };
 struct WaysOff {
-  Schedule keep;  // everything kept
+  Schedule keep;                  // everything kept
+  std::vector<std::size_t> load;  // keep's load after each step (Schedule::load_after_steps), once
   std::vector<WayOff> tensors;
 };
 WaysOff ways_off(const Network& network, std::int64_t batch, const PlanSettings& train, const KernelQueries& kernels,

@@ -337,7 +337,8 @@ MemoryPlan plan_memory(const Network& net, std::int64_t batch, const MemorySetti
   p.figures = (parked.replay ? *parked.replay : unparked).steady.figures;
   p.parking_pool_bytes = parking_hint(p.train, train_traces, heuristic, p.pool_bytes, limits.arena_bytes);
 
-  if (model) p.predicted = predict_in_pool(net, p.train, *model, kernels, heuristic, p.pool_bytes);
+  if (model)
+    p.predicted = predict_in_pool(net, p.train, *model, kernels, heuristic, p.pool_bytes, train_traces, parked.horizon);
 
   if (settings.compress) {
     PlanSettings plain = p.train.settings;

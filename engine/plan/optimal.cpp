@@ -68,7 +68,7 @@ Solution solve(const WaysOff& ways, std::size_t limit, double time_limit_s) {
       }
   }
   // Every step above the limit: the tensors away then save the excess.
-  const std::vector<std::size_t> load = ways.keep.load_after_steps();
+  const std::vector<std::size_t>& load = ways.load;
   for (int k = 0; k < static_cast<int>(load.size()); ++k) {
     if (load[static_cast<std::size_t>(k)] <= limit) continue;
     CoinPackedVector v;

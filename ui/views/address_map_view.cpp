@@ -9,8 +9,8 @@
 namespace tidepool::ui {
 namespace {
 
-// A block of a trace that records call stacks (a PyTorch snapshot): its
-// label, where it sits, and the stack that allocated it.
+// What a block is (block_details), and for a trace that records call
+// stacks (a PyTorch snapshot) the stack that allocated it.
 void block_tooltip(const MapBlock& b, const SessionLink& link) {
   const std::string stack = link.block_stack(b.tensor);
   const std::vector<std::string> lines = block_details(b, !stack.empty());
