@@ -190,6 +190,7 @@ TEST(PoolSearch, GoingOnInAWidenedPoolFindsWhatStartingAgainFinds) {
     EXPECT_EQ(widened.replay.stats.largest_free_block_bytes, again.replay.stats.largest_free_block_bytes);
     EXPECT_EQ(widened.replay.stats.extent_bytes, again.replay.stats.extent_bytes);
   }
+  EXPECT_TRUE(make_allocator("cnmem", 1 << 20)->widen(2 << 20)) << "the registry's cnmem claims pools as it needs them";
   // A policy whose placements depend on the pool's size is never widened.
   EXPECT_FALSE(make_allocator("best-fit", 1 << 20)->widen(2 << 20));
   EXPECT_FALSE(make_cnmem_allocator(1 << 20, 1 << 16)->widen(2 << 20)) << "an initial pool";
