@@ -48,17 +48,18 @@ TEST(PaperFigures, Resnet20LearnsTheGeneratedDatasetInThreeEpochs) {
 
 // Zhuang's 16-bit training (issue 17): the same run in bf16 and in fp16
 // (with its loss scale) reaches fp32's test accuracy within one point. A
-// run that ends higher reaches it: after three epochs the accuracy still
-// moves by a point from run to run (measured: fp32 98.25 %, bf16 and fp16
-// 99.30 %, fp16 with no step skipped),
-// so the test asks that 16 bits give up at most one point.
+// run that ends higher reaches it. Six epochs, on either path a processor
+// takes: after three the accuracy still moves by a point from run to run,
+// and on oneDNN's own bf16 kernels (AVX-512 BF16) bf16 and fp16 ended 1.2
+// points under fp32; after six, seed 1 gave fp32 99.90 %, bf16 99.95 %,
+// fp16 99.80 % there (docs/sixteen-bit.md).
 TEST(PaperFigures, Resnet20In16BitsMatchesFp32sAccuracyWithinOnePoint) {
   const testing::TempDir dir("long_precision");
   auto accuracy = [&](Precision p) {
     RunSettings o;
     o.model = "resnet20";
     o.dataset = "generated";
-    o.epochs = 3;
+    o.epochs = 6;  // after 3 the accuracy still moves by a point from run to run (docs/sixteen-bit.md)
     o.seed = 1;
     o.progress = false;
     o.memory.precision = p;
@@ -70,7 +71,7 @@ TEST(PaperFigures, Resnet20In16BitsMatchesFp32sAccuracyWithinOnePoint) {
   const double fp32 = accuracy(Precision::fp32);
   for (Precision p : {Precision::bf16, Precision::fp16}) {
     const double got = accuracy(p);
-    std::printf("resnet20, generated, 3 epochs: %s %.2f %% against fp32 %.2f %%\n", to_string(p), 100 * got, 100 * fp32);
+    std::printf("resnet20, generated, 6 epochs: %s %.2f %% against fp32 %.2f %%\n", to_string(p), 100 * got, 100 * fp32);
     EXPECT_GE(got, fp32 - 0.01) << to_string(p);
   }
 }

@@ -98,7 +98,7 @@ TEST(SixteenBitKernels, TheirStepsPassTheir16BitTensorsAsTheyAre) {
   EXPECT_FALSE(s.nodes[0].computes_16bit) << "the first convolution reads the f32 images";
 
   // The cpu table in bf16: every step copied where oneDNN has no bf16
-  // kernels of its own (no AVX-512 BF16, or the tests' ISA cap), the same
+  // kernels of its own (no AVX-512 BF16, or ONEDNN_MAX_CPU_ISA caps it), the same
   // steps as this table's computing in bf16 where it has.
   const std::unique_ptr<KernelQueries> cpu = make_cpu_queries();
   const Schedule cpu_bf16 = plan_schedule(net, 8, {.memory = {.precision = Precision::bf16}}, *cpu);

@@ -2,10 +2,9 @@
 // bf16 primitives on AVX-512 BF16): convolution, batch norm (its fused
 // ReLU too), pooling, ReLU and the residual add against the f32 kernels on
 // the same bf16 values, in NCHW and in the channel-blocked layout training
-// keeps activations in. Where the processor (or ONEDNN_MAX_CPU_ISA, which
-// the test binaries cap at AVX2: tests/testing/onednn_isa.cpp) gives no
-// native bf16, every test skips; ctest's `cpu_native_bf16` runs them with
-// the cap lifted.
+// keeps activations in. Where the processor (or a caller's
+// ONEDNN_MAX_CPU_ISA) gives no native bf16, every test skips; ctest's
+// `cpu_native_bf16` runs them uncapped even when the suite is capped.
 //
 // Tolerances, as for the cuda device's 16-bit kernels: the operands are
 // bf16 values, so products are exact in f32 on both sides; what differs
