@@ -87,6 +87,18 @@ class Allocator {
     (void)pool_bytes;
     return false;
   }
+  // After allocate(request) returned nothing: what the same request would
+  // lack in a fresh replay of the same requests in a pool of `pool_bytes`
+  // (more than now), told without replaying, where the policy knows every
+  // decision before it would have been the same there and the request's
+  // own outcome depends only on the room the larger pool adds. 0: it would
+  // be served there (what follows needs a replay). Nothing: not known
+  // (the default). The pool search steps over the pools that would fail
+  // at the same request, as it would have by replaying each.
+  virtual std::optional<std::size_t> lacking_in_pool(std::size_t pool_bytes) const {
+    (void)pool_bytes;
+    return std::nullopt;
+  }
 };
 
 // The policies by name, in this order. Every one rounds each request up to

@@ -37,6 +37,7 @@ PoolSearch search_pool_size(const AllocTrace& trace, const AllocatorFactory& mak
       allocator = make(pool);
       loop = std::make_unique<PoolReplay>(*allocator, park_horizon);
       r = replay(trace, *loop);  // the trace was validated above, once
+      ++s.replays;
     }
     if (r.fits) {
       s.pool_bytes = pool;
@@ -48,13 +49,24 @@ PoolSearch search_pool_size(const AllocTrace& trace, const AllocatorFactory& mak
     // room for it); at least one granule, so that a policy failing with a
     // free block big enough (exact's accounting, a policy that declines a
     // fitting hole) still makes progress.
-    const std::size_t grow = std::max(round_up(r.failure.lacking_bytes), kAllocGranularity);
-    if (pool > limit - std::min(limit, grow))
-      throw std::runtime_error("pool search for '" + std::string(allocator->name()) + "' passed " +
-                               std::to_string(limit) + " bytes without serving the trace (event " +
-                               std::to_string(r.failed_event) + " still fails)");
-    pool += grow;
-    ++s.restarts;
+    auto grow_by = [&](std::size_t lacking) {
+      const std::size_t grow = std::max(round_up(lacking), kAllocGranularity);
+      if (pool > limit - std::min(limit, grow))
+        throw std::runtime_error("pool search for '" + std::string(allocator->name()) + "' passed " +
+                                 std::to_string(limit) + " bytes without serving the trace (event " +
+                                 std::to_string(r.failed_event) + " still fails)");
+      pool += grow;
+      ++s.restarts;
+    };
+    grow_by(r.failure.lacking_bytes);
+    // Pools the policy can tell would fail at the same request are
+    // stepped over as replaying each would have (pytorch in a tight pool:
+    // dozens of restarts, each 2 MiB further, before its segment fits).
+    if (park_horizon == 0)
+      while (const std::optional<std::size_t> lacking = allocator->lacking_in_pool(pool)) {
+        if (*lacking == 0) break;
+        grow_by(*lacking);
+      }
   }
 }
 

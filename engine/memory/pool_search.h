@@ -36,7 +36,11 @@ namespace tidepool {
 struct PoolSearch {
   std::size_t start_bytes = 0;  // where the search began
   std::size_t pool_bytes = 0;   // a pool that serves the sequence
-  int restarts = 0;             // replays that failed before it
+  int restarts = 0;             // pools that failed before it
+  // Replays run from the first request: restarts + 1, fewer where the
+  // policy went on in a widened pool or stepped over pools that would
+  // fail alike (Allocator::widen, Allocator::lacking_in_pool).
+  int replays = 0;
   TraceReplay replay;           // the successful replay at pool_bytes
 };
 

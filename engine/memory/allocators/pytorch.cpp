@@ -144,12 +144,21 @@ class PytorchAllocator final : public Allocator {
     const PoolKey pool{r.stream, size <= kSmallSize};
     std::optional<std::size_t> block = cached_block(pool, size);
     if (!block) block = new_block(pool, size);
-    if (!block && release_oversize(pool, size)) block = new_block(pool, size);
     if (!block) {
-      release_cached();
-      block = new_block(pool, size);
+      // Here the pool's size decides: an arena longer by this much would
+      // have held the segment at its end instead of releasing cached ones.
+      const std::size_t claim = allocation_size(size);
+      miss_room_ = std::min(miss_room_, claim - unreserved_top());
+      if (release_oversize(pool, size)) block = new_block(pool, size);
+      if (!block) {
+        release_cached();
+        block = new_block(pool, size);
+      }
+      if (!block) {
+        failed_claim_ = claim;
+        return std::nullopt;
+      }
     }
-    if (!block) return std::nullopt;
     return take(*block, size, pool, round_up(r.bytes));
   }
 
@@ -205,6 +214,28 @@ class PytorchAllocator final : public Allocator {
     return boundaries_;
   }
 
+  // Where segments are cudaMalloc's (first fit into the lowest range that
+  // holds them, no oversize release), a larger arena's replay is this
+  // one's with the unreserved range at the end longer by what it adds (or
+  // a new one there): every segment goes to the same lowest range, and
+  // every miss releases the same cached segments, until a miss whose
+  // segment the longer end would have held (miss_room_). Short of that,
+  // the failed segment still fails after the release when the end's range
+  // plus the added room cannot hold it, and lacks what lacking_bytes()
+  // would say with that range so much longer.
+  std::optional<std::size_t> lacking_in_pool(std::size_t pool_bytes) const override {
+    const bool first_fit_segments =
+        !conf_.expandable_segments && conf_.max_split_size_bytes == std::numeric_limits<std::size_t>::max();
+    if (!failed_claim_ || !first_fit_segments || usable_pool(pool_bytes) <= arena_) return std::nullopt;
+    const std::size_t more = usable_pool(pool_bytes) - arena_;
+    const std::size_t top = unreserved_top() + more;
+    if (more >= miss_room_ || top >= *failed_claim_) return 0;
+    std::size_t room = top;
+    for (const Block& b : unreserved_.blocks())
+      if (b.end() != arena_) room = std::max(room, b.bytes);
+    return *failed_claim_ - room;
+  }
+
   // The arena a new segment (or an expandable segment's new pages) needed
   // beyond the largest unreserved range.
   std::size_t lacking_bytes(const AllocRequest& r) const override {
@@ -223,6 +254,12 @@ class PytorchAllocator final : public Allocator {
 
  private:
   static std::size_t page_of(const PoolKey& pool) { return pool.small ? kSmallBuffer : kLargeBuffer; }
+
+  // The unreserved range that ends at the arena's end, 0 when a segment does.
+  std::size_t unreserved_top() const {
+    const std::vector<Block>& free = unreserved_.blocks();
+    return !free.empty() && free.back().end() == arena_ ? free.back().bytes : 0;
+  }
 
   // The largest request a new segment (or fresh pages) in `room` bytes of
   // the arena would hold: what the rest of the pool can still serve.
@@ -243,9 +280,11 @@ class PytorchAllocator final : public Allocator {
   void cache(std::size_t offset) {
     const SegmentBlock& b = blocks_.at(offset);
     cached_[b.pool].insert({b.bytes, offset});
+    if (whole_free_segment(offset)) whole_free_.insert(offset);
   }
   void uncache(std::map<std::size_t, SegmentBlock>::iterator it) {
     cached_[it->second.pool].erase({it->second.bytes, it->first});
+    whole_free_.erase(it->first);
   }
 
   // The cached block at an expandable segment's growing end, if there is one.
@@ -293,6 +332,7 @@ class PytorchAllocator final : public Allocator {
     if (size >= conf_.max_split_size_bytes && bytes >= size + conf_.max_non_split_rounding_bytes) return std::nullopt;
     const std::size_t offset = it->second;
     blocks.erase(it);
+    whole_free_.erase(offset);
     return offset;
   }
 
@@ -457,10 +497,8 @@ class PytorchAllocator final : public Allocator {
   // pool back to the device; expandable segments unmap the free pages at
   // their growing end.
   void release_cached() {
-    std::vector<std::size_t> whole;
-    for (const auto& [key, blocks] : cached_)
-      for (const auto& [bytes, offset] : blocks)
-        if (whole_free_segment(offset)) whole.push_back(offset);
+    // (The order does not matter: the arena's free ranges merge the same.)
+    const std::vector<std::size_t> whole(whole_free_.begin(), whole_free_.end());
     for (std::size_t offset : whole) release_segment(offset);
     std::vector<PoolKey> emptied;
     for (const auto& [pool, id] : expandable_)
@@ -506,6 +544,15 @@ class PytorchAllocator final : public Allocator {
   int next_segment_ = 0;
   std::map<std::size_t, SegmentBlock> blocks_;  // every block of every segment, by offset
   std::map<PoolKey, std::set<std::pair<std::size_t, std::size_t>>> cached_;  // free blocks: (bytes, offset)
+  // The cached blocks that are a whole segment (not expandable), by offset:
+  // what release_cached gives back, without scanning every cached block
+  // each time a tight pool has no room for a segment.
+  std::set<std::size_t> whole_free_;
+  // For lacking_in_pool: the least room a larger arena must add for some
+  // miss (a request whose segment no unreserved range held) to be served
+  // at its end before releasing, and the failed request's segment.
+  std::size_t miss_room_ = std::numeric_limits<std::size_t>::max();
+  std::optional<std::size_t> failed_claim_;
   std::map<PoolKey, int> expandable_;           // the expandable segment of each stream and pool
   std::size_t reserved_ = 0, load_ = 0;
   std::map<std::size_t, int> edges_;            // segment begins and ends: how many segments have each
