@@ -280,11 +280,9 @@ class PytorchAllocator final : public Allocator {
   void cache(std::size_t offset) {
     const SegmentBlock& b = blocks_.at(offset);
     cached_[b.pool].insert({b.bytes, offset});
-    if (whole_free_segment(offset)) whole_free_.insert(offset);
   }
   void uncache(std::map<std::size_t, SegmentBlock>::iterator it) {
     cached_[it->second.pool].erase({it->second.bytes, it->first});
-    whole_free_.erase(it->first);
   }
 
   // The cached block at an expandable segment's growing end, if there is one.
@@ -332,7 +330,6 @@ class PytorchAllocator final : public Allocator {
     if (size >= conf_.max_split_size_bytes && bytes >= size + conf_.max_non_split_rounding_bytes) return std::nullopt;
     const std::size_t offset = it->second;
     blocks.erase(it);
-    whole_free_.erase(offset);
     return offset;
   }
 
@@ -497,8 +494,10 @@ class PytorchAllocator final : public Allocator {
   // pool back to the device; expandable segments unmap the free pages at
   // their growing end.
   void release_cached() {
-    // (The order does not matter: the arena's free ranges merge the same.)
-    const std::vector<std::size_t> whole(whole_free_.begin(), whole_free_.end());
+    std::vector<std::size_t> whole;
+    for (const auto& [key, blocks] : cached_)
+      for (const auto& [bytes, offset] : blocks)
+        if (whole_free_segment(offset)) whole.push_back(offset);
     for (std::size_t offset : whole) release_segment(offset);
     std::vector<PoolKey> emptied;
     for (const auto& [pool, id] : expandable_)
@@ -544,10 +543,6 @@ class PytorchAllocator final : public Allocator {
   int next_segment_ = 0;
   std::map<std::size_t, SegmentBlock> blocks_;  // every block of every segment, by offset
   std::map<PoolKey, std::set<std::pair<std::size_t, std::size_t>>> cached_;  // free blocks: (bytes, offset)
-  // The cached blocks that are a whole segment (not expandable), by offset:
-  // what release_cached gives back, without scanning every cached block
-  // each time a tight pool has no room for a segment.
-  std::set<std::size_t> whole_free_;
   // For lacking_in_pool: the least room a larger arena must add for some
   // miss (a request whose segment no unreserved range held) to be served
   // at its end before releasing, and the failed request's segment.
