@@ -4,6 +4,9 @@
 //    table (scheme p, prefetch-first: the row with the most blocks);
 //  - table/<model>: the whole table `tidepool plan` prints for the run
 //    (every mode, scheme, order and heuristic: 112 rows).
+//  - slowest_row/<model>: every row of that table planned on its own,
+//    each after the replay memo is emptied; the counters give the slowest
+//    (slowest_ms; the label names it) and how many took 100 ms or more.
 //  - again/<model>/<heuristic>/<mode>: the same row planned a second time,
 //    as the window does when a setting is switched back: answered from the
 //    replays the process has kept (engine/memory/replay_memo.h).
@@ -16,8 +19,10 @@
 // resnet152's table under 3 s.
 //
 //   build/bench/bench_plan --benchmark_filter='row/resnet152' [--benchmark_min_time=0.1]
+//   build/bench/bench_plan --benchmark_filter='slowest_row/resnet152'   (about 5 s)
 #include <benchmark/benchmark.h>
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -53,7 +58,7 @@ MemorySettings row_settings(const std::string& heuristic, OffloadMode mode) {
   MemorySettings settings;
   settings.mode = mode;
   settings.heuristic = heuristic;
-  settings.scheme = ConvScheme::p;
+  settings.scheme = ConvScheme::m;
   settings.order = AllocOrder::prefetch_first;
   return settings;
 }
@@ -84,10 +89,39 @@ void table(benchmark::State& state, Workload w) {
   state.counters["rows"] = static_cast<double>(rows);
 }
 
+void slowest_row(benchmark::State& state, Workload w) {
+  const Network net = app::model_for_dataset(w.model, w.dataset);
+  const std::vector<app::PlanRow> rows = app::plan_table(net, w.batch, queries(), allocator_names());
+  double slowest_ms = 0;
+  int over = 0;
+  std::string name;
+  for (auto _ : state)
+    for (const app::PlanRow& r : rows) {
+      forget_replays();
+      const auto start = std::chrono::steady_clock::now();
+      benchmark::DoNotOptimize(plan_memory(net, w.batch, r.settings, queries()));
+      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+      over += ms >= 100;
+      if (ms > slowest_ms) {
+        slowest_ms = ms;
+        name = r.settings.heuristic + " " + to_string(r.settings.mode) + " " + to_string(r.settings.scheme) + " " +
+               to_string(r.settings.order);
+      }
+    }
+  state.counters["rows"] = static_cast<double>(rows.size());
+  state.counters["slowest_ms"] = slowest_ms;
+  state.counters["over_100ms"] = over;
+  state.SetLabel(name);
+}
+
 // The tables first, each of a network not planned before in the process.
 void register_all() {
   for (const Workload& w : kWorkloads)
     benchmark::RegisterBenchmark(("table/" + std::string(w.model)).c_str(), table, w)
+        ->Unit(benchmark::kSecond)
+        ->Iterations(1);
+  for (const Workload& w : kWorkloads)
+    benchmark::RegisterBenchmark(("slowest_row/" + std::string(w.model)).c_str(), slowest_row, w)
         ->Unit(benchmark::kSecond)
         ->Iterations(1);
   for (const Workload& w : kWorkloads)

@@ -337,8 +337,9 @@ WaysOff ways_off(const Network& net, std::int64_t batch, const PlanSettings& tra
       if (layer.backward_reads_input(static_cast<int>(j))) reads(nt.inputs[j]);
     if (layer.backward_reads_output()) reads(nt.output);
   }
+  const int loss = net.loss_node();
   auto can_run_again = [&](int node) {
-    return node >= 0 && node != net.loss_node() && !keep.nodes[static_cast<std::size_t>(node)].forward_rank_sums;
+    return node >= 0 && node != loss && !keep.nodes[static_cast<std::size_t>(node)].forward_rank_sums;
   };
   // Whether layer-output `t` can be computed again, when layer `at`'s
   // backward first reads it, from what backward reads and is still on the

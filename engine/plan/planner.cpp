@@ -17,7 +17,7 @@ namespace {
 class Planner {
  public:
   Planner(const Network& net, std::int64_t batch, const PlanSettings& settings, const KernelQueries& k)
-      : net_(net), k_(k), shapes_(net.shapes(batch)) {
+      : net_(net), loss_(net.loss_node()), k_(k), shapes_(net.shapes(batch)) {
     s_.batch = batch;
     s_.settings = settings;
     s_.channel_block = k.channel_block();
@@ -114,7 +114,7 @@ class Planner {
     const Shape& img = net_.image_shape();
     s_.data = add_tensor(kDataTensor, Shape{batch, img[0], img[1], img[2]}, Role::input, -1);
     s_.labels = add_tensor(kLabelsTensor, Shape{batch}, Role::input, -1, DType::i32);
-    const int loss = net_.loss_node();
+    const int loss = loss_;
     const bool half = s_.settings.memory.precision != Precision::fp32;
     backward_layer_workspace_.assign(nodes().size(), 0);
     for (std::size_t i = 0; i < nodes().size(); ++i) {
@@ -271,7 +271,7 @@ class Planner {
   // A layer whose forward pass may run again for backward: not the loss,
   // and not a pass whose statistics are summed over the ranks (running it
   // again would mean another all-reduce).
-  bool can_run_again(int node) const { return node != net_.loss_node() && !s_.nodes[node].forward_rank_sums; }
+  bool can_run_again(int node) const { return node != loss_ && !s_.nodes[node].forward_rank_sums; }
   static bool is_cheap(const Layer& layer) {
     return layer.kind() != "conv2d" && layer.kind() != "depthwise_conv" && layer.kind() != "linear";
   }
@@ -527,7 +527,7 @@ class Planner {
     freed_saved_.assign(nodes().size(), false);
     first_backward_reader_.assign(s_.tensors.size(), -1);
     prefetch_order_ = prefetch_order();
-    const int loss = net_.loss_node();
+    const int loss = loss_;
     const bool prefetch_first = s_.settings.memory.order == AllocOrder::prefetch_first;
     for (int i = static_cast<int>(nodes().size()) - 1; i >= 0; --i) {
       NodeTensors& nt = s_.nodes[i];
@@ -652,6 +652,7 @@ class Planner {
   std::string name(int t) const { return s_.tensors[t].info.name; }
 
   const Network& net_;
+  const int loss_;  // the loss layer's node (Network::loss_node checks the network each time)
   const KernelQueries& k_;
   NetworkShapes shapes_;
   Schedule s_;
