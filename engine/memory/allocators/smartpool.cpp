@@ -77,6 +77,7 @@
 // in the pool training needs.
 #include <algorithm>
 #include <cstdint>
+#include <future>
 #include <limits>
 #include <list>
 #include <map>
@@ -99,6 +100,12 @@ constexpr std::size_t kMaxRecord = 1u << 18;   // recorded requests before the r
 constexpr std::size_t kCandidates = 8;        // earlier requests with the same key tried as a period's start
 // Beyond this many blocks only the recorded layout is kept: placement is quadratic.
 constexpr std::size_t kMaxOfflineBlocks = 1u << 12;
+// From this many blocks each ordering is placed on its own thread: a
+// resnet152 ImageNet period (about 1,800 blocks) takes 2-3 ms an ordering
+// (its smartpool rows in scheme m, 115 ms alone, plan in under 100 ms on
+// two cores), a resnet50's (600) or a CIFAR network's (250) too little to
+// pay for a thread.
+constexpr std::size_t kPlaceOnThreadsFrom = 1u << 10;
 
 struct Key {
   std::size_t bytes = 0;
@@ -475,9 +482,22 @@ std::size_t place_jointly(const std::vector<Plan*>& plans, const std::vector<Int
     if (kept && !others) {
       for (const std::vector<std::size_t>& layout : *kept) consider(layout);  // no orderings to make
     } else {
+      // Each ordering is placed on a thread of its own where the group is
+      // large enough to pay for one (Group::place only reads the group);
+      // the layouts are considered in the same order either way.
+      const auto orders = g.orderings();
+      std::vector<std::future<std::vector<std::size_t>>> placing;
+      if (!kept && g.size() >= kPlaceOnThreadsFrom)
+        for (const auto& [order, best_fit] : orders)
+          placing.push_back(std::async(std::launch::async, [&g, &order, &obstacles, &none, fit = best_fit] {
+            return g.place(order, obstacles, fit, none);
+          }));
       OrderingLayouts::Layouts layouts;
-      for (const auto& [order, best_fit] : g.orderings()) {
-        layouts.push_back(kept ? (*kept)[layouts.size()] : g.place(order, obstacles, best_fit, none));
+      for (const auto& [order, best_fit] : orders) {
+        const std::size_t i = layouts.size();
+        layouts.push_back(kept              ? (*kept)[i]
+                          : placing.empty() ? g.place(order, obstacles, best_fit, none)
+                                            : placing[i].get());
         consider(layouts.back());
         if (others) consider(g.place(order, obstacles, best_fit, *others));
       }
