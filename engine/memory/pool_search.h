@@ -8,7 +8,12 @@
 //   3. When a request fails, grow the pool by (request size − the largest
 //      free block at that moment) — the memory the request lacked, as its
 //      policy counts it (Allocator::lacking_bytes: pytorch lacked a whole
-//      segment's room) — and restart from the beginning.
+//      segment's room) — and restart from the beginning. Where the policy
+//      can tell what the same request would lack in the grown pool without
+//      replaying (Allocator::lacking_in_pool), the pools that would fail
+//      alike are counted as restarts and stepped over; where it places
+//      independently of the pool's size (Allocator::widen), the replay goes
+//      on from the failed request. Both find what replaying finds.
 //
 // The result is a *sufficient* pool, not necessarily the minimal one: a
 // heuristic can serve a sequence in a smaller pool and fail in a larger one
