@@ -92,8 +92,8 @@ class Allocator {
   // (more than now), told without replaying, where the policy knows every
   // decision before it would have been the same there and the request's
   // own outcome depends only on the room the larger pool adds. 0: it would
-  // be served there (what follows needs a replay). Nothing: not known
-  // (the default). The pool search steps over the pools that would fail
+  // not fail there the same way (served, or an earlier request placed
+  // otherwise: a replay must tell). Nothing: not known (the default). The pool search steps over the pools that would fail
   // at the same request, as it would have by replaying each.
   virtual std::optional<std::size_t> lacking_in_pool(std::size_t pool_bytes) const {
     (void)pool_bytes;
@@ -160,6 +160,12 @@ std::unique_ptr<Allocator> make_allocator(std::string_view name, std::size_t poo
 // been freed; 0, the registry's default, claims none, so the first pool is
 // the first request's size.
 std::unique_ptr<Allocator> make_cnmem_allocator(std::size_t pool_bytes, std::size_t initial_pool_bytes);
+
+// SmartPool keeps the layouts it placed for the last periods it learned,
+// in the process, so that a plan's many replays place each period once.
+// This empties them: for a benchmark that times placement, not lookups
+// (forget_replays, replay_memo.h, empties the replays' answers).
+void forget_smartpool_layouts();
 
 // The most of a pool any registered policy claims to serve one request of
 // `bytes` when nothing it holds serves it: the request's granules for

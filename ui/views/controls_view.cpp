@@ -1,6 +1,7 @@
 #include "ui/views/controls_view.h"
 
 #include <algorithm>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,23 @@ bool enum_combo(const char* label, E& value) {
     ImGui::EndCombo();
   }
   return changed;
+}
+
+// The width of the combos and sliders: what the view has left beside the
+// longest of their labels, so that no label is cut in a narrow panel (the
+// Controls column at 1280x720), and no more than 55 % of the view.
+float item_width(std::initializer_list<const char*> labels) {
+  float label = 0;
+  for (const char* l : labels) label = std::max(label, ImGui::CalcTextSize(l).x);
+  const float avail = ImGui::GetContentRegionAvail().x;
+  return std::clamp(avail - label - ImGui::GetStyle().ItemInnerSpacing.x, avail * 0.35f, avail * 0.55f);
+}
+
+// A line of secondary text (ImGui's disabled colour), wrapped to the view.
+void hint_text(const std::string& text) {
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+  ImGui::TextWrapped("%s", text.c_str());
+  ImGui::PopStyleColor();
 }
 
 // Why a run failed or diverged, in red, wrapped: the message names where,
@@ -119,7 +137,7 @@ void ControlsView::draw_snapshot(const SessionStatus& s, SessionLink& link) {
   ImGui::Separator();
   const std::string& now = s.settings.memory.heuristic;
   if (sent_at_ && s.requests > *sent_at_ && !s.replanning) sent_at_.reset();
-  ImGui::PushItemWidth(ImGui::GetContentRegionAvail().x * 0.55f);
+  ImGui::PushItemWidth(item_width({"heuristic"}));
   ImGui::BeginDisabled(sent_at_.has_value());
   if (ImGui::BeginCombo("heuristic", now.c_str())) {
     for (const std::string& h : allocator_names())
@@ -139,14 +157,14 @@ void ControlsView::draw_snapshot(const SessionStatus& s, SessionLink& link) {
     if (s.refused) error_text(s.message);
     else ImGui::TextColored({0.5f, 0.9f, 0.5f, 1}, "%s", s.message.c_str());
   }
-  ImGui::TextDisabled("%s: %s, footprint %s", fact_info(MemoryFact::peak_load).label,
-                      fact_text(s.memory, MemoryFact::peak_load).c_str(),
-                      fact_text(s.memory, MemoryFact::footprint).c_str());
+  hint_text(std::string(fact_info(MemoryFact::peak_load).label) + ": " + fact_text(s.memory, MemoryFact::peak_load) +
+            ", footprint " + fact_text(s.memory, MemoryFact::footprint));
 }
 
 bool ControlsView::draw_settings(const SessionStatus& s) {
   bool changed = false;
-  ImGui::PushItemWidth(ImGui::GetContentRegionAvail().x * 0.55f);
+  ImGui::PushItemWidth(item_width({"memory mode", "swap score", "conv algorithm", "allocation order", "host memory",
+                                   "copy engine", "prefetch lookahead", "budget", "link GB/s"}));
   changed |= enum_combo("memory mode", edit_.mode);
   if (edit_.mode == OffloadMode::autoswap) changed |= enum_combo("swap score", edit_.swap_score);
   changed |= enum_combo("conv algorithm", edit_.scheme);
@@ -195,8 +213,8 @@ bool ControlsView::draw_settings(const SessionStatus& s) {
       changed = true;
     }
   }
-  ImGui::TextDisabled("%s now: %s (red mark)", fact_info(MemoryFact::minimum_pool).label,
-                      fact_text(s.memory, MemoryFact::minimum_pool).c_str());
+  hint_text(std::string(fact_info(MemoryFact::minimum_pool).label) + " now: " +
+            fact_text(s.memory, MemoryFact::minimum_pool) + " (red mark)");
   if (edit_.mode == OffloadMode::autoswap && automatic_budget_)
     ImGui::TextWrapped("autoswap offloads as little as fits the budget: without one it offloads nothing");
   if (edit_.mode == OffloadMode::hybrid && automatic_budget_)

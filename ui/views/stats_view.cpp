@@ -22,7 +22,7 @@ void draw_peak_bar(const MemorySummary& m) {
     total += p.bytes;
     beside |= !p.in_load;
   }
-  ImGui::TextUnformatted("planned peak: load by role | parked, holes");
+  ImGui::TextWrapped("planned peak: load by role | parked, holes");
   const float height = ImGui::GetTextLineHeight(), gap = beside ? 6.0f : 0.0f;
   const float width = std::max(ImGui::GetContentRegionAvail().x, 1.0f);
   const ImVec2 at = ImGui::GetCursorScreenPos();
@@ -61,12 +61,15 @@ void draw_peak_bar(const MemorySummary& m) {
 void StatsView::draw(const Frame& frame) {
   draw_peak_bar(frame.status.memory);
   if (!ImGui::BeginTable("stats", 2, ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV)) return;
-  ImGui::TableSetupColumn("figure", ImGuiTableColumnFlags_WidthFixed, 150);
+  // The figures' column: 150 px, or less than half a narrow panel, its
+  // labels wrapped rather than cut.
+  ImGui::TableSetupColumn("figure", ImGuiTableColumnFlags_WidthFixed,
+                          std::min(150.0f, 0.42f * ImGui::GetContentRegionAvail().x));
   ImGui::TableSetupColumn("value");
   for (const StatsRow& r : stats_table(frame.status, frame.stats, frame.rank)) {
     ImGui::TableNextRow();
     ImGui::TableSetColumnIndex(0);
-    ImGui::TextUnformatted(r.figure.c_str());
+    ImGui::TextWrapped("%s", r.figure.c_str());
     ImGui::TableSetColumnIndex(1);
     ImGui::TextWrapped("%s", r.value.c_str());  // a long run name or hint wraps in a narrow panel
   }

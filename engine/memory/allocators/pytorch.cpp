@@ -142,13 +142,14 @@ class PytorchAllocator final : public Allocator {
   std::optional<std::size_t> allocate(const AllocRequest& r) override {
     const std::size_t size = round_size(r.bytes);
     const PoolKey pool{r.stream, size <= kSmallSize};
+    failed_claim_.reset();
     std::optional<std::size_t> block = cached_block(pool, size);
     if (!block) block = new_block(pool, size);
     if (!block) {
       // Here the pool's size decides: an arena longer by this much would
       // have held the segment at its end instead of releasing cached ones.
       const std::size_t claim = allocation_size(size);
-      miss_room_ = std::min(miss_room_, claim - unreserved_top());
+      if (first_fit_segments()) miss_room_ = std::min(miss_room_, claim - unreserved_top());
       if (release_oversize(pool, size)) block = new_block(pool, size);
       if (!block) {
         release_cached();
@@ -224,9 +225,7 @@ class PytorchAllocator final : public Allocator {
   // plus the added room cannot hold it, and lacks what lacking_bytes()
   // would say with that range so much longer.
   std::optional<std::size_t> lacking_in_pool(std::size_t pool_bytes) const override {
-    const bool first_fit_segments =
-        !conf_.expandable_segments && conf_.max_split_size_bytes == std::numeric_limits<std::size_t>::max();
-    if (!failed_claim_ || !first_fit_segments || usable_pool(pool_bytes) <= arena_) return std::nullopt;
+    if (!failed_claim_ || !first_fit_segments() || usable_pool(pool_bytes) <= arena_) return std::nullopt;
     const std::size_t more = usable_pool(pool_bytes) - arena_;
     const std::size_t top = unreserved_top() + more;
     if (more >= miss_room_ || top >= *failed_claim_) return 0;
@@ -254,6 +253,13 @@ class PytorchAllocator final : public Allocator {
 
  private:
   static std::size_t page_of(const PoolKey& pool) { return pool.small ? kSmallBuffer : kLargeBuffer; }
+
+  // Segments go to the lowest unreserved range that holds them, and only
+  // release_cached gives any back (no expandable segments, no oversize
+  // release): what lacking_in_pool needs.
+  bool first_fit_segments() const {
+    return !conf_.expandable_segments && conf_.max_split_size_bytes == std::numeric_limits<std::size_t>::max();
+  }
 
   // The unreserved range that ends at the arena's end, 0 when a segment does.
   std::size_t unreserved_top() const {

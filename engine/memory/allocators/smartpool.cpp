@@ -84,6 +84,7 @@
 #include <mutex>
 #include <optional>
 #include <stdexcept>
+#include <system_error>
 #include <string>
 #include <tuple>
 #include <unordered_map>
@@ -436,6 +437,10 @@ class OrderingLayouts {
     kept_.emplace_front(std::move(p), std::move(layouts));
     if (kept_.size() > kKept) kept_.pop_back();
   }
+  void clear() {
+    const std::lock_guard lock(mutex_);
+    kept_.clear();
+  }
 
  private:
   // A row of `plan` places about a dozen distinct periods, and `plan`
@@ -487,11 +492,14 @@ std::size_t place_jointly(const std::vector<Plan*>& plans, const std::vector<Int
       // the layouts are considered in the same order either way.
       const auto orders = g.orderings();
       std::vector<std::future<std::vector<std::size_t>>> placing;
-      if (!kept && g.size() >= kPlaceOnThreadsFrom)
-        for (const auto& [order, best_fit] : orders)
-          placing.push_back(std::async(std::launch::async, [&g, &order, &obstacles, &none, fit = best_fit] {
-            return g.place(order, obstacles, fit, none);
-          }));
+      if (!kept && g.size() >= kPlaceOnThreadsFrom) try {
+          for (const auto& ordering : orders)  // (clang 14 cannot capture a structured binding)
+            placing.push_back(std::async(std::launch::async, [&g, &ordering, &obstacles, &none] {
+              return g.place(ordering.first, obstacles, ordering.second, none);
+            }));
+        } catch (const std::system_error&) {
+          placing.clear();  // no thread to be had (a process limit): placed here, one after another
+        }
       OrderingLayouts::Layouts layouts;
       for (const auto& [order, best_fit] : orders) {
         const std::size_t i = layouts.size();
@@ -805,6 +813,8 @@ class SmartPoolAllocator final : public Allocator {
 };
 
 }  // namespace
+
+void forget_smartpool_layouts() { ordering_layouts().clear(); }
 
 std::unique_ptr<Allocator> make_smartpool_allocator(std::size_t pool_bytes) {
   return std::make_unique<SmartPoolAllocator>(pool_bytes);

@@ -286,6 +286,37 @@ TEST(PoolSearch, PytorchTellsWhatALargerPoolWouldLack) {
   EXPECT_FALSE(make_allocator("best-fit", 1 << 20)->lacking_in_pool(2 << 20)) << "the default";
 }
 
+// Where a segment ends at the arena's end, a larger arena adds a range of
+// its own there: in 24 MiB, A and B (12 MiB) fill the arena, A is freed,
+// and C (14) fails after releasing A, 2 MiB short of the 12 MiB at the
+// start. 2 MiB more give a 2 MiB range at the end, still 2 MiB short;
+// 14 MiB more hold C there before anything is released.
+TEST(PoolSearch, PytorchTellsWhatALargerPoolWouldLackWhenTheArenasEndIsReserved) {
+  constexpr std::size_t kMiB = std::size_t{1} << 20;
+  auto request = [](std::size_t mib) { return AllocRequest{.bytes = mib * kMiB}; };
+  auto run = [&](std::size_t pool_mib) {
+    std::unique_ptr<Allocator> a = make_pytorch_allocator(pool_mib * kMiB, {});
+    const std::size_t at = *a->allocate(request(12));
+    EXPECT_TRUE(a->allocate(request(12)));
+    a->free(at);
+    const bool served = a->allocate(request(14)).has_value();
+    return std::pair{std::move(a), served};
+  };
+  const auto [tight, served] = run(24);
+  ASSERT_FALSE(served);
+  EXPECT_EQ(tight->lacking_bytes(request(14)), 2 * kMiB);
+  for (std::size_t pool : {26, 30, 36, 37, 38, 40}) {
+    SCOPED_TRACE(pool);
+    const std::optional<std::size_t> told = tight->lacking_in_pool(pool * kMiB);
+    ASSERT_TRUE(told);
+    const auto [fresh, fresh_served] = run(pool);
+    EXPECT_EQ(*told == 0, fresh_served);
+    if (!fresh_served) EXPECT_EQ(*told, fresh->lacking_bytes(request(14)));
+  }
+  EXPECT_EQ(*tight->lacking_in_pool(26 * kMiB), 2 * kMiB) << "the 12 MiB at the start is still the largest";
+  EXPECT_EQ(*tight->lacking_in_pool(38 * kMiB), 0u);
+}
+
 // An earlier miss that releasing rescued decides too: in 40 MiB, A, B
 // (12 MiB) and C (10) leave 6 MiB at the end; A and B are freed, D (14)
 // misses, releases both and goes to the start; E (20) then fails, 10 MiB

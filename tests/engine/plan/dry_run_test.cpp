@@ -107,7 +107,6 @@ TEST(DryRun, EveryAllocationIsWhereARealRunPutsIt) {
 TEST(DryRun, BudgetedPoolsPlaceAsTheRealRunDoes) {
   const Network net = testing::residual_net();
   CpuKernels kernels;
-  std::size_t between = 0;  // heuristics whose AutoSwap budget lies strictly between its least pool and base's
   for (const std::string& heuristic : allocator_names()) {
     SCOPED_TRACE(heuristic);
     const std::size_t base_pool = plan_memory(net, kBatch, {.heuristic = heuristic}, kernels).pool_bytes;
@@ -119,12 +118,13 @@ TEST(DryRun, BudgetedPoolsPlaceAsTheRealRunDoes) {
     // (and pytorch serves it in one 2 MiB small segment whatever is
     // offloaded). Where there is room between them, AutoSwap plans halfway.
     ASSERT_LE(least, base_pool);
-    between += least < base_pool;
+    if (heuristic != "cnmem" && heuristic != "pytorch") {
+      EXPECT_LT(least, base_pool) << "offloading leaves a smaller pool";
+    }
     expect_dry_run_is_the_real_run(
         net, {.mode = OffloadMode::autoswap, .heuristic = heuristic, .budget_bytes = (least + base_pool) / 2});
     expect_dry_run_is_the_real_run(net, {.mode = OffloadMode::all, .heuristic = heuristic, .budget_bytes = 2 * base_pool});
   }
-  EXPECT_GE(between, allocator_names().size() - 2) << "all but cnmem and pytorch offload some into a smaller pool";
 }
 
 }  // namespace
