@@ -71,7 +71,8 @@ std::size_t top_of(const AddressMapScene& scene) {
 
 // The longest labels right of the strip, which size the right margin.
 std::vector<std::string> level_labels(const AddressMapScene& scene) {
-  return {"pool = footprint " + format_bytes(std::max(scene.pool_bytes, scene.footprint_bytes)),
+  const std::string bytes = format_bytes(std::max(scene.pool_bytes, scene.footprint_bytes));
+  return {"pool = footprint", "footprint " + bytes, "pool " + bytes,
           "at peak " + format_bytes(scene.largest_free_at_peak ? scene.largest_free_at_peak->bytes : 0)};
 }
 
@@ -272,12 +273,13 @@ AddressMapLayout address_map_layout(const Painter& p, const AddressMapScene& sce
   const float bottom = area.y1 - x_axis_height(p, true);
   const float left = area.x0 + kMargin + p.text_size("0000.0", TextSize::small).x + 12;
   // The strip and the labels right of it; a narrow picture gives the plot
-  // at least three quarters of its width, and the labels may then be cut,
-  // the strip never is.
+  // at least two thirds of its width (the labels, "pool = footprint" and
+  // "at peak 1.00 MiB", fit beside a 540-px map, the window's at
+  // 1280x720), and the labels may then be cut, the strip never is.
   float labels = 0;
   for (const std::string& label : level_labels(scene)) labels = std::max(labels, p.text_size(label, TextSize::small).x);
   const float strip_room = kStripGap + kStripWidth + kLabelGap;
-  const float right = std::max(strip_room + 4, std::min(strip_room + labels + kMargin, area.width() / 4));
+  const float right = std::max(strip_room + 4, std::min(strip_room + labels + kMargin, area.width() / 3));
   l.plot = {left, top, std::max(left + 1, area.x1 - right), std::max(top + 20, bottom)};
   l.strip = {l.plot.x1 + kStripGap, l.plot.y0, l.plot.x1 + kStripGap + kStripWidth, l.plot.y1};
   const double steps = std::max(scene.steps, 1);
@@ -331,8 +333,13 @@ void draw_address_map(Painter& p, const AddressMapScene& scene, const Box& area,
   std::vector<SideLabel> labels;
   if (scene.pool_bytes > 0) {
     draw_level(p, l, static_cast<double>(scene.pool_bytes), kBudget, 2, false);
-    labels.push_back({static_cast<float>(l.y.px(static_cast<double>(scene.pool_bytes))) - 3 - h,
-                      {(same_line ? "pool = footprint " : "pool ") + format_bytes(scene.pool_bytes)}, kBudget});
+    // One pool that is the footprint says so on a line of its own, the
+    // bytes under it: the labels' column stays narrow.
+    std::vector<std::string> lines = {"pool " + format_bytes(scene.pool_bytes)};
+    if (same_line) lines = {"pool = footprint", format_bytes(scene.pool_bytes)};
+    labels.push_back({static_cast<float>(l.y.px(static_cast<double>(scene.pool_bytes))) - 3 -
+                          h * static_cast<float>(lines.size()),
+                      std::move(lines), kBudget});
   }
   if (!same_line || scene.pool_bytes == 0) {
     draw_level(p, l, static_cast<double>(scene.footprint_bytes), kExtent, 1, true);
