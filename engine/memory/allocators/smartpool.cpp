@@ -76,6 +76,7 @@
 // layout (ratio 1 on the CIFAR networks above) and the evaluation pass fits
 // in the pool training needs.
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <future>
 #include <limits>
@@ -131,6 +132,29 @@ struct Plan {
   std::vector<Item> items;           // sizes and lifetimes, to re-place around other obstacles
   std::vector<Interval> obstacles;   // the live blocks it was placed around
   std::size_t footprint = 0;
+};
+
+// The largest of `values` over [a, b), b > a, in constant time: row k
+// holds the maxima over the ranges of 2^k values from each index.
+class RangeMax {
+ public:
+  explicit RangeMax(std::vector<std::size_t> values) {
+    rows_.push_back(std::move(values));
+    for (std::size_t width = 2; width <= rows_[0].size(); width *= 2) {
+      const std::vector<std::size_t>& below = rows_.back();
+      std::vector<std::size_t> row(rows_[0].size() - width + 1);
+      for (std::size_t i = 0; i < row.size(); ++i) row[i] = std::max(below[i], below[i + width / 2]);
+      rows_.push_back(std::move(row));
+    }
+  }
+  std::size_t operator()(std::uint64_t a, std::uint64_t b) const {
+    const int k = std::bit_width(b - a) - 1;
+    const std::vector<std::size_t>& row = rows_[static_cast<std::size_t>(k)];
+    return std::max(row[a], row[b - (std::uint64_t{1} << k)]);
+  }
+
+ private:
+  std::vector<std::vector<std::size_t>> rows_;
 };
 
 // Periods placed together. Periods that begin with the same requests (a
@@ -215,13 +239,21 @@ class Group {
         first = std::min(first, it.begin);
         last = std::max(last, it.end);
       }
+      // The load at each tick, from the changes at the blocks' ends
+      // (unsigned sums wrap and come back exact), and its maximum over
+      // each lifetime from a table of maxima over power-of-two ranges:
+      // walking every lifetime tick by tick was a millisecond a period.
       std::vector<std::size_t> load(static_cast<std::size_t>(last - first) + 1, 0);
-      for (const Item& it : items)
-        for (std::uint64_t t = it.begin; t < it.end; ++t) load[t - first] += it.bytes;
+      for (const Item& it : items) {
+        load[it.begin - first] += it.bytes;
+        load[it.end - first] -= it.bytes;
+      }
+      for (std::size_t t = 1; t < load.size(); ++t) load[t] += load[t - 1];
+      const RangeMax highest(std::move(load));
       for (std::size_t i = 0; i < items.size(); ++i) {
         const int n = node_of_[p][i];
-        for (std::uint64_t t = items[i].begin; t < items[i].end; ++t)
-          breadth[n] = std::max(breadth[n], load[t - first]);
+        if (items[i].begin < items[i].end)
+          breadth[n] = std::max(breadth[n], highest(items[i].begin - first, items[i].end - first));
         life[n] = std::max(life[n], static_cast<std::size_t>(items[i].end - items[i].begin));
       }
     }
