@@ -104,9 +104,9 @@ constexpr std::size_t kCandidates = 8;        // earlier requests with the same 
 constexpr std::size_t kMaxOfflineBlocks = 1u << 12;
 // From this many blocks each ordering is placed on its own thread: a
 // resnet152 ImageNet period (about 1,800 blocks) takes 2-3 ms an ordering
-// (its smartpool rows in scheme m, 115 ms alone, plan in under 100 ms on
-// two cores), a resnet50's (600) or a CIFAR network's (250) too little to
-// pay for a thread.
+// (its smartpool rows in scheme m took 115 ms alone, 93-108 ms so on two
+// quiet cores), a resnet50's (600) or a CIFAR network's (250) too little
+// to pay for a thread.
 constexpr std::size_t kPlaceOnThreadsFrom = 1u << 10;
 
 struct Key {
