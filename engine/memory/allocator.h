@@ -93,8 +93,9 @@ class Allocator {
   // decision before it would have been the same there and the request's
   // own outcome depends only on the room the larger pool adds. 0: it would
   // not fail there the same way (served, or an earlier request placed
-  // otherwise: a replay must tell). Nothing: not known (the default). The pool search steps over the pools that would fail
-  // at the same request, as it would have by replaying each.
+  // otherwise: a replay must tell). Nothing: not known (the default). The
+  // pool search steps over the pools that would fail at the same request,
+  // as it would have by replaying each.
   virtual std::optional<std::size_t> lacking_in_pool(std::size_t pool_bytes) const {
     (void)pool_bytes;
     return std::nullopt;

@@ -114,7 +114,6 @@ class Planner {
     const Shape& img = net_.image_shape();
     s_.data = add_tensor(kDataTensor, Shape{batch, img[0], img[1], img[2]}, Role::input, -1);
     s_.labels = add_tensor(kLabelsTensor, Shape{batch}, Role::input, -1, DType::i32);
-    const int loss = loss_;
     const bool half = s_.settings.memory.precision != Precision::fp32;
     backward_layer_workspace_.assign(nodes().size(), 0);
     for (std::size_t i = 0; i < nodes().size(); ++i) {
@@ -125,7 +124,7 @@ class Planner {
       for (const auto& name : nodes()[i].inputs) nt.inputs.push_back(tensor_of(name));
       // Activations in the run's precision; the loss stays f32 for the host.
       DType out = layer.output_dtype();
-      if (out == DType::f32 && node != loss) out = activation_dtype(s_.settings.memory.precision);
+      if (out == DType::f32 && node != loss_) out = activation_dtype(s_.settings.memory.precision);
       nt.output = add_tensor(layer.name(), shapes_.node_outputs[i], Role::activation, node, out);
       for (const SavedSpec& sv : layer.saved(in, s_.channel_block, k_))
         nt.saved.push_back(add_bytes(layer.name() + "." + sv.suffix, sv.bytes, Role::activation, node));
@@ -159,7 +158,7 @@ class Planner {
       }
       nt.input_grads.assign(nt.inputs.size(), -1);
     }
-    s_.loss = s_.nodes[loss].output;
+    s_.loss = s_.nodes[loss_].output;
   }
 
   // fp16's loss scaling needs a flag for the update (Schedule::overflow),
@@ -527,14 +526,13 @@ class Planner {
     freed_saved_.assign(nodes().size(), false);
     first_backward_reader_.assign(s_.tensors.size(), -1);
     prefetch_order_ = prefetch_order();
-    const int loss = loss_;
     const bool prefetch_first = s_.settings.memory.order == AllocOrder::prefetch_first;
     for (int i = static_cast<int>(nodes().size()) - 1; i >= 0; --i) {
       NodeTensors& nt = s_.nodes[i];
       if (!nt.runs_backward) continue;
       const Layer& layer = *nodes()[i].layer;
       nt.output_grad = grad[nt.output];
-      if (i != loss && nt.output_grad < 0) {
+      if (i != loss_ && nt.output_grad < 0) {
         nt.runs_backward = false;  // nothing downstream reached the loss
         free_after_backward(i);
         continue;

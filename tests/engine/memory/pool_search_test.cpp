@@ -3,6 +3,8 @@
 // peak load (§III-B).
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <span>
@@ -243,6 +245,37 @@ TEST(PoolSearch, SteppingOverPoolsThatFailAlikeFindsWhatReplayingEachFinds) {
   EXPECT_GE(stepped, 4) << "nothing stepped over: the test shows nothing";
 }
 
+constexpr std::size_t kMiB = std::size_t{1} << 20;
+AllocRequest mib(std::size_t n) { return AllocRequest{.bytes = n * kMiB}; }
+
+// A hand-made sequence of requests whose last one is the one that fails in
+// a tight pool; true when that one was served.
+using Sequence = std::function<bool(Allocator&)>;
+struct Ran {
+  std::unique_ptr<Allocator> allocator;
+  bool served = false;
+};
+Ran run_pytorch(std::size_t pool_mib, const Sequence& sequence, const PytorchAllocConf& conf = {}) {
+  Ran r{make_pytorch_allocator(pool_mib * kMiB, conf)};
+  r.served = sequence(*r.allocator);
+  return r;
+}
+
+// What `tight` (the sequence's last request failed there) tells of each
+// larger pool is what a fresh allocator of that pool says: 0 where it
+// serves the request, else what it lacks for it.
+void expect_told_as_replayed(const Allocator& tight, const Sequence& sequence, const AllocRequest& last,
+                             std::initializer_list<std::size_t> pools_mib) {
+  for (std::size_t pool : pools_mib) {
+    SCOPED_TRACE(pool);
+    const std::optional<std::size_t> told = tight.lacking_in_pool(pool * kMiB);
+    ASSERT_TRUE(told);
+    const Ran fresh = run_pytorch(pool, sequence);
+    EXPECT_EQ(*told == 0, fresh.served);
+    if (!fresh.served) EXPECT_EQ(*told, fresh.allocator->lacking_bytes(last));
+  }
+}
+
 // What pytorch says a larger pool would lack is what a fresh allocator of
 // that pool lacks, or 0 where that one serves the request: 12 MiB
 // segments A and B, A freed and cached, then C needs a 14 MiB segment.
@@ -250,39 +283,29 @@ TEST(PoolSearch, SteppingOverPoolsThatFailAlikeFindsWhatReplayingEachFinds) {
 // fails (12 MiB at the start, 6 at the end): 2 MiB short. An arena 8 MiB
 // longer would have held C at its end before releasing anything.
 TEST(PoolSearch, PytorchTellsWhatALargerPoolWouldLack) {
-  constexpr std::size_t kMiB = std::size_t{1} << 20;
-  auto request = [](std::size_t mib) { return AllocRequest{.bytes = mib * kMiB}; };
-  // The sequence in a fresh allocator: the allocator, and whether C was served.
-  auto run = [&](std::size_t pool_mib, const PytorchAllocConf& conf, std::size_t c_mib = 14) {
-    std::unique_ptr<Allocator> a = make_pytorch_allocator(pool_mib * kMiB, conf);
-    const std::optional<std::size_t> at = a->allocate(request(12));
-    (void)a->allocate(request(12));  // B (expandable segments in 30 MiB have no room for it)
-    if (at) a->free(*at);
-    const bool served = a->allocate(request(c_mib)).has_value();
-    return std::pair{std::move(a), served};
+  auto sequence = [](std::size_t c_mib) -> Sequence {
+    return [c_mib](Allocator& a) {
+      const std::optional<std::size_t> at = a.allocate(mib(12));
+      (void)a.allocate(mib(12));  // B (expandable segments in 30 MiB have no room for it)
+      if (at) a.free(*at);
+      return a.allocate(mib(c_mib)).has_value();
+    };
   };
-  const auto [tight, served] = run(30, {});
-  ASSERT_FALSE(served);
-  EXPECT_EQ(tight->lacking_bytes(request(14)), 2 * kMiB);
-  for (std::size_t pool : {32, 34, 36, 37, 38, 40, 60}) {
-    SCOPED_TRACE(pool);
-    const std::optional<std::size_t> told = tight->lacking_in_pool(pool * kMiB);
-    ASSERT_TRUE(told);
-    const auto [fresh, fresh_served] = run(pool, {});
-    EXPECT_EQ(*told == 0, fresh_served);
-    if (!fresh_served) EXPECT_EQ(*told, fresh->lacking_bytes(request(14)));
-  }
-  EXPECT_EQ(*tight->lacking_in_pool(36 * kMiB), 2 * kMiB);
-  EXPECT_EQ(*tight->lacking_in_pool(38 * kMiB), 0u) << "C at the end, nothing released";
-  EXPECT_FALSE(tight->lacking_in_pool(30 * kMiB)) << "not a larger pool";
+  const Ran tight = run_pytorch(30, sequence(14));
+  ASSERT_FALSE(tight.served);
+  EXPECT_EQ(tight.allocator->lacking_bytes(mib(14)), 2 * kMiB);
+  expect_told_as_replayed(*tight.allocator, sequence(14), mib(14), {32, 34, 36, 37, 38, 40, 60});
+  EXPECT_EQ(*tight.allocator->lacking_in_pool(36 * kMiB), 2 * kMiB);
+  EXPECT_EQ(*tight.allocator->lacking_in_pool(38 * kMiB), 0u) << "C at the end, nothing released";
+  EXPECT_FALSE(tight.allocator->lacking_in_pool(30 * kMiB)) << "not a larger pool";
   EXPECT_FALSE(make_allocator("pytorch", 30 * kMiB)->lacking_in_pool(40 * kMiB)) << "nothing failed";
   // Oversize releases and expandable segments place otherwise in a larger pool.
-  EXPECT_FALSE(run(30, {.max_split_size_bytes = 8 * kMiB}).first->lacking_in_pool(32 * kMiB));
+  EXPECT_FALSE(run_pytorch(30, sequence(14), {.max_split_size_bytes = 8 * kMiB}).allocator->lacking_in_pool(32 * kMiB));
   // (Expandable segments grow by 20 MiB pages: in 30 MiB, B has no room,
   // and a C of 24 MiB none either.)
-  const auto [expandable, expandable_served] = run(30, {.expandable_segments = true}, 24);
-  ASSERT_FALSE(expandable_served);
-  EXPECT_FALSE(expandable->lacking_in_pool(32 * kMiB));
+  const Ran expandable = run_pytorch(30, sequence(24), {.expandable_segments = true});
+  ASSERT_FALSE(expandable.served);
+  EXPECT_FALSE(expandable.allocator->lacking_in_pool(32 * kMiB));
   EXPECT_FALSE(make_allocator("best-fit", 1 << 20)->lacking_in_pool(2 << 20)) << "the default";
 }
 
@@ -292,29 +315,18 @@ TEST(PoolSearch, PytorchTellsWhatALargerPoolWouldLack) {
 // start. 2 MiB more give a 2 MiB range at the end, still 2 MiB short;
 // 14 MiB more hold C there before anything is released.
 TEST(PoolSearch, PytorchTellsWhatALargerPoolWouldLackWhenTheArenasEndIsReserved) {
-  constexpr std::size_t kMiB = std::size_t{1} << 20;
-  auto request = [](std::size_t mib) { return AllocRequest{.bytes = mib * kMiB}; };
-  auto run = [&](std::size_t pool_mib) {
-    std::unique_ptr<Allocator> a = make_pytorch_allocator(pool_mib * kMiB, {});
-    const std::size_t at = *a->allocate(request(12));
-    EXPECT_TRUE(a->allocate(request(12)));
-    a->free(at);
-    const bool served = a->allocate(request(14)).has_value();
-    return std::pair{std::move(a), served};
+  const Sequence sequence = [](Allocator& a) {
+    const std::size_t at = *a.allocate(mib(12));
+    EXPECT_TRUE(a.allocate(mib(12)));
+    a.free(at);
+    return a.allocate(mib(14)).has_value();
   };
-  const auto [tight, served] = run(24);
-  ASSERT_FALSE(served);
-  EXPECT_EQ(tight->lacking_bytes(request(14)), 2 * kMiB);
-  for (std::size_t pool : {26, 30, 36, 37, 38, 40}) {
-    SCOPED_TRACE(pool);
-    const std::optional<std::size_t> told = tight->lacking_in_pool(pool * kMiB);
-    ASSERT_TRUE(told);
-    const auto [fresh, fresh_served] = run(pool);
-    EXPECT_EQ(*told == 0, fresh_served);
-    if (!fresh_served) EXPECT_EQ(*told, fresh->lacking_bytes(request(14)));
-  }
-  EXPECT_EQ(*tight->lacking_in_pool(26 * kMiB), 2 * kMiB) << "the 12 MiB at the start is still the largest";
-  EXPECT_EQ(*tight->lacking_in_pool(38 * kMiB), 0u);
+  const Ran tight = run_pytorch(24, sequence);
+  ASSERT_FALSE(tight.served);
+  EXPECT_EQ(tight.allocator->lacking_bytes(mib(14)), 2 * kMiB);
+  expect_told_as_replayed(*tight.allocator, sequence, mib(14), {26, 30, 36, 37, 38, 40});
+  EXPECT_EQ(*tight.allocator->lacking_in_pool(26 * kMiB), 2 * kMiB) << "the 12 MiB at the start is still the largest";
+  EXPECT_EQ(*tight.allocator->lacking_in_pool(38 * kMiB), 0u);
 }
 
 // An earlier miss that releasing rescued decides too: in 40 MiB, A, B
@@ -323,31 +335,20 @@ TEST(PoolSearch, PytorchTellsWhatALargerPoolWouldLackWhenTheArenasEndIsReserved)
 // short. An arena 8 MiB longer holds D at its end, keeps A and B cached,
 // and serves E by releasing them: the larger pool's replay is another.
 TEST(PoolSearch, PytorchTellsALargerPoolThatServesAnEarlierMissOtherwise) {
-  constexpr std::size_t kMiB = std::size_t{1} << 20;
-  auto request = [](std::size_t mib) { return AllocRequest{.bytes = mib * kMiB}; };
-  auto run = [&](std::size_t pool_mib) {
-    std::unique_ptr<Allocator> a = make_pytorch_allocator(pool_mib * kMiB, {});
-    const std::size_t at_a = *a->allocate(request(12)), at_b = *a->allocate(request(12));
-    EXPECT_TRUE(a->allocate(request(10)));
-    a->free(at_a);
-    a->free(at_b);
-    EXPECT_TRUE(a->allocate(request(14)));
-    const bool served = a->allocate(request(20)).has_value();
-    return std::pair{std::move(a), served};
+  const Sequence sequence = [](Allocator& a) {
+    const std::size_t at_a = *a.allocate(mib(12)), at_b = *a.allocate(mib(12));
+    EXPECT_TRUE(a.allocate(mib(10)));
+    a.free(at_a);
+    a.free(at_b);
+    EXPECT_TRUE(a.allocate(mib(14)));
+    return a.allocate(mib(20)).has_value();
   };
-  const auto [tight, served] = run(40);
-  ASSERT_FALSE(served);
-  EXPECT_EQ(tight->lacking_bytes(request(20)), 10 * kMiB);
-  for (std::size_t pool = 42; pool <= 56; pool += 2) {
-    SCOPED_TRACE(pool);
-    const std::optional<std::size_t> told = tight->lacking_in_pool(pool * kMiB);
-    ASSERT_TRUE(told);
-    const auto [fresh, fresh_served] = run(pool);
-    EXPECT_EQ(*told == 0, fresh_served);
-    if (!fresh_served) EXPECT_EQ(*told, fresh->lacking_bytes(request(20)));
-  }
-  EXPECT_EQ(*tight->lacking_in_pool(46 * kMiB), 8 * kMiB) << "D misses there too";
-  EXPECT_EQ(*tight->lacking_in_pool(48 * kMiB), 0u) << "D at the end: another replay";
+  const Ran tight = run_pytorch(40, sequence);
+  ASSERT_FALSE(tight.served);
+  EXPECT_EQ(tight.allocator->lacking_bytes(mib(20)), 10 * kMiB);
+  expect_told_as_replayed(*tight.allocator, sequence, mib(20), {42, 44, 46, 48, 50, 52, 54, 56});
+  EXPECT_EQ(*tight.allocator->lacking_in_pool(46 * kMiB), 8 * kMiB) << "D misses there too";
+  EXPECT_EQ(*tight.allocator->lacking_in_pool(48 * kMiB), 0u) << "D at the end: another replay";
 }
 
 }  // namespace
