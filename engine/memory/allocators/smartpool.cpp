@@ -284,9 +284,12 @@ class Group {
   // Places the nodes in `order`, each into the best-fitting (or the lowest)
   // hole left by the obstacles and the placed nodes it conflicts with, or
   // above them all when no hole holds it. Nodes `fixed` gives an offset
-  // stay there.
-  std::vector<std::size_t> place(const std::vector<std::size_t>& order, const std::vector<Interval>& obstacles,
-                                 bool best_fit, const std::vector<std::optional<std::size_t>>& fixed) const {
+  // stay there. Gives up (nothing) as soon as a node would end above
+  // `limit`: such a layout does not fit the pool, whatever comes after.
+  std::optional<std::vector<std::size_t>> place(const std::vector<std::size_t>& order,
+                                                const std::vector<Interval>& obstacles, bool best_fit,
+                                                const std::vector<std::optional<std::size_t>>& fixed,
+                                                std::size_t limit) const {
     std::vector<std::size_t> offset(size(), 0);
     // The placed nodes in offset order, as the obstacles are: the intervals
     // a node must avoid are then a merge of two sorted lists, not a sort
@@ -298,7 +301,10 @@ class Group {
       placed.insert({{at, at + bytes_[n]}, span_[n], static_cast<std::uint32_t>(n)});
     };
     for (std::size_t n = 0; n < size(); ++n)
-      if (fixed[n]) place_at(n, *fixed[n]);
+      if (fixed[n]) {
+        if (*fixed[n] + bytes_[n] > limit) return std::nullopt;
+        place_at(n, *fixed[n]);
+      }
     // The obstacles as disjoint ranges: touching and overlapping ones
     // merged (the parameters, allocated one after another, become a few).
     std::vector<Interval> merged(obstacles.begin(), obstacles.end()), conflicting, busy;
@@ -342,7 +348,9 @@ class Group {
         }
         cursor = std::max(cursor, b.second);
       }
-      place_at(n, chosen == std::numeric_limits<std::size_t>::max() ? cursor : chosen);
+      const std::size_t at = chosen == std::numeric_limits<std::size_t>::max() ? cursor : chosen;
+      if (at + bytes_[n] > limit) return std::nullopt;
+      place_at(n, at);
     }
     return offset;
   }
@@ -434,7 +442,9 @@ class Group {
 // replays one schedule through a fresh pool many times (its pool searches
 // and parking checks), and each pool learns and places the same period:
 // the last few results are kept, for every pool in the process, so that
-// such a period is placed once (the same layouts either way).
+// such a period is placed once (the same layouts either way). A layout
+// given up above a limit is kept as nothing, and the layouts answer only a
+// placement whose limit is no higher (there it would be given up again).
 class OrderingLayouts {
  public:
   struct Periods {
@@ -443,7 +453,7 @@ class OrderingLayouts {
     std::vector<Interval> obstacles;
     bool operator==(const Periods&) const = default;
   };
-  using Layouts = std::vector<std::vector<std::size_t>>;
+  using Layouts = std::vector<std::optional<std::vector<std::size_t>>>;
 
   static Periods of(const std::vector<Plan*>& plans, const std::vector<Interval>& obstacles) {
     Periods p{{}, {}, obstacles};
@@ -453,20 +463,25 @@ class OrderingLayouts {
     }
     return p;
   }
-  std::optional<Layouts> find(const Periods& p) {
+  std::optional<Layouts> find(const Periods& p, std::size_t limit) {
     const std::lock_guard lock(mutex_);
     for (auto it = kept_.begin(); it != kept_.end(); ++it)
-      if (it->first == p) {
+      if (it->periods == p) {
+        const bool whole = std::all_of(it->layouts.begin(), it->layouts.end(), [](const auto& l) { return l.has_value(); });
+        if (!whole && limit > it->limit) return std::nullopt;
         kept_.splice(kept_.begin(), kept_, it);
-        return it->second;
+        return it->layouts;
       }
     return std::nullopt;
   }
-  void keep(Periods p, Layouts layouts) {
+  void keep(Periods p, Layouts layouts, std::size_t limit) {
     const std::lock_guard lock(mutex_);
-    for (const auto& [periods, _] : kept_)
-      if (periods == p) return;  // another thread placed the same periods meanwhile
-    kept_.emplace_front(std::move(p), std::move(layouts));
+    for (auto it = kept_.begin(); it != kept_.end(); ++it)
+      if (it->periods == p) {  // placed before under a lower limit, or by another thread meanwhile
+        kept_.erase(it);
+        break;
+      }
+    kept_.push_front({std::move(p), std::move(layouts), limit});
     if (kept_.size() > kKept) kept_.pop_back();
   }
   void clear() {
@@ -478,8 +493,13 @@ class OrderingLayouts {
   // A row of `plan` places about a dozen distinct periods, and `plan`
   // plans a row per core at once.
   static constexpr std::size_t kKept = 32;
+  struct Kept {
+    Periods periods;
+    Layouts layouts;
+    std::size_t limit;  // what the layouts that are nothing were given up above
+  };
   std::mutex mutex_;
-  std::list<std::pair<Periods, Layouts>> kept_;  // most recently used first
+  std::list<Kept> kept_;  // most recently used first
 };
 
 OrderingLayouts& ordering_layouts() {
@@ -492,16 +512,20 @@ OrderingLayouts& ordering_layouts() {
 // With `keep_current` (the plans were placed, or recorded, around these
 // same obstacles) the candidates include the layout they have, and layouts
 // that keep the other plans where they are and place only the first (the
-// new) plan's own blocks. Returns the worst footprint.
-std::size_t place_jointly(const std::vector<Plan*>& plans, const std::vector<Interval>& obstacles,
-                          bool keep_current) {
+// new) plan's own blocks. Returns false, and leaves the plans as they were,
+// if the smallest layout's footprint passes `limit` (the pool's size):
+// each ordering is given up as soon as it passes it, which is most of the
+// work saved when a pool search replays the schedule in too small a pool.
+bool place_jointly(const std::vector<Plan*>& plans, const std::vector<Interval>& obstacles, bool keep_current,
+                   std::size_t limit) {
   const Group g(plans);
   std::optional<std::vector<std::size_t>> best;
   std::pair<std::size_t, std::size_t> best_cost{std::numeric_limits<std::size_t>::max(), 0};
-  auto consider = [&](std::vector<std::size_t> offset) {
-    const auto c = g.cost(offset, obstacles);
+  auto consider = [&](const std::optional<std::vector<std::size_t>>& offset) {
+    if (!offset) return;  // given up above the limit: it would not have been chosen
+    const auto c = g.cost(*offset, obstacles);
     if (!best || c < best_cost) {
-      best = std::move(offset);
+      best = offset;
       best_cost = c;
     }
   };
@@ -515,19 +539,19 @@ std::size_t place_jointly(const std::vector<Plan*>& plans, const std::vector<Int
     const std::vector<std::optional<std::size_t>> none(g.size());
     const auto others = keep_current && plans.size() > 1 ? g.current(1) : std::nullopt;
     OrderingLayouts::Periods periods = OrderingLayouts::of(plans, obstacles);
-    const std::optional<OrderingLayouts::Layouts> kept = ordering_layouts().find(periods);
+    const std::optional<OrderingLayouts::Layouts> kept = ordering_layouts().find(periods, limit);
     if (kept && !others) {
-      for (const std::vector<std::size_t>& layout : *kept) consider(layout);  // no orderings to make
+      for (const auto& layout : *kept) consider(layout);  // no orderings to make
     } else {
       // Each ordering is placed on a thread of its own where the group is
       // large enough to pay for one (Group::place only reads the group);
       // the layouts are considered in the same order either way.
       const auto orders = g.orderings();
-      std::vector<std::future<std::vector<std::size_t>>> placing;
+      std::vector<std::future<std::optional<std::vector<std::size_t>>>> placing;
       if (!kept && g.size() >= kPlaceOnThreadsFrom) try {
           for (const auto& ordering : orders)  // (clang 14 cannot capture a structured binding)
-            placing.push_back(std::async(std::launch::async, [&g, &ordering, &obstacles, &none] {
-              return g.place(ordering.first, obstacles, ordering.second, none);
+            placing.push_back(std::async(std::launch::async, [&g, &ordering, &obstacles, &none, limit] {
+              return g.place(ordering.first, obstacles, ordering.second, none, limit);
             }));
         } catch (const std::system_error&) {
           placing.clear();  // no thread to be had (a process limit): placed here, one after another
@@ -536,16 +560,17 @@ std::size_t place_jointly(const std::vector<Plan*>& plans, const std::vector<Int
       for (const auto& [order, best_fit] : orders) {
         const std::size_t i = layouts.size();
         layouts.push_back(kept              ? (*kept)[i]
-                          : placing.empty() ? g.place(order, obstacles, best_fit, none)
+                          : placing.empty() ? g.place(order, obstacles, best_fit, none, limit)
                                             : placing[i].get());
         consider(layouts.back());
-        if (others) consider(g.place(order, obstacles, best_fit, *others));
+        if (others) consider(g.place(order, obstacles, best_fit, *others, limit));
       }
-      if (!kept) ordering_layouts().keep(std::move(periods), std::move(layouts));
+      if (!kept) ordering_layouts().keep(std::move(periods), std::move(layouts), limit);
     }
   }
+  if (!best || best_cost.first > limit) return false;
   g.apply(*best, obstacles);
-  return best_cost.first;
+  return true;
 }
 
 class SmartPoolAllocator final : public Allocator {
@@ -673,10 +698,7 @@ class SmartPoolAllocator final : public Allocator {
     std::vector<Interval> now = live_intervals();
     if (disturbed_ || now != active_->obstacles) {
       disturbed_ = false;
-      std::vector<Plan*> group = group_of(*active_);
-      const std::vector<Plan> saved = copies(group);
-      if (place_jointly(group, now, /*keep_current=*/false) > pool_bytes_) {
-        restore(group, saved);
+      if (!place_jointly(group_of(*active_), now, /*keep_current=*/false, pool_bytes_)) {
         plans_.erase(active_);
         active_ = plans_.end();
         return false;
@@ -693,14 +715,6 @@ class SmartPoolAllocator final : public Allocator {
       if (&other != &plan && other.keys.front() == plan.keys.front() && other.obstacles == plan.obstacles)
         group.push_back(&other);
     return group;
-  }
-  static std::vector<Plan> copies(const std::vector<Plan*>& group) {
-    std::vector<Plan> v;
-    for (const Plan* p : group) v.push_back(*p);
-    return v;
-  }
-  static void restore(const std::vector<Plan*>& group, const std::vector<Plan>& saved) {
-    for (std::size_t i = 0; i < group.size(); ++i) *group[i] = saved[i];
   }
 
   // Learning: called for a request while no plan is active. Activates a
@@ -755,10 +769,7 @@ class SmartPoolAllocator final : public Allocator {
         break;
       }
     plans_.push_front(std::move(plan));
-    std::vector<Plan*> group = group_of(plans_.front());
-    const std::vector<Plan> saved = copies(group);
-    if (place_jointly(group, plans_.front().obstacles, /*keep_current=*/true) > pool_bytes_) {
-      restore(group, saved);
+    if (!place_jointly(group_of(plans_.front()), plans_.front().obstacles, /*keep_current=*/true, pool_bytes_)) {
       plans_.pop_front();
       return plans_.end();
     }
