@@ -1,6 +1,7 @@
 #include "engine/memory/allocator.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <stdexcept>
 
 #include "engine/memory/allocators/pytorch.h"
@@ -62,6 +63,24 @@ std::unique_ptr<Allocator> make_allocator(std::string_view name, std::size_t poo
   for (const auto& p : kPolicies) valid += (valid.empty() ? "" : ", ") + std::string(p.name);
   throw std::invalid_argument("unknown allocator heuristic '" + std::string(name) +
                               "' (valid: " + valid + ")");
+}
+
+std::size_t fails_alike_to(const Allocator& failed, std::size_t pool_bytes) {
+  auto fails = [&](std::size_t pool) {
+    const std::optional<std::size_t> lacking = failed.lacking_in_pool(pool);
+    return lacking && *lacking > 0;
+  };
+  // Doubling steps past the range, then halving back to its last granule.
+  std::size_t known = pool_bytes, step = kAllocGranularity;
+  while (known < SIZE_MAX / 2 && step < SIZE_MAX / 2 && fails(known + step)) {
+    known += step;
+    step *= 2;
+  }
+  while (step > kAllocGranularity) {
+    step /= 2;
+    if (fails(known + step)) known += step;
+  }
+  return known;
 }
 
 }  // namespace tidepool

@@ -95,12 +95,22 @@ class Allocator {
   // not fail there the same way (served, or an earlier request placed
   // otherwise: a replay must tell). Nothing: not known (the default). The
   // pool search steps over the pools that would fail at the same request,
-  // as it would have by replaying each.
+  // as it would have by replaying each. It holds for a caller that asks
+  // again between failures as long as it decides by the answers alone
+  // (the replay loop gives back parked blocks and retries), and the pools
+  // it counts as failing are one range: more than 0 for a pool means more
+  // than 0 for every smaller pool above the current one (fails_alike_to).
   virtual std::optional<std::size_t> lacking_in_pool(std::size_t pool_bytes) const {
     (void)pool_bytes;
     return std::nullopt;
   }
 };
+
+// After `failed`, an allocator made with `pool_bytes`, returned nothing:
+// the largest pool in which a fresh replay of the same requests is known
+// to fail at the same request (lacking_in_pool's range), `pool_bytes`
+// itself where nothing is known.
+std::size_t fails_alike_to(const Allocator& failed, std::size_t pool_bytes);
 
 // The policies by name, in this order. Every one rounds each request up to
 // kAllocGranularity (256 B; pytorch to its 512), so every offset is a

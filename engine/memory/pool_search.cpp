@@ -61,12 +61,12 @@ PoolSearch search_pool_size(const AllocTrace& trace, const AllocatorFactory& mak
     grow_by(r.failure.lacking_bytes);
     // Pools the policy can tell would fail at the same request are
     // stepped over as replaying each would have (pytorch in a tight pool:
-    // dozens of restarts, each 2 MiB further, before its segment fits).
-    if (park_horizon == 0)
-      while (const std::optional<std::size_t> lacking = allocator->lacking_in_pool(pool)) {
-        if (*lacking == 0) break;
-        grow_by(*lacking);
-      }
+    // dozens of restarts, each 2 MiB further, before its segment fits),
+    // parking or not: the loop's parking decides by the policy's answers.
+    while (const std::optional<std::size_t> lacking = allocator->lacking_in_pool(pool)) {
+      if (*lacking == 0) break;
+      grow_by(*lacking);
+    }
   }
 }
 

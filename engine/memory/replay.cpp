@@ -227,6 +227,7 @@ ScheduleReplay replay_schedule(const ScheduleTraces& traces, std::string_view he
   r.pool_bytes = pool_bytes;
   r.first = replay(traces.first, pool);
   if (r.first.fits) r.steady = replay(traces.steady, pool);
+  if (!r.fits()) r.fails_alike_to = fails_alike_to(*allocator, pool_bytes);
   if (!observer) keep_schedule_replay(requests, heuristic, pool_bytes, park_horizon, r);
   return r;
 }

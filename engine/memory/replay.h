@@ -149,6 +149,9 @@ TraceReplay resume_replay(const AllocTrace& trace, PoolReplay& pool, std::size_t
 struct ScheduleReplay {
   std::size_t pool_bytes = 0;
   TraceReplay first, steady;  // the second iteration is what every later one repeats
+  // Where it did not fit: the largest pool known, without replaying, to
+  // fail at the same request (fails_alike_to; pool_bytes where none is).
+  std::size_t fails_alike_to = 0;
   bool fits() const { return first.fits && steady.fits; }
 };
 ScheduleReplay replay_schedule(const Schedule& schedule, std::string_view heuristic, std::size_t pool_bytes,

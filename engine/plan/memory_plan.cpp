@@ -110,17 +110,44 @@ AutoSwapChoice choose_autoswap(const AutoSwapSchedules& schedules, const std::st
   return c;
 }
 
-// Whether park_in(train, traces, heuristic, pool).horizon is at least `least`:
-// whether any horizon of at least `least` fits, asked smallest first (the
-// one that fits most often), so that a yes usually costs one replay and a
-// no never tries the horizons below `least`.
-bool parks_at_least(const Schedule& train, const ScheduleTraces& traces, const std::string& heuristic,
-                    std::size_t pool, int least) {
-  if (!train.can_park()) return false;
-  for (auto h = std::rbegin(kParkHorizons); h != std::rend(kParkHorizons); ++h)
-    if (*h >= least && replay_schedule(traces, heuristic, pool, *h).fits()) return true;
-  return false;
-}
+// Whether park_in(train, traces, heuristic, pool).horizon is at least
+// `least`, for one schedule in many pools: whether any horizon of at least
+// `least` fits, asked smallest first (the one that fits most often), so
+// that a yes usually costs one replay and a no never tries the horizons
+// below `least`. A replay that fails tells which larger pools fail alike
+// (ScheduleReplay::fails_alike_to: pytorch's segments in a tight pool),
+// and those are answered without replaying.
+class ParkingProbe {
+ public:
+  ParkingProbe(const Schedule& train, const ScheduleTraces& traces, const std::string& heuristic)
+      : train_(train), traces_(traces), heuristic_(heuristic) {}
+
+  bool parks_at_least(std::size_t pool, int least) {
+    if (!train_.can_park()) return false;
+    for (auto h = std::rbegin(kParkHorizons); h != std::rend(kParkHorizons); ++h) {
+      if (*h < least || known_to_fail(*h, pool)) continue;
+      const ScheduleReplay r = replay_schedule(traces_, heuristic_, pool, *h);
+      if (r.fits()) return true;
+      failed_.push_back({*h, pool, r.fails_alike_to});
+    }
+    return false;
+  }
+
+ private:
+  struct Failed {
+    int horizon;
+    std::size_t from, to;  // the pools failing alike
+  };
+  bool known_to_fail(int horizon, std::size_t pool) const {
+    return std::any_of(failed_.begin(), failed_.end(),
+                       [&](const Failed& f) { return f.horizon == horizon && f.from <= pool && pool <= f.to; });
+  }
+
+  const Schedule& train_;
+  const ScheduleTraces& traces_;
+  const std::string& heuristic_;
+  std::vector<Failed> failed_;
+};
 
 // A larger pool that parks more, for the user who wants the waits gone:
 // where one block at a time stays parked when none does now, else where
@@ -137,7 +164,8 @@ std::size_t parking_hint(const Schedule& train, const ScheduleTraces& traces, co
   if (train.park_horizon == kParkUntilNeeded || !train.can_park()) return 0;
   const int wanted = train.park_horizon == 0 ? 1 : kParkUntilNeeded;
   const std::size_t most = (arena_bytes ? arena_bytes : total_alloc_bytes(trace_of(train, 2))) / kMiB;
-  auto parks_more = [&](std::size_t mib) { return parks_at_least(train, traces, heuristic, mib * kMiB, wanted); };
+  ParkingProbe probe(train, traces, heuristic);
+  auto parks_more = [&](std::size_t mib) { return probe.parks_at_least(mib * kMiB, wanted); };
   std::size_t no = pool / kMiB, step = 1;  // in MiB; `no` parks less (or is below the pool)
   while (no + step <= most && !parks_more(no + step)) {
     no += step;

@@ -156,6 +156,10 @@ class PytorchAllocator final : public Allocator {
         block = new_block(pool, size);
       }
       if (!block) {
+        // And the caller may ask again (the replay loop gives back a
+        // parked block and retries): an arena longer by this much would
+        // have held it after the release.
+        if (first_fit_segments()) miss_room_ = std::min(miss_room_, claim - unreserved_top());
         failed_claim_ = claim;
         return std::nullopt;
       }
@@ -220,7 +224,9 @@ class PytorchAllocator final : public Allocator {
   // one's with the unreserved range at the end longer by what it adds (or
   // a new one there): every segment goes to the same lowest range, and
   // every miss releases the same cached segments, until a miss whose
-  // segment the longer end would have held (miss_room_). Short of that,
+  // segment the longer end would have held, before the release or, for a
+  // request that failed and was asked again (the replay loop gives back
+  // parked blocks between), after it (miss_room_). Short of that,
   // the failed segment still fails after the release when the end's range
   // plus the added room cannot hold it, and lacks what lacking_bytes()
   // would say with that range so much longer.
@@ -551,7 +557,8 @@ class PytorchAllocator final : public Allocator {
   std::map<PoolKey, std::set<std::pair<std::size_t, std::size_t>>> cached_;  // free blocks: (bytes, offset)
   // For lacking_in_pool: the least room a larger arena must add for some
   // miss (a request whose segment no unreserved range held) to be served
-  // at its end before releasing, and the failed request's segment.
+  // at its end before releasing (or after, where the request failed), and
+  // the failed request's segment.
   std::size_t miss_room_ = std::numeric_limits<std::size_t>::max();
   std::optional<std::size_t> failed_claim_;
   std::map<PoolKey, int> expandable_;           // the expandable segment of each stream and pool

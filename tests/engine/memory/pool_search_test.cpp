@@ -34,6 +34,7 @@ using testing::alloc;
 using testing::release;
 
 constexpr std::size_t U = kAllocGranularity;  // one unit of the papers' examples
+constexpr std::size_t kMiB = std::size_t{1} << 20;
 
 // The papers' sequences (engine/memory/paper_sequences.h): §IV-B's
 // A1(5), A2(2), A3(1), D2, A4(1), D1, D3, A5(8), and §III-B's
@@ -210,42 +211,81 @@ TEST(PoolSearch, GoingOnInAWidenedPoolFindsWhatStartingAgainFinds) {
   EXPECT_FALSE(make_cnmem_allocator(1 << 20, 1 << 16)->widen(2 << 20)) << "an initial pool";
 }
 
+// A schedule's replay that fails says which larger pools fail alike
+// (ScheduleReplay::fails_alike_to), and replaying them says the same: the
+// parking hint's search answers those pools without replaying. ResNet-152
+// on the V100's answers, its convolutions' inputs offloaded and parked
+// until needed, in pools above the one that serves it unparked.
+TEST(PoolSearch, AFailedScheduleReplayTellsWhichLargerPoolsFailAlike) {
+  const Profile profile = *specification_profile("v100");
+  const GpuQueries queries{profile.gpu};
+  const Network net = models::make_model("resnet152", models::InputKind::imagenet, 1000);
+  const Schedule schedule = plan_schedule(net, 128, {.memory = {.mode = OffloadMode::conv}}, queries);
+  const ScheduleTraces traces(schedule);
+  auto failed_at = [](const ScheduleReplay& r) {
+    return std::pair{r.first.fits, r.first.fits ? r.steady.failed_event : r.first.failed_event};
+  };
+  const std::size_t least = search_pool_size(schedule, "pytorch").pool_bytes;
+  int told = 0;
+  for (std::size_t pool = least; pool < least + (std::size_t{2} << 30); pool += 48 * kMiB) {
+    const ScheduleReplay r = replay_schedule(traces, "pytorch", pool, kParkUntilNeeded);
+    if (r.fits()) continue;
+    ASSERT_GE(r.fails_alike_to, pool);
+    if (r.fails_alike_to == pool) continue;
+    ++told;
+    const std::size_t between = (pool + r.fails_alike_to) / 2 / kAllocGranularity * kAllocGranularity;
+    for (std::size_t larger : {pool + kAllocGranularity, between, r.fails_alike_to}) {
+      SCOPED_TRACE(std::to_string(pool) + " -> " + std::to_string(larger));
+      const ScheduleReplay again = replay_schedule(traces, "pytorch", larger, kParkUntilNeeded);
+      EXPECT_FALSE(again.fits());
+      EXPECT_EQ(failed_at(again), failed_at(r));
+    }
+  }
+  std::cout << told << " failed pools told of larger ones\n";
+  EXPECT_GE(told, 3) << "no failure told of a larger pool: the test shows nothing";
+}
+
 // pytorch in a tight pool can fail at the same segment pool after pool
 // (on resnet152 with an AVX-512 processor's cpu plan, 30 pools, each
 // 2 MiB larger); stepping over the pools it can tell would fail alike
 // finds what replaying each finds: the same pool after the same restarts,
 // the same figures, in fewer replays. On the V100's answers (the host's
 // kernels do not matter), where VGG-16 and ResNet-152 offloading their
-// convolutions' inputs step over a few.
+// convolutions' inputs step over a few; with the offloaded blocks parked
+// too (the loop gives parked blocks back and asks again while a request
+// fails).
 TEST(PoolSearch, SteppingOverPoolsThatFailAlikeFindsWhatReplayingEachFinds) {
   const Profile profile = *specification_profile("v100");
   const GpuQueries queries{profile.gpu};
-  int stepped = 0;
+  int stepped = 0, stepped_parking = 0;
   for (const auto& [model, batch] : {std::pair{"vgg16", 64}, std::pair{"resnet152", 128}}) {
-    SCOPED_TRACE(model);
-    const Network net = models::make_model(model, models::InputKind::imagenet, 1000);
-    const AllocTrace trace = trace_of(plan_schedule(net, batch, {.memory = {.mode = OffloadMode::conv}}, queries), 2);
-    auto pytorch = [](std::size_t pool) { return make_allocator("pytorch", pool); };
-    const PoolSearch stepping = search_pool_size(trace, pytorch, 0, 0);
-    const PoolSearch again = search_pool_size(
-        trace, [](std::size_t pool) { return std::make_unique<EveryPoolReplayed>(make_allocator("pytorch", pool)); }, 0,
-        0);
-    EXPECT_EQ(stepping.pool_bytes, again.pool_bytes);
-    EXPECT_EQ(stepping.restarts, again.restarts);
-    EXPECT_EQ(again.replays, again.restarts + 1);
-    stepped += again.replays - stepping.replays;
-    EXPECT_EQ(stepping.replay.figures.peak_load_bytes, again.replay.figures.peak_load_bytes);
-    EXPECT_EQ(stepping.replay.figures.footprint_bytes, again.replay.figures.footprint_bytes);
-    EXPECT_EQ(stepping.replay.figures.largest_free_at_peak, again.replay.figures.largest_free_at_peak);
-    EXPECT_EQ(stepping.replay.figures.holes_at_peak_bytes, again.replay.figures.holes_at_peak_bytes);
-    EXPECT_EQ(stepping.replay.stats.extent_bytes, again.replay.stats.extent_bytes);
-    std::cout << model << ": " << again.restarts << " restarts, " << stepping.replays << " replays of "
-              << again.replays << "\n";
+    for (const int horizon : {0, kParkUntilNeeded}) {
+      SCOPED_TRACE(std::string(model) + (horizon ? ", parking" : ""));
+      const Network net = models::make_model(model, models::InputKind::imagenet, 1000);
+      const AllocTrace trace = trace_of(plan_schedule(net, batch, {.memory = {.mode = OffloadMode::conv}}, queries), 2);
+      auto pytorch = [](std::size_t pool) { return make_allocator("pytorch", pool); };
+      const PoolSearch stepping = search_pool_size(trace, pytorch, 0, horizon);
+      auto every_pool = [](std::size_t pool) {
+        return std::make_unique<EveryPoolReplayed>(make_allocator("pytorch", pool));
+      };
+      const PoolSearch again = search_pool_size(trace, every_pool, 0, horizon);
+      EXPECT_EQ(stepping.pool_bytes, again.pool_bytes);
+      EXPECT_EQ(stepping.restarts, again.restarts);
+      EXPECT_EQ(again.replays, again.restarts + 1);
+      (horizon ? stepped_parking : stepped) += again.replays - stepping.replays;
+      EXPECT_EQ(stepping.replay.figures.peak_load_bytes, again.replay.figures.peak_load_bytes);
+      EXPECT_EQ(stepping.replay.figures.footprint_bytes, again.replay.figures.footprint_bytes);
+      EXPECT_EQ(stepping.replay.figures.largest_free_at_peak, again.replay.figures.largest_free_at_peak);
+      EXPECT_EQ(stepping.replay.figures.holes_at_peak_bytes, again.replay.figures.holes_at_peak_bytes);
+      EXPECT_EQ(stepping.replay.stats.extent_bytes, again.replay.stats.extent_bytes);
+      std::cout << model << (horizon ? ", parking" : "") << ": " << again.restarts << " restarts, " << stepping.replays
+                << " replays of " << again.replays << "\n";
+    }
   }
   EXPECT_GE(stepped, 4) << "nothing stepped over: the test shows nothing";
+  EXPECT_GE(stepped_parking, 4) << "nothing stepped over while parking: the test shows nothing";
 }
 
-constexpr std::size_t kMiB = std::size_t{1} << 20;
 AllocRequest mib(std::size_t n) { return AllocRequest{.bytes = n * kMiB}; }
 
 // A hand-made sequence of requests whose last one is the one that fails in
@@ -349,6 +389,40 @@ TEST(PoolSearch, PytorchTellsALargerPoolThatServesAnEarlierMissOtherwise) {
   expect_told_as_replayed(*tight.allocator, sequence, mib(20), {42, 44, 46, 48, 50, 52, 54, 56});
   EXPECT_EQ(*tight.allocator->lacking_in_pool(46 * kMiB), 8 * kMiB) << "D misses there too";
   EXPECT_EQ(*tight.allocator->lacking_in_pool(48 * kMiB), 0u) << "D at the end: another replay";
+}
+
+// A request that failed and was asked again decides too, as the replay
+// loop asks again after giving back a parked block: in 40 MiB, X (24 MiB)
+// and C (10) leave 6 MiB at the end; C is freed, D (22) misses, releases
+// C and still fails (16 MiB at the end); the caller frees X and D takes
+// X's block; E (40) then fails. An arena 6 MiB longer holds D at its end
+// after releasing C, X stays, and E fails lacking another amount: a
+// larger pool's replay that the first miss alone (16 MiB short before
+// the release) would not have told apart.
+TEST(PoolSearch, PytorchTellsALargerPoolThatServesAFailedRequestAskedAgainOtherwise) {
+  const Sequence sequence = [](Allocator& a) {
+    const std::size_t x = *a.allocate(mib(24)), c = *a.allocate(mib(10));
+    a.free(c);
+    if (!a.allocate(mib(22))) {
+      a.free(x);
+      EXPECT_TRUE(a.allocate(mib(22)));
+    }
+    return a.allocate(mib(40)).has_value();
+  };
+  const Ran tight = run_pytorch(40, sequence);
+  ASSERT_FALSE(tight.served);
+  for (std::size_t pool : {42, 44, 46, 50, 56}) {
+    SCOPED_TRACE(pool);
+    const std::optional<std::size_t> told = tight.allocator->lacking_in_pool(pool * kMiB);
+    ASSERT_TRUE(told);
+    if (*told == 0) continue;  // not known: a replay must tell
+    const Ran fresh = run_pytorch(pool, sequence);
+    EXPECT_FALSE(fresh.served);
+    EXPECT_EQ(*told, fresh.allocator->lacking_bytes(mib(40)));
+  }
+  EXPECT_EQ(*tight.allocator->lacking_in_pool(44 * kMiB), 20 * kMiB) << "D fails there too";
+  EXPECT_EQ(*tight.allocator->lacking_in_pool(46 * kMiB), 0u) << "D at the end after the release: another replay";
+  EXPECT_EQ(fails_alike_to(*tight.allocator, 40 * kMiB), 46 * kMiB - kAllocGranularity);
 }
 
 }  // namespace
