@@ -62,12 +62,15 @@ std::string title_of(const AddressMapScene& scene) {
   return title;
 }
 
-// The highest address the plot must show.
-std::size_t top_of(const AddressMapScene& scene) {
-  std::size_t top = std::max(scene.pool_bytes, scene.footprint_bytes);
+}  // namespace
+
+std::size_t address_map_top(const AddressMapScene& scene) {
+  std::size_t top = std::max({scene.pool_bytes, scene.footprint_bytes, scene.axis_bytes});
   for (const MapBlock& b : scene.blocks) top = std::max(top, b.end());
   return std::max<std::size_t>(top, 1);
 }
+
+namespace {
 
 // The longest labels right of the strip, which size the right margin.
 std::vector<std::string> level_labels(const AddressMapScene& scene) {
@@ -282,10 +285,10 @@ AddressMapLayout address_map_layout(const Painter& p, const AddressMapScene& sce
   const float right = std::max(strip_room + 4, std::min(strip_room + labels + kMargin, area.width() / 3));
   l.plot = {left, top, std::max(left + 1, area.x1 - right), std::max(top + 20, bottom)};
   l.strip = {l.plot.x1 + kStripGap, l.plot.y0, l.plot.x1 + kStripGap + kStripWidth, l.plot.y1};
-  const double steps = std::max(scene.steps, 1);
+  const double steps = std::max({scene.steps, scene.axis_steps, 1});
   l.x = {0, steps, l.plot.x0, l.plot.x1};
   // 4% headroom above the highest address, for the pool line's label.
-  const double top_bytes = static_cast<double>(top_of(scene)) * 1.04;
+  const double top_bytes = static_cast<double>(address_map_top(scene)) * 1.04;
   l.y = {0, top_bytes, l.plot.y1, l.plot.y0};
   return l;
 }

@@ -274,6 +274,12 @@ void draw_iterations(Painter& p, const MemoryLoadLayout& l, const MemoryLoadScen
 
 }  // namespace
 
+std::size_t memory_load_top(const MemoryLoadScene& scene) {
+  std::size_t highest = std::max({scene.budget_bytes, scene.max_extent_bytes, scene.peak_load_bytes, scene.axis_bytes});
+  for (const LoadPoint& s : scene.points) highest = std::max({highest, s.load_bytes, s.extent_bytes});
+  return std::max<std::size_t>(highest, 1);
+}
+
 MemoryLoadLayout memory_load_layout(const Painter& p, const MemoryLoadScene& scene, const Box& area) {
   MemoryLoadLayout l;
   const float top = area.y0 + heading_height(p, area, title_of(scene), legend(scene)) + axis_title_height(p);
@@ -285,12 +291,10 @@ MemoryLoadLayout memory_load_layout(const Painter& p, const MemoryLoadScene& sce
   const float below = area.y1 - top;
   const float curves_height = std::max(40.0f, std::floor(below * (rows == 1 ? 0.56f : 0.5f)) - curves_axis);
   l.curves = {left, top, std::max(left + 1, area.x1 - kRightMargin), top + curves_height};
-  const double samples = std::max<double>(1, static_cast<double>(scene.points.size()));
+  const double samples = static_cast<double>(std::max<std::size_t>({1, scene.points.size(), scene.axis_samples}));
   l.x = {0, samples, l.curves.x0, l.curves.x1};
-  std::size_t highest = std::max({scene.budget_bytes, scene.max_extent_bytes, scene.peak_load_bytes});
-  for (const LoadPoint& s : scene.points) highest = std::max({highest, s.load_bytes, s.extent_bytes});
   // 8% headroom, for the peak's label.
-  l.y = {0, std::max<double>(1, static_cast<double>(highest)) * 1.08, l.curves.y1, l.curves.y0};
+  l.y = {0, static_cast<double>(memory_load_top(scene)) * 1.08, l.curves.y1, l.curves.y0};
 
   const float panels_top = l.curves.y1 + curves_axis;
   const float rows_room = rows * panel_title_row(p) + (rows - 1) * x_axis_height(p, false) + x_axis_height(p, true);
