@@ -26,7 +26,9 @@ Layout layout_in(const Rect& area) {
   const float side = std::clamp(width * 0.22f, 300.0f, 380.0f);  // controls and stats column
   const float controls_h = body * 0.58f;
   const float right = std::max(width - side, 1.0f);
-  const float timeline_h = body * 0.34f;
+  // The timeline's lanes need about 240 px: a short area (half of two runs
+  // compared) gives it up to half its height rather than cut them.
+  const float timeline_h = std::max(body * 0.34f, std::min(240.0f, body * 0.5f));
   const float map_w = right * 0.56f;
   auto set = [&](ViewId v, Rect r) { l.views[static_cast<int>(v)] = r; };
   set(ViewId::controls, {left, top, side, controls_h});

@@ -29,6 +29,9 @@ struct MemoryLoadLayout {
   LinearScale y;  // bytes to pixels
   // Per iteration: peak load and footprint, loss, accuracy, images/s; each
   // panel's iteration number to pixels.
+  // None (empty boxes) where the view is too short for them beside the
+  // curves: with_panels false.
+  bool with_panels = true;
   std::array<Box, 4> panels;
   std::array<LinearScale, 4> panel_x;
 };
