@@ -430,6 +430,27 @@ TEST(Paint, AddressMapSideLabelsDoNotOverlap) {
           << "'" << side[i].text << "' and '" << side[j].text << "'";
 }
 
+// Nor over the strip's heading ("at peak", wider than the strip): a pool
+// that is the footprint is named on two lines above its line, which sits
+// near the plot's top.
+TEST(Paint, AddressMapSideLabelsStayBelowTheStripsHeading) {
+  ui::AddressMapScene scene = testing::address_map_scene();
+  scene.pool_bytes = scene.footprint_bytes;
+  RecordingPainter painter(window_font);
+  paint::draw_address_map(painter, scene, kArea);
+  const paint::AddressMapLayout l = paint::address_map_layout(painter, scene, kArea);
+  int side = 0, headings = 0;
+  for (const Call& c : painter.calls) {
+    if (c.kind != Call::Kind::text) continue;
+    if (c.text == "at peak") ++headings;
+    if (c.points[0].x <= l.strip.x1) continue;
+    EXPECT_GE(c.points[0].y, l.strip.y0 - 2.5f) << "'" << c.text << "' is beside the strip's heading";
+    ++side;
+  }
+  EXPECT_EQ(headings, 1);
+  EXPECT_GE(side, 2) << "'pool = footprint' and its bytes";
+}
+
 // Labels that all want the bottom of the plot (a largest free block at the
 // pool's start, the footprint just above it) stay above the step axis.
 TEST(Paint, AddressMapSideLabelsStayAboveTheStepAxis) {
