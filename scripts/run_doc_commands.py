@@ -35,6 +35,7 @@ stderr, when a command exits non-zero, runs past --timeout, or gives an
 option or subcommand that tidepool does not have.
 """
 import argparse
+import itertools
 import os
 import re
 import shlex
@@ -81,7 +82,7 @@ FIXTURES = [
     ('`replay FILE`, FILE missing', "the repository's FILE where it has one (examples/), else docs/memory.md's "
                                     "four-line example trace"),
     ('`view FILE`, FILE missing', "the repository's FILE (a snapshot in examples/)"),
-    ('`view DIR`, `diff A B` or `--resume DIR`, a folder missing', 'tidepool --batch --quiet --model resnet20 --iterations 1 --out DIR'),
+    ('`view DIR`, `view A B`, `diff A B` or `--resume DIR`, a folder missing', 'tidepool --batch --quiet --model resnet20 --iterations 1 --out DIR'),
 ]
 
 FILE_DATASETS = {'cifar10': None, 'cifar100': None, 'imagenet': None,
@@ -335,8 +336,9 @@ class Runner:
             return True
         if c.trains:
             run_dirs = [option_value(c.args, '--resume')]
-        elif c.sub == 'view':
-            run_dirs = c.args[1:2]
+        elif c.sub == 'view':  # one run folder, or two compared (the paths before any option)
+            paths = list(itertools.takewhile(lambda a: not a.startswith('-'), c.args[1:]))
+            run_dirs = paths[:2]
         elif c.sub == 'diff':  # two run folders
             run_dirs = [a for a in c.args[1:] if not a.startswith('-')][:2]
         else:

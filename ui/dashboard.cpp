@@ -4,7 +4,11 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "ui/paint/address_map_picture.h"
+#include "ui/paint/memory_load_picture.h"
 
 namespace tidepool::ui {
 namespace {
@@ -19,7 +23,26 @@ constexpr int kLoadIterations = 3;
 
 }  // namespace
 
-Dashboard::Dashboard(SessionLink& link) : link_(link) {}
+Dashboard::Dashboard(SessionLink& link, std::string label) : link_(link), label_(std::move(label)) {}
+
+Dashboard::Axes Dashboard::axes() const {
+  return {paint::address_map_top(map_), map_.steps, paint::memory_load_top(load_), load_.points.size(),
+          timeline_.end_us - timeline_.start_us};
+}
+
+Dashboard::Axes Dashboard::shown_axes() const {
+  const Axes natural = axes();
+  return {natural.map_bytes, std::max(map_.steps, map_.axis_steps), natural.load_bytes,
+          std::max(load_.points.size(), load_.axis_samples), std::max(natural.timeline_us, timeline_.axis_us)};
+}
+
+void Dashboard::share_axes(const Axes& a) {
+  map_.axis_bytes = a.map_bytes;
+  map_.axis_steps = a.map_steps;
+  load_.axis_bytes = a.load_bytes;
+  load_.axis_samples = a.load_samples;
+  timeline_.axis_us = a.timeline_us;
+}
 
 void Dashboard::show_rank(int rank) {
   if (rank == rank_) return;
@@ -92,24 +115,7 @@ void Dashboard::draw(float width, float height) {
     ImGui::EndMainMenuBar();
   }
 
-  const Layout layout = layout_for(width, height, menu_height);
-  const Frame frame{status_, events_, timeline_, map_, load_, stats_, stalls_, link_, rank_};
-  auto view = [&](ViewId id, auto& v) {
-    const Rect& r = layout[id];
-    ImGui::SetNextWindowPos({r.x, r.y}, ImGuiCond_Always);
-    ImGui::SetNextWindowSize({r.w, r.h}, ImGuiCond_Always);
-    const std::string title(view_title(id));
-    if (ImGui::Begin(title.c_str(), nullptr,
-                     ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
-                         ImGuiWindowFlags_NoBringToFrontOnFocus))
-      v.draw(frame);
-    ImGui::End();
-  };
-  view(ViewId::controls, controls_);
-  view(ViewId::stats, stats_view_);
-  view(ViewId::timeline, timeline_view_);
-  view(ViewId::address_map, address_map_view_);
-  view(ViewId::memory_load, memory_load_view_);
+  draw_views({0, menu_height, width, height - menu_height});
 
   // Scenario windows float above the views.
   if (show_fragmentation_) {
@@ -121,9 +127,32 @@ void Dashboard::draw(float width, float height) {
   if (show_overlap_) {
     ImGui::SetNextWindowSize({520, 330}, ImGuiCond_FirstUseEver);
     ImGui::SetNextWindowPos({width - 540, menu_height + 30}, ImGuiCond_FirstUseEver);
-    if (ImGui::Begin("Scenario: overlap", &show_overlap_)) overlap_view_.draw(frame);
+    if (ImGui::Begin("Scenario: overlap", &show_overlap_)) overlap_view_.draw(frame());
     ImGui::End();
   }
+}
+
+void Dashboard::draw_views(const Rect& area) {
+  const Layout layout = layout_in(area);
+  const Frame frame = this->frame();
+  auto view = [&](ViewId id, auto& v) {
+    const Rect& r = layout[id];
+    ImGui::SetNextWindowPos({r.x, r.y}, ImGuiCond_Always);
+    ImGui::SetNextWindowSize({r.w, r.h}, ImGuiCond_Always);
+    // Compared runs' views are told apart by title (and ImGui by "###").
+    const std::string name(view_title(id));
+    const std::string title = label_.empty() ? name : name + " | " + label_ + "###" + label_ + name;
+    if (ImGui::Begin(title.c_str(), nullptr,
+                     ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
+                         ImGuiWindowFlags_NoBringToFrontOnFocus))
+      v.draw(frame);
+    ImGui::End();
+  };
+  view(ViewId::controls, controls_);
+  view(ViewId::stats, stats_view_);
+  view(ViewId::timeline, timeline_view_);
+  view(ViewId::address_map, address_map_view_);
+  view(ViewId::memory_load, memory_load_view_);
 }
 
 }  // namespace tidepool::ui

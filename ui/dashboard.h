@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "ui/layout.h"
@@ -30,9 +31,30 @@ namespace tidepool::ui {
 
 class Dashboard {
  public:
-  explicit Dashboard(SessionLink& link);
+  // `label`: where two runs are compared (`tidepool view A B`), what this
+  // one is called in its views' titles ("A: runs/base"); "" alone.
+  explicit Dashboard(SessionLink& link, std::string label = "");
   // Draws one frame into the current ImGui frame.
   void draw(float width, float height);
+  // Two runs compared (ui/comparison.h): the events copied and the scenes
+  // built as draw() does, then the views drawn in `area`, under no menu.
+  void refresh();
+  void draw_views(const Rect& area);
+  // The axes this run's pictures need, and the ones both runs share
+  // (the larger of each): the same bytes and steps at the same place.
+  struct Axes {
+    std::size_t map_bytes = 0;
+    int map_steps = 0;
+    std::size_t load_bytes = 0;
+    std::size_t load_samples = 0;
+    double timeline_us = 0;
+  };
+  Axes axes() const;
+  // The axes the pictures were last drawn on (axes() with what was shared).
+  Axes shown_axes() const;
+  void share_axes(const Axes& axes);
+  const std::string& label() const { return label_; }
+  SessionLink& link() const { return link_; }
   // Every view has drawn data from a finished iteration.
   // (Running the overlap scenario: once the link it sets is in use.)
   // A snapshot has no stream work, so no timeline: the map and the load
@@ -69,9 +91,10 @@ class Dashboard {
   }
 
  private:
-  void refresh();
+  Frame frame() const { return {status_, events_, timeline_, map_, load_, stats_, stalls_, link_, rank_}; }
 
   SessionLink& link_;
+  std::string label_;
   int rank_ = 0;
   SessionStatus status_;
   RingSnapshot events_;

@@ -30,5 +30,7 @@ struct Layout {
 
 // `menu_height`: the main menu bar's height at the top of the window.
 Layout layout_for(float width, float height, float menu_height);
+// The same arrangement inside `area` (one of two runs compared, stacked).
+Layout layout_in(const Rect& area);
 
 }  // namespace tidepool::ui

@@ -21,6 +21,7 @@
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
+#include "ui/comparison.h"
 #include "ui/dashboard.h"
 #include "ui/scene/iteration_number.h"
 
@@ -121,15 +122,23 @@ int tooltips_on_show() {
   return n;
 }
 
-}  // namespace
+// What a screenshot prints of one dashboard's views, for a reader (or a
+// test) without the pixels.
+void print_shown(const Dashboard& dashboard) {
+  const IterationStats& shown = dashboard.shown();
+  std::printf("on show: iteration %lld, %.3f ms, the compute stream stalled %.3f ms\n",
+              static_cast<long long>(shown_iteration(shown.iteration)), shown.iteration_ms, shown.stall_ms);
+  for (const StatsRow& row : dashboard.shown_table()) std::printf("stats | %s | %s\n", row.figure.c_str(), row.value.c_str());
+  print_address_map(dashboard.shown_map());
+  if (const MapBlock* pinned = dashboard.pinned_block())
+    for (const std::string& line : block_details(*pinned, !dashboard.link().block_stack(pinned->tensor).empty()))
+      std::printf("address map pinned | %s\n", line.c_str());
+}
 
-int run_window(SessionLink& link, const WindowOptions& o) {
+int run_dashboards(const std::vector<Dashboard*>& dashboards, const WindowOptions& o) {
   Gui gui(o);
   if (o.on_open) o.on_open();
-  Dashboard dashboard(link);
-  dashboard.show_fragmentation(o.show_fragmentation, o.fragmentation_events);
-  if (o.overlap_scenario) dashboard.adopt_overlap_scenario();
-  dashboard.show_rank(o.show_rank);
+  SessionLink& link = dashboards.front()->link();  // whose training the frame rate is measured against
   const bool screenshot = !o.screenshot.empty();
   const bool software = software_renderer();
   const double fps_cap = software ? std::min(o.max_fps, o.software_max_fps) : o.max_fps;
@@ -170,7 +179,10 @@ int run_window(SessionLink& link, const WindowOptions& o) {
     ImGui::NewFrame();
     int width = 0, height = 0;
     glfwGetFramebufferSize(gui.window(), &width, &height);
-    dashboard.draw(static_cast<float>(width), static_cast<float>(height));
+    if (dashboards.size() == 1)
+      dashboards.front()->draw(static_cast<float>(width), static_cast<float>(height));
+    else
+      draw_comparison(*dashboards[0], *dashboards[1], static_cast<float>(width), static_cast<float>(height));
     ImGui::Render();
     const auto built = Clock::now();
     glViewport(0, 0, width, height);
@@ -185,7 +197,10 @@ int run_window(SessionLink& link, const WindowOptions& o) {
     }
 
     if (screenshot) {
-      if (dashboard.showing_live_data()) {
+      const auto waiting = std::find_if(dashboards.begin(), dashboards.end(),
+                                        [](const Dashboard* d) { return !d->showing_live_data(); });
+      SessionLink& link = waiting == dashboards.end() ? dashboards.front()->link() : (*waiting)->link();
+      if (waiting == dashboards.end()) {
         if (live_frames++ == 0) {
           first_live = Clock::now();
           first_live_iteration = link.status().iteration;
@@ -224,16 +239,18 @@ int run_window(SessionLink& link, const WindowOptions& o) {
           std::printf("tooltips on show: %d (the pointer at %.0f,%.0f)\n", tooltips_on_show(), (*o.hover)[0], (*o.hover)[1]);
         else
           std::printf("tooltips on show: %d (the pointer off the window)\n", tooltips_on_show());
-        const IterationStats& shown = dashboard.shown();
-        std::printf("on show: iteration %lld, %.3f ms, the compute stream stalled %.3f ms\n",
-                    static_cast<long long>(shown_iteration(shown.iteration)), shown.iteration_ms, shown.stall_ms);
-        // The Stats view's words, for a reader (or a test) without the pixels.
-        for (const StatsRow& row : dashboard.shown_table())
-          std::printf("stats | %s | %s\n", row.figure.c_str(), row.value.c_str());
-        print_address_map(dashboard.shown_map());
-        if (const MapBlock* pinned = dashboard.pinned_block())
-          for (const std::string& line : block_details(*pinned, !link.block_stack(pinned->tensor).empty()))
-            std::printf("address map pinned | %s\n", line.c_str());
+        if (dashboards.size() == 1) {
+          print_shown(*dashboards.front());
+          return 0;
+        }
+        // Compared: each run's words under its name, and the axes they share.
+        for (const Dashboard* d : dashboards) {
+          const Dashboard::Axes a = d->shown_axes();
+          std::printf("run | %s\n", d->label().c_str());
+          std::printf("axes | map 0..%zu bytes over %d steps | load 0..%zu bytes over %zu samples | timeline %.0f us\n",
+                      a.map_bytes, a.map_steps, a.load_bytes, a.load_samples, a.timeline_us);
+          print_shown(*d);
+        }
         return 0;
       }
     }
@@ -246,6 +263,22 @@ int run_window(SessionLink& link, const WindowOptions& o) {
     std::this_thread::sleep_until(next_frame);
   }
   return 0;
+}
+
+}  // namespace
+
+int run_window(SessionLink& link, const WindowOptions& o) {
+  Dashboard dashboard(link);
+  dashboard.show_fragmentation(o.show_fragmentation, o.fragmentation_events);
+  if (o.overlap_scenario) dashboard.adopt_overlap_scenario();
+  dashboard.show_rank(o.show_rank);
+  return run_dashboards({&dashboard}, o);
+}
+
+int run_window(SessionLink& a, const std::string& label_a, SessionLink& b, const std::string& label_b,
+               const WindowOptions& o) {
+  Dashboard first(a, label_a), second(b, label_b);
+  return run_dashboards({&first, &second}, o);
 }
 
 }  // namespace tidepool::ui

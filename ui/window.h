@@ -49,5 +49,10 @@ struct WindowOptions {
 // Returns the process exit status; throws std::runtime_error when no window
 // can be opened (no display), with what to do instead.
 int run_window(SessionLink& link, const WindowOptions& options);
+// Two runs compared (`tidepool view A B`, ui/comparison.h): each link under
+// its label ("A: runs/base"), A above B, on shared axes. The options'
+// scenarios and rank do not apply.
+int run_window(SessionLink& a, const std::string& label_a, SessionLink& b, const std::string& label_b,
+               const WindowOptions& options);
 
 }  // namespace tidepool::ui

@@ -10,6 +10,10 @@
 // reading it as a run's events, and a heuristic chooser in the controls
 // that re-places it. `--device-index N` picks the snapshot's device, as
 // for `tidepool replay`.
+//
+// `tidepool view A B`: two run folders or snapshots, A above B on shared
+// axes (ui/comparison.h), to see what a mode, a heuristic or a budget
+// changed; `tidepool diff A B` gives the same comparison in figures.
 #pragma once
 
 #include <filesystem>
@@ -23,6 +27,7 @@ namespace tidepool::app {
 
 struct ViewRequest {
   std::filesystem::path path;       // a run folder, or a snapshot file
+  std::optional<std::filesystem::path> compared;  // a second one: the two compared
   std::optional<int> device_index;  // a snapshot's device; nothing: the busiest
   WindowLook window;  // as for the live window
 };
@@ -37,7 +42,7 @@ bool is_run_folder(const std::filesystem::path& path);
 // snapshot, and std::runtime_error when no window can be opened (no display).
 int view_command(const ViewRequest& request);
 
-// `tidepool view RUN_DIR|SNAPSHOT [--device-index N] [window options]`.
+// `tidepool view RUN_DIR|SNAPSHOT [RUN_DIR|SNAPSHOT] [--device-index N] [window options]`.
 Command add_view_command(CLI::App& cli);
 
 }  // namespace tidepool::app

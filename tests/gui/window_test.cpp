@@ -313,13 +313,13 @@ TEST_F(Window, ARunThatCannotStartEndsTheScreenshotWithItsReason) {
 class View : public ::testing::Test {
  protected:
   void SetUp() override { testing::write_tiny_cifar10(dir_.path() / "data"); }
-  // A tiny --batch run (two iterations, every layer's input offloaded):
-  // its folder, with events.bin.
-  std::filesystem::path batch_run() const {
-    const std::filesystem::path run = dir_.path() / "run";
+  // A tiny --batch run (two iterations, every layer's input offloaded
+  // unless `mode` says otherwise): its folder, with events.bin.
+  std::filesystem::path batch_run(const std::string& name = "run", const std::string& mode = "all") const {
+    const std::filesystem::path run = dir_.path() / name;
     const Result r = run_command(std::string(TIDEPOOL_BINARY) + " --batch --quiet --model resnet20 --dataset cifar10 --data " +
-                                 (dir_.path() / "data").string() + " --batch-size 8 --iterations 2 --mode all --out " +
-                                 run.string());
+                                 (dir_.path() / "data").string() + " --batch-size 8 --iterations 2 --mode " + mode +
+                                 " --out " + run.string());
     EXPECT_EQ(r.status, 0) << r.output;
     return run;
   }
@@ -357,6 +357,58 @@ TEST_F(View, ScreenshotShowsTheRecordedIterationsInEveryView) {
   // Controls (what the run was trained with) and stats: text.
   EXPECT_GT(count_bright(image, l[ViewId::controls]), 1000);
   EXPECT_GT(count_bright(image, l[ViewId::stats]), 1000);
+}
+
+// `tidepool view A B`: a base run above an `all` run of the same network,
+// every view of each under its name, on the same axes (what the
+// screenshot prints of each: "run | A: ...", "axes | ..."); base keeps
+// every activation, so its map is the taller and sets the bytes axis.
+TEST_F(View, TwoRunsAreComparedOnTheSameAxes) {
+  if (!have_xvfb()) GTEST_SKIP() << "xvfb-run is not installed (scripts/install-deps.sh installs it)";
+  const std::filesystem::path base = batch_run("base", "base"), all = batch_run("all", "all");
+  const std::string shot = (dir_.path() / "compare.png").string();
+  const Result r = run_command("xvfb-run -a " + view(base) + " " + all.string() + " --screenshot " + shot + " --frames 3");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const std::size_t a = r.output.find("run | A: " + base.string()), b = r.output.find("run | B: " + all.string());
+  ASSERT_NE(a, std::string::npos) << r.output;
+  ASSERT_NE(b, std::string::npos) << r.output;
+  ASSERT_LT(a, b);
+  const std::string first = r.output.substr(a, b - a), second = r.output.substr(b);
+  auto axes = [](const std::string& words) {
+    const std::size_t at = words.find("axes | ");
+    return at == std::string::npos ? std::string() : words.substr(at, words.find('\n', at) - at);
+  };
+  EXPECT_NE(axes(first), "") << r.output;
+  EXPECT_EQ(axes(first), axes(second)) << r.output;
+  // Each run's own figures under its name: base offloads nothing.
+  EXPECT_EQ(stats_value(first, "offloaded / prefetched"), "0 B / 0 B") << first;
+  EXPECT_NE(stats_value(second, "offloaded / prefetched"), "0 B / 0 B") << second;
+  EXPECT_NE(stats_value(first, "planned peak load"), stats_value(second, "planned peak load")) << r.output;
+  EXPECT_NE(first.find("address map | iteration "), std::string::npos) << first;
+  EXPECT_NE(second.find("address map | iteration "), std::string::npos) << second;
+
+  // Both maps drawn, one in each half of the window.
+  const cv::Mat image = cv::imread(shot, cv::IMREAD_COLOR);
+  ASSERT_FALSE(image.empty()) << "no PNG at " << shot;
+  const float band = (static_cast<float>(image.rows) - kMenuHeight) / 2;
+  const Layout top = layout_in({0, kMenuHeight, static_cast<float>(image.cols), band});
+  const Layout bottom = layout_in({0, kMenuHeight + band, static_cast<float>(image.cols), band});
+  EXPECT_GT(count_colour(image, top[ViewId::address_map], role_colour(Role::activation)), 300);
+  EXPECT_GT(count_colour(image, bottom[ViewId::address_map], role_colour(Role::activation)), 300);
+  EXPECT_GT(count_colour(image, top[ViewId::timeline], span_colour(SpanKind::forward)), 50);
+  EXPECT_GT(count_colour(image, bottom[ViewId::timeline], span_colour(SpanKind::offload)) +
+                count_colour(image, bottom[ViewId::timeline], span_colour(SpanKind::prefetch)),
+            10);
+}
+
+// A second path that is no run is refused as the first would be, before
+// any window opens.
+TEST_F(View, ComparingWithAFolderThatIsNotARunIsRefused) {
+  const std::filesystem::path run = batch_run(), data = dir_.path() / "data";
+  const Result r = run_command(view(run) + " " + data.string());
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("tidepool: error: " + data.string() + " is not a Tidepool run folder"), std::string::npos)
+      << r.output;
 }
 
 // A sim run's folder: its losses were zeros, and the Stats view says so;

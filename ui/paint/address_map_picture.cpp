@@ -28,6 +28,7 @@ namespace {
 constexpr const char* kTitle = "Address map";
 constexpr float kStripGap = 10, kStripWidth = 20;  // the pool at one step, right of the plot
 constexpr float kLabelGap = 6;                      // labels right of the strip
+constexpr float kStripHeadingGap = 2;               // the strip's heading's bottom above it
 constexpr Role kRoles[] = {Role::input,          Role::activation,      Role::activation_gradient, Role::weight,
                            Role::weight_gradient, Role::optimizer_state, Role::workspace};
 
@@ -62,12 +63,15 @@ std::string title_of(const AddressMapScene& scene) {
   return title;
 }
 
-// The highest address the plot must show.
-std::size_t top_of(const AddressMapScene& scene) {
-  std::size_t top = std::max(scene.pool_bytes, scene.footprint_bytes);
+}  // namespace
+
+std::size_t address_map_top(const AddressMapScene& scene) {
+  std::size_t top = std::max({scene.pool_bytes, scene.footprint_bytes, scene.axis_bytes});
   for (const MapBlock& b : scene.blocks) top = std::max(top, b.end());
   return std::max<std::size_t>(top, 1);
 }
+
+namespace {
 
 // The longest labels right of the strip, which size the right margin.
 std::vector<std::string> level_labels(const AddressMapScene& scene) {
@@ -198,7 +202,7 @@ void draw_peak(Painter& p, const AddressMapLayout& l, const AddressMapScene& sce
 void draw_strip(Painter& p, const AddressMapLayout& l, const AddressMapScene& scene, int step) {
   const Box& s = l.strip;
   p.fill_rect(s, kPlotBackground);
-  p.text({(s.x0 + s.x1) / 2, s.y0 - 2}, step == scene.peak_step ? "at peak" : "step " + std::to_string(step), kDimText,
+  p.text({(s.x0 + s.x1) / 2, s.y0 - kStripHeadingGap}, step == scene.peak_step ? "at peak" : "step " + std::to_string(step), kDimText,
          TextSize::small, HAlign::centre, VAlign::bottom);
   const Occupancy o = occupancy_at(scene, step);
   for (const MapHole& h : o.holes) p.fill_rect(band(l, s.x0, s.x1, h.offset, h.bytes), kHole);
@@ -238,7 +242,9 @@ void draw_side_labels(Painter& p, const AddressMapLayout& l, std::vector<SideLab
   const float h = line_height(p, TextSize::small);
   auto height = [&](const SideLabel& label) { return h * static_cast<float>(label.lines.size()); };
   std::stable_sort(labels.begin(), labels.end(), [](const SideLabel& a, const SideLabel& b) { return a.top < b.top; });
-  float free_from = -1e30f;
+  // Below the strip's heading ("at peak", wider than the strip, reaches
+  // into this column): a pool label on a line near the top moves down.
+  float free_from = l.strip.y0 - kStripHeadingGap;
   for (SideLabel& label : labels) {
     label.top = std::max(label.top, free_from);
     free_from = label.top + height(label) + 1;
@@ -282,10 +288,10 @@ AddressMapLayout address_map_layout(const Painter& p, const AddressMapScene& sce
   const float right = std::max(strip_room + 4, std::min(strip_room + labels + kMargin, area.width() / 3));
   l.plot = {left, top, std::max(left + 1, area.x1 - right), std::max(top + 20, bottom)};
   l.strip = {l.plot.x1 + kStripGap, l.plot.y0, l.plot.x1 + kStripGap + kStripWidth, l.plot.y1};
-  const double steps = std::max(scene.steps, 1);
+  const double steps = std::max({scene.steps, scene.axis_steps, 1});
   l.x = {0, steps, l.plot.x0, l.plot.x1};
   // 4% headroom above the highest address, for the pool line's label.
-  const double top_bytes = static_cast<double>(top_of(scene)) * 1.04;
+  const double top_bytes = static_cast<double>(address_map_top(scene)) * 1.04;
   l.y = {0, top_bytes, l.plot.y1, l.plot.y0};
   return l;
 }

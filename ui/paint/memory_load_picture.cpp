@@ -56,6 +56,8 @@ std::string title_of(const MemoryLoadScene& scene) {
 // Room for a value axis's tick labels left of a plot.
 float value_labels_width(const Painter& p) { return p.text_size("0000.0", TextSize::small).x + 12; }
 float panel_title_row(const Painter& p) { return line_height(p, TextSize::small) + 10; }
+constexpr float kMinPanel = 20;   // a panel's least height
+constexpr float kMinCurves = 80;  // the curves' least height beside the panels
 
 // More samples than twice the pixel columns (a trace of 10^6 events): the
 // curves are drawn per column, not per sample.
@@ -117,7 +119,10 @@ void draw_curves(Painter& p, const MemoryLoadLayout& l, const MemoryLoadScene& s
   const ByteUnit unit = byte_unit_for(l.y.d1);
   draw_y_axis(p, plot, l.y, nice_ticks_in(0, l.y.d1, std::max(2, static_cast<int>(plot.height() / 55)), unit.bytes),
               unit.bytes, std::string("bytes (") + unit.name + ")");
-  draw_x_axis(p, plot, l.x, {}, 1, "steps of the recent iterations, one sample after each", false);
+  // The axis's whole name where the plot is wide enough for it.
+  const std::string steps = "steps of the recent iterations, one sample after each";
+  draw_x_axis(p, plot, l.x, {}, 1,
+              p.text_size(steps, TextSize::small).x <= plot.width() ? steps : "steps, one sample after each", false);
   if (scene.points.empty()) {
     p.text({(plot.x0 + plot.x1) / 2, (plot.y0 + plot.y1) / 2}, "no per-step samples", kDimText, TextSize::label,
            HAlign::centre, VAlign::middle);
@@ -274,6 +279,12 @@ void draw_iterations(Painter& p, const MemoryLoadLayout& l, const MemoryLoadScen
 
 }  // namespace
 
+std::size_t memory_load_top(const MemoryLoadScene& scene) {
+  std::size_t highest = std::max({scene.budget_bytes, scene.max_extent_bytes, scene.peak_load_bytes, scene.axis_bytes});
+  for (const LoadPoint& s : scene.points) highest = std::max({highest, s.load_bytes, s.extent_bytes});
+  return std::max<std::size_t>(highest, 1);
+}
+
 MemoryLoadLayout memory_load_layout(const Painter& p, const MemoryLoadScene& scene, const Box& area) {
   MemoryLoadLayout l;
   const float top = area.y0 + heading_height(p, area, title_of(scene), legend(scene)) + axis_title_height(p);
@@ -283,18 +294,25 @@ MemoryLoadLayout memory_load_layout(const Painter& p, const MemoryLoadScene& sce
   // the rest, each under its title row and over its tick labels.
   const float curves_axis = x_axis_height(p, true);
   const float below = area.y1 - top;
-  const float curves_height = std::max(40.0f, std::floor(below * (rows == 1 ? 0.56f : 0.5f)) - curves_axis);
-  l.curves = {left, top, std::max(left + 1, area.x1 - kRightMargin), top + curves_height};
-  const double samples = std::max<double>(1, static_cast<double>(scene.points.size()));
-  l.x = {0, samples, l.curves.x0, l.curves.x1};
-  std::size_t highest = std::max({scene.budget_bytes, scene.max_extent_bytes, scene.peak_load_bytes});
-  for (const LoadPoint& s : scene.points) highest = std::max({highest, s.load_bytes, s.extent_bytes});
-  // 8% headroom, for the peak's label.
-  l.y = {0, std::max<double>(1, static_cast<double>(highest)) * 1.08, l.curves.y1, l.curves.y0};
-
-  const float panels_top = l.curves.y1 + curves_axis;
+  // In a short view the curves give up height until the panels keep
+  // kMinPanel each, so that their axes' names stay inside the picture; a
+  // view too short for both (half of two runs compared) keeps the curves
+  // and says where the panels went.
   const float rows_room = rows * panel_title_row(p) + (rows - 1) * x_axis_height(p, false) + x_axis_height(p, true);
-  const float panel_height = std::max(20.0f, std::floor((area.y1 - panels_top - rows_room) / rows));
+  const float room = below - curves_axis - rows_room - rows * kMinPanel;
+  l.with_panels = room >= kMinCurves;
+  const float curves_height =
+      l.with_panels ? std::min(std::floor(below * (rows == 1 ? 0.56f : 0.5f)) - curves_axis, room)
+                    : std::max(20.0f, below - curves_axis - line_height(p, TextSize::small) - 6);  // the note under the axis
+  l.curves = {left, top, std::max(left + 1, area.x1 - kRightMargin), top + curves_height};
+  const double samples = static_cast<double>(std::max<std::size_t>({1, scene.points.size(), scene.axis_samples}));
+  l.x = {0, samples, l.curves.x0, l.curves.x1};
+  // 8% headroom, for the peak's label.
+  l.y = {0, static_cast<double>(memory_load_top(scene)) * 1.08, l.curves.y1, l.curves.y0};
+
+  if (!l.with_panels) return l;
+  const float panels_top = l.curves.y1 + curves_axis;
+  const float panel_height = std::max(kMinPanel, std::floor((area.y1 - panels_top - rows_room) / rows));
   const float gap = value_labels_width(p) + 24;  // the next panel's tick labels
   const float panel_width =
       std::max(20.0f, std::floor((area.x1 - kRightMargin - left - (columns - 1) * gap) / static_cast<float>(columns)));
@@ -321,7 +339,11 @@ void draw_memory_load(Painter& p, const MemoryLoadScene& scene, const Box& area,
   const MemoryLoadLayout l = memory_load_layout(p, scene, area);
   draw_heading(p, area, title_of(scene), legend(scene));
   draw_curves(p, l, scene, focus);
-  draw_iterations(p, l, scene);
+  if (l.with_panels)
+    draw_iterations(p, l, scene);
+  else
+    p.text({l.curves.x0, l.curves.y1 + x_axis_height(p, true)},
+           "(a taller view shows each iteration's peak, loss, accuracy and images/s)", kDimText, TextSize::small);
 }
 
 }  // namespace tidepool::ui::paint

@@ -29,10 +29,16 @@ struct MemoryLoadLayout {
   LinearScale y;  // bytes to pixels
   // Per iteration: peak load and footprint, loss, accuracy, images/s; each
   // panel's iteration number to pixels.
+  // None (empty boxes) where the view is too short for them beside the
+  // curves: with_panels false.
+  bool with_panels = true;
   std::array<Box, 4> panels;
   std::array<LinearScale, 4> panel_x;
 };
 MemoryLoadLayout memory_load_layout(const Painter& p, const MemoryLoadScene& scene, const Box& area);
+// The highest bytes the curves' axis shows: the budget, the peak, every
+// sample's load and extent and the scene's axis_bytes.
+std::size_t memory_load_top(const MemoryLoadScene& scene);
 
 // Fills `area`; an empty scene gives a picture that says so.
 void draw_memory_load(Painter& p, const MemoryLoadScene& scene, const Box& area, const MemoryLoadFocus& focus = {});

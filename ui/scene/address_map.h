@@ -67,6 +67,10 @@ struct AddressMapScene {
   // The pool after each step that allocated or freed (steps without such
   // an event keep the one before's).
   std::vector<StepPool> after_step;
+  // Two runs compared (`tidepool view A B`): the axes reach at least this
+  // high and this far, the other run's, so that both maps share scales.
+  std::size_t axis_bytes = 0;
+  int axis_steps = 0;
   bool empty() const { return iteration < 0; }
 };
 

@@ -38,6 +38,10 @@ struct MemoryLoadScene {
   // false: the device computes no values (sim), so the iterations' losses
   // and accuracies are zeros that mean nothing, and the pictures say so.
   bool computes_values = true;
+  // Two runs compared (`tidepool view A B`): the curves' axes reach at
+  // least this high and this many samples, the other run's.
+  std::size_t axis_bytes = 0;
+  std::size_t axis_samples = 0;
   bool empty() const { return points.empty() && iterations.empty(); }
 };
 

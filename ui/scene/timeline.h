@@ -38,6 +38,9 @@ struct TimelineScene {
   double start_us = 0, end_us = 0;  // covers every span and iteration
   std::vector<TimelineSpan> spans;  // in start order
   std::vector<TimelineIteration> iterations;
+  // Two runs compared (`tidepool view A B`): the view spans at least this
+  // long, the other run's iterations, so that both share a time scale.
+  double axis_us = 0;
   bool empty() const { return spans.empty(); }
   // Whether offloads were compressed on the host (compress spans shown).
   bool compresses() const;

@@ -38,7 +38,7 @@ void TimelineView::draw(const Frame& frame) {
   paint::ImGuiPainter painter(c.draw);
   if (follow_) {
     view_start_us_ = scene.start_us;
-    view_span_us_ = std::max(scene.end_us - scene.start_us, 1.0);
+    view_span_us_ = std::max({scene.end_us - scene.start_us, scene.axis_us, 1.0});
   }
   // The plot's position and scale before this frame's zoom and pan, to turn
   // the pointer into time.

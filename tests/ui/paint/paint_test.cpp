@@ -24,6 +24,7 @@
 #include "ui/paint/memory_load_picture.h"
 #include "ui/paint/opencv_painter.h"
 #include "ui/paint/timeline_picture.h"
+#include "ui/layout.h"
 #include "ui/scene/colours.h"
 #include "ui/session_link.h"
 
@@ -328,6 +329,57 @@ TEST(Paint, AddressMapShowsParkedBlocksTransfersAndTheLargestFreeBlock) {
 // A title too wide for its picture goes onto more lines, broken between
 // its parts, rather than losing its end: in a picture 400 pixels wide
 // every part of the address map's title is there, and every line fits.
+// At 1280×720 and 1920×1080, and in a half of two runs compared at
+// 1920×1080, every word of the three pictures lies inside the view that
+// draws it: each picture laid out in its view's canvas as
+// the window places it (ui/layout.h's rectangle less ImGui's title bar, its
+// padding and the row of widgets some views put above the canvas), with
+// the window font's measures. Text bounds against panel bounds, not pixels.
+TEST(Paint, EveryWordOfThePicturesFitsItsView) {
+  static const TimelineScene timeline = timeline_scene();
+  static const AddressMapScene map = address_map_scene_with_parking();
+  static const MemoryLoadScene load = memory_load_scene();
+  constexpr float kTitleBar = 19, kPadding = 8, kWidgetRow = 23;  // ImGui's default style with its 13 px font
+  struct View {
+    const char* name;
+    ui::ViewId id;
+    float widgets;  // the row above the canvas: "follow newest", the search box
+    std::function<void(paint::Painter&, const Box&)> draw;
+  };
+  const View views[] = {
+      {"timeline", ui::ViewId::timeline, kWidgetRow, [](paint::Painter& p, const Box& a) { paint::draw_timeline(p, timeline, a); }},
+      {"address map", ui::ViewId::address_map, kWidgetRow,
+       [](paint::Painter& p, const Box& a) { paint::draw_address_map(p, map, a); }},
+      {"memory load", ui::ViewId::memory_load, 0, [](paint::Painter& p, const Box& a) { paint::draw_memory_load(p, load, a); }},
+  };
+  // (0 x 0: one run's half of two compared at 1920×1080, `tidepool view A B`.)
+  for (const auto& [width, height] : {std::pair{1280.0f, 720.0f}, std::pair{1920.0f, 1080.0f}, std::pair{0.0f, 0.0f}}) {
+    const ui::Layout layout = width > 0 ? ui::layout_for(width, height, kTitleBar)
+                                        : ui::layout_in({0, kTitleBar, 1920, (1080 - kTitleBar) / 2});
+    for (const View& v : views) {
+      SCOPED_TRACE(std::string(v.name) + " at " +
+                   (width > 0 ? std::to_string(static_cast<int>(width)) + "x" + std::to_string(static_cast<int>(height))
+                              : std::string("half of 1920x1080")));
+      const ui::Rect& r = layout[v.id];
+      const Box area{r.x + kPadding, r.y + kTitleBar + kPadding + v.widgets, r.x + r.w - kPadding, r.y + r.h - kPadding};
+      RecordingPainter painter(window_font);
+      v.draw(painter, area);
+      int words = 0;
+      for (const Call& c : painter.calls) {
+        if (c.kind != Call::Kind::text) continue;
+        ++words;
+        const Point size = window_font(c.text, c.size);
+        const Point at = paint::aligned_top_left(c.points[0], size, c.h, c.v);
+        EXPECT_GE(at.x, area.x0 - 0.5f) << "'" << c.text << "' starts left of the view";
+        EXPECT_LE(at.x + size.x, area.x1 + 0.5f) << "'" << c.text << "' runs past the view's right edge";
+        EXPECT_GE(at.y, area.y0 - 0.5f) << "'" << c.text << "' starts above the view";
+        EXPECT_LE(at.y + size.y, area.y1 + 0.5f) << "'" << c.text << "' runs below the view";
+      }
+      EXPECT_GT(words, 5) << "nothing written: the test shows nothing";
+    }
+  }
+}
+
 TEST(Paint, ATitleTooWideForThePictureWrapsBetweenItsParts) {
   const ui::AddressMapScene scene = testing::address_map_scene();
   const Box narrow{0, 0, 400, kHeight};
@@ -376,6 +428,27 @@ TEST(Paint, AddressMapSideLabelsDoNotOverlap) {
     for (std::size_t j = i + 1; j < side.size(); ++j)
       EXPECT_TRUE(side[i].bottom <= side[j].top || side[j].bottom <= side[i].top)
           << "'" << side[i].text << "' and '" << side[j].text << "'";
+}
+
+// Nor over the strip's heading ("at peak", wider than the strip): a pool
+// that is the footprint is named on two lines above its line, which sits
+// near the plot's top.
+TEST(Paint, AddressMapSideLabelsStayBelowTheStripsHeading) {
+  ui::AddressMapScene scene = testing::address_map_scene();
+  scene.pool_bytes = scene.footprint_bytes;
+  RecordingPainter painter(window_font);
+  paint::draw_address_map(painter, scene, kArea);
+  const paint::AddressMapLayout l = paint::address_map_layout(painter, scene, kArea);
+  int side = 0, headings = 0;
+  for (const Call& c : painter.calls) {
+    if (c.kind != Call::Kind::text) continue;
+    if (c.text == "at peak") ++headings;
+    if (c.points[0].x <= l.strip.x1) continue;
+    EXPECT_GE(c.points[0].y, l.strip.y0 - 2.5f) << "'" << c.text << "' is beside the strip's heading";
+    ++side;
+  }
+  EXPECT_EQ(headings, 1);
+  EXPECT_GE(side, 2) << "'pool = footprint' and its bytes";
 }
 
 // Labels that all want the bottom of the plot (a largest free block at the
