@@ -373,22 +373,29 @@ TEST(SmartPool, RandomPeriodicSequencesNeverOverlap) {
   }
 }
 
+// A period of `blocks` blocks of random sizes (1 to 48 units), each freed
+// at a random later point of it.
+AllocTrace random_period(unsigned seed, int blocks) {
+  std::mt19937 rng(seed);
+  AllocTrace period;
+  std::vector<int> open;
+  for (int b = 0; b < blocks; ++b) {
+    period.push_back(alloc(100 + b, (1 + rng() % 48) * U));
+    open.push_back(100 + b);
+    while (!open.empty() && rng() % 2 == 0) {
+      const std::size_t k = rng() % open.size();
+      period.push_back(release(open[k]));
+      open.erase(open.begin() + static_cast<long>(k));
+    }
+  }
+  for (int id : open) period.push_back(release(id));
+  return period;
+}
+
 TEST(SmartPool, LearnedPeriodsNeedNoMoreThanBestFit) {
   for (unsigned seed = 1; seed <= 30; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
-    std::mt19937 rng(seed * 7919);
-    AllocTrace period;
-    std::vector<int> open;
-    for (int b = 0; b < 30; ++b) {
-      period.push_back(alloc(100 + b, (1 + rng() % 48) * U));
-      open.push_back(100 + b);
-      while (!open.empty() && rng() % 2 == 0) {
-        const std::size_t k = rng() % open.size();
-        period.push_back(release(open[k]));
-        open.erase(open.begin() + static_cast<long>(k));
-      }
-    }
-    for (int id : open) period.push_back(release(id));
+    const AllocTrace period = random_period(seed * 7919, 30);
     auto smart = make_allocator("smartpool", std::size_t{1} << 30);
     auto best = make_allocator("best-fit", std::size_t{1} << 30);
     Driver ds(*smart), db(*best);
@@ -415,19 +422,7 @@ TEST(SmartPool, APeriodGivenUpInATightPoolIsPlacedAsFreshInARoomierOne) {
   int placed_unlike_best_fit = 0;
   for (unsigned seed = 1; seed <= 20; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
-    std::mt19937 rng(seed * 104729);
-    AllocTrace period;
-    std::vector<int> open;
-    for (int b = 0; b < 40; ++b) {
-      period.push_back(alloc(100 + b, (1 + rng() % 48) * U));
-      open.push_back(100 + b);
-      while (!open.empty() && rng() % 2 == 0) {
-        const std::size_t k = rng() % open.size();
-        period.push_back(release(open[k]));
-        open.erase(open.begin() + static_cast<long>(k));
-      }
-    }
-    for (int id : open) period.push_back(release(id));
+    const AllocTrace period = random_period(seed * 104729, 40);
     // Learned, served, then a stray block above the parameters: the next
     // period is placed again around it (every block above it).
     auto stray_then_period = [&](Allocator& smart) {
