@@ -26,14 +26,14 @@ constexpr int kLoadIterations = 3;
 Dashboard::Dashboard(SessionLink& link, std::string label) : link_(link), label_(std::move(label)) {}
 
 Dashboard::Axes Dashboard::axes() const {
-  return {paint::address_map_top(map_), map_.steps, paint::memory_load_top(load_), load_.points.size(),
+  return {paint::address_map_own_top(map_), map_.steps, paint::memory_load_own_top(load_), load_.points.size(),
           timeline_.end_us - timeline_.start_us};
 }
 
 Dashboard::Axes Dashboard::shown_axes() const {
-  const Axes natural = axes();
-  return {natural.map_bytes, std::max(map_.steps, map_.axis_steps), natural.load_bytes,
-          std::max(load_.points.size(), load_.axis_samples), std::max(natural.timeline_us, timeline_.axis_us)};
+  return {paint::address_map_top(map_), std::max(map_.steps, map_.axis_steps), paint::memory_load_top(load_),
+          std::max(load_.points.size(), load_.axis_samples),
+          std::max(timeline_.end_us - timeline_.start_us, timeline_.axis_us)};
 }
 
 void Dashboard::share_axes(const Axes& a) {

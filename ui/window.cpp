@@ -138,7 +138,6 @@ void print_shown(const Dashboard& dashboard) {
 int run_dashboards(const std::vector<Dashboard*>& dashboards, const WindowOptions& o) {
   Gui gui(o);
   if (o.on_open) o.on_open();
-  SessionLink& link = dashboards.front()->link();  // whose training the frame rate is measured against
   const bool screenshot = !o.screenshot.empty();
   const bool software = software_renderer();
   const double fps_cap = software ? std::min(o.max_fps, o.software_max_fps) : o.max_fps;
@@ -197,9 +196,13 @@ int run_dashboards(const std::vector<Dashboard*>& dashboards, const WindowOption
     }
 
     if (screenshot) {
+      // The first whose views wait for data; once none does, the first's
+      // training is what the frame rate is measured against.
       const auto waiting = std::find_if(dashboards.begin(), dashboards.end(),
                                         [](const Dashboard* d) { return !d->showing_live_data(); });
-      SessionLink& link = waiting == dashboards.end() ? dashboards.front()->link() : (*waiting)->link();
+      const Dashboard& shown = waiting == dashboards.end() ? *dashboards.front() : **waiting;
+      SessionLink& link = shown.link();
+      const std::string which = shown.label().empty() ? "" : " " + shown.label();
       if (waiting == dashboards.end()) {
         if (live_frames++ == 0) {
           first_live = Clock::now();
@@ -209,8 +212,8 @@ int run_dashboards(const std::vector<Dashboard*>& dashboards, const WindowOption
                  link.read_only() || (now.state == RunState::snapshot && !now.replanning)) {
         // A recorded run's events were all there for the first frame: what
         // is missing now never comes.
-        std::fprintf(stderr, "tidepool: error: the %s has no iteration that every view can show\n",
-                     link.read_only() ? "recorded run" : "snapshot");
+        std::fprintf(stderr, "tidepool: error: the %s%s has no iteration that every view can show\n",
+                     link.read_only() ? "recorded run" : "snapshot", which.c_str());
         return 1;
       } else if (const SessionStatus s = link.status(); s.state == RunState::failed) {
         return 1;  // no data will come (a budget too small, a missing dataset): the caller says why

@@ -3,7 +3,6 @@
 #include <cstdio>
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "app/commands/replay_command.h"  // add_device_index_option
 #include "app/recorded_run.h"
@@ -34,6 +33,8 @@ bool is_run_folder(const std::filesystem::path& path) {
   return std::filesystem::is_directory(path, ec) || !std::filesystem::exists(path, ec);
 }
 
+namespace {
+
 // A run folder or a snapshot, opened (and so checked) for the window.
 std::unique_ptr<ui::SessionLink> open_link(const std::filesystem::path& path, std::optional<int> device_index) {
   if (!is_run_folder(path)) return std::make_unique<SnapshotRun>(path, device_index);
@@ -53,6 +54,8 @@ int compare(const ViewRequest& r) {
   return no_window(r);
 #endif
 }
+
+}  // namespace
 
 int view_command(const ViewRequest& r) {
   if (r.compared) return compare(r);

@@ -65,11 +65,13 @@ std::string title_of(const AddressMapScene& scene) {
 
 }  // namespace
 
-std::size_t address_map_top(const AddressMapScene& scene) {
-  std::size_t top = std::max({scene.pool_bytes, scene.footprint_bytes, scene.axis_bytes});
+std::size_t address_map_own_top(const AddressMapScene& scene) {
+  std::size_t top = std::max(scene.pool_bytes, scene.footprint_bytes);
   for (const MapBlock& b : scene.blocks) top = std::max(top, b.end());
   return std::max<std::size_t>(top, 1);
 }
+
+std::size_t address_map_top(const AddressMapScene& scene) { return std::max(address_map_own_top(scene), scene.axis_bytes); }
 
 namespace {
 

@@ -40,8 +40,9 @@ struct AddressMapLayout {
   Box parked_box(const MapBlock& b) const;
 };
 AddressMapLayout address_map_layout(const Painter& p, const AddressMapScene& scene, const Box& area);
-// The highest address the plot shows: the pool, the footprint, every block
-// and the scene's axis_bytes.
+// The highest address the plot shows: the pool, the footprint and every
+// block (own), and the scene's axis_bytes beside them.
+std::size_t address_map_own_top(const AddressMapScene& scene);
 std::size_t address_map_top(const AddressMapScene& scene);
 
 // Fills `area`; an empty scene gives a picture that says so.

@@ -279,11 +279,13 @@ void draw_iterations(Painter& p, const MemoryLoadLayout& l, const MemoryLoadScen
 
 }  // namespace
 
-std::size_t memory_load_top(const MemoryLoadScene& scene) {
-  std::size_t highest = std::max({scene.budget_bytes, scene.max_extent_bytes, scene.peak_load_bytes, scene.axis_bytes});
+std::size_t memory_load_own_top(const MemoryLoadScene& scene) {
+  std::size_t highest = std::max({scene.budget_bytes, scene.max_extent_bytes, scene.peak_load_bytes});
   for (const LoadPoint& s : scene.points) highest = std::max({highest, s.load_bytes, s.extent_bytes});
   return std::max<std::size_t>(highest, 1);
 }
+
+std::size_t memory_load_top(const MemoryLoadScene& scene) { return std::max(memory_load_own_top(scene), scene.axis_bytes); }
 
 MemoryLoadLayout memory_load_layout(const Painter& p, const MemoryLoadScene& scene, const Box& area) {
   MemoryLoadLayout l;

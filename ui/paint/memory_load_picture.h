@@ -37,7 +37,8 @@ struct MemoryLoadLayout {
 };
 MemoryLoadLayout memory_load_layout(const Painter& p, const MemoryLoadScene& scene, const Box& area);
 // The highest bytes the curves' axis shows: the budget, the peak, every
-// sample's load and extent and the scene's axis_bytes.
+// sample's load and extent (own), and the scene's axis_bytes beside them.
+std::size_t memory_load_own_top(const MemoryLoadScene& scene);
 std::size_t memory_load_top(const MemoryLoadScene& scene);
 
 // Fills `area`; an empty scene gives a picture that says so.

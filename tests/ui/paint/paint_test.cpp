@@ -326,9 +326,6 @@ TEST(Paint, AddressMapShowsParkedBlocksTransfersAndTheLargestFreeBlock) {
   EXPECT_EQ(count(image, strip, paint::shade(role_colour(Role::activation), 0.4)), 0) << "not parked at the peak";
 }
 
-// A title too wide for its picture goes onto more lines, broken between
-// its parts, rather than losing its end: in a picture 400 pixels wide
-// every part of the address map's title is there, and every line fits.
 // At 1280×720 and 1920×1080, and in a half of two runs compared at
 // 1920×1080, every word of the three pictures lies inside the view that
 // draws it: each picture laid out in its view's canvas as
@@ -380,6 +377,9 @@ TEST(Paint, EveryWordOfThePicturesFitsItsView) {
   }
 }
 
+// A title too wide for its picture goes onto more lines, broken between
+// its parts, rather than losing its end: in a picture 400 pixels wide
+// every part of the address map's title is there, and every line fits.
 TEST(Paint, ATitleTooWideForThePictureWrapsBetweenItsParts) {
   const ui::AddressMapScene scene = testing::address_map_scene();
   const Box narrow{0, 0, 400, kHeight};
