@@ -25,10 +25,6 @@ constexpr int kLoadIterations = 3;
 
 Dashboard::Dashboard(SessionLink& link, std::string label) : link_(link), label_(std::move(label)) {}
 
-Dashboard::Axes Dashboard::axes() const {
-  return {paint::address_map_own_top(map_), map_.steps, paint::memory_load_own_top(load_), load_.points.size(),
-          timeline_.end_us - timeline_.start_us};
-}
 
 Dashboard::Axes Dashboard::shown_axes() const {
   return {paint::address_map_top(map_), std::max(map_.steps, map_.axis_steps), paint::memory_load_top(load_),
@@ -69,6 +65,10 @@ void Dashboard::refresh() {
                             status_.settings.batch_size, status_.memory.load_limit_bytes, status_.computes_values);
   stats_ = build_stats(events_, timeline_, status_.memory.pinned_bytes);
   stalls_ = iteration_stalls(events_);
+  // Once per new copy, not per frame: the map's top reads every block (a
+  // 10^6-event snapshot's half a million).
+  axes_ = {paint::address_map_own_top(map_), map_.steps, paint::memory_load_own_top(load_), load_.points.size(),
+           timeline_.end_us - timeline_.start_us};
 }
 
 void Dashboard::draw(float width, float height) {

@@ -49,7 +49,7 @@ class Dashboard {
     std::size_t load_samples = 0;
     double timeline_us = 0;
   };
-  Axes axes() const;
+  const Axes& axes() const { return axes_; }
   // The axes the pictures were last drawn on (axes() with what was shared).
   Axes shown_axes() const;
   void share_axes(const Axes& axes);
@@ -105,6 +105,7 @@ class Dashboard {
   MemoryLoadScene load_;
   IterationStats stats_;
   std::vector<TimelineIteration> stalls_;
+  Axes axes_;  // what the scenes need, made with them
 
   ControlsView controls_;
   StatsView stats_view_;
