@@ -135,12 +135,14 @@ RunSettings resume_settings(const RunSettings& cli, const std::set<std::string>&
 }
 
 nlohmann::json run_batch(const RunSettings& s, const std::optional<Checkpoint>& resume, const nlohmann::json& tuned,
-                         Communicator* comm, const Profile* measured) {
+                         Communicator* comm, const Profile* measured,
+                         const std::function<std::unique_ptr<Device>()>& make_device) {
   const auto wall_start = Clock::now();
   // Data and model first: a wrong path fails before anything slow.
   TrainingSession session(s, {.comm = comm,
                               .kernel_choices = resume ? resume->kernel_choices : std::vector<std::string>{},
-                              .measured_profile = measured});
+                              .measured_profile = measured,
+                              .make_device = make_device});
   // Every refusal comes before the folder is written (RunRecord::open).
   RunRecord record(s, resume ? &*resume : nullptr, comm, wall_start);
   if (record.nothing_to_do(session)) {

@@ -12,6 +12,8 @@
 // (resnet50: 200 MB, about a second), under 1% of the time between two.
 #pragma once
 
+#include <functional>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -20,6 +22,7 @@
 
 #include "app/checkpoint.h"
 #include "engine/comm/communicator.h"
+#include "engine/device/device.h"
 #include "engine/perf/profile.h"
 #include "engine/run/run_settings.h"
 
@@ -51,8 +54,10 @@ RunSettings resume_settings(const RunSettings& cli, const std::set<std::string>&
 // which calls run_batch; rank 0 writes the run folder's shared files.
 // `measured`: --tune's measured profile (TunedRun::measured), planned with
 // and written as the run folder's profile.json.
+// `make_device`: SessionOptions::make_device (a test's device).
 nlohmann::json run_batch(const RunSettings& settings, const std::optional<Checkpoint>& resume,
                          const nlohmann::json& tuned = nullptr, Communicator* comm = nullptr,
-                         const Profile* measured = nullptr);
+                         const Profile* measured = nullptr,
+                         const std::function<std::unique_ptr<Device>()>& make_device = {});
 
 }  // namespace tidepool::app

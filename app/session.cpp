@@ -127,7 +127,9 @@ TrainingSession::~TrainingSession() = default;
 
 void TrainingSession::start(EventSink* sink) {
   const RunSettings& s = settings_;
-  device_ = make_device(s.device, s.memory.link_gbps, session_options_.for_window, s.profile);
+  device_ = session_options_.make_device
+                ? session_options_.make_device()
+                : make_device(s.device, s.memory.link_gbps, session_options_.for_window, s.profile);
   // This machine's earlier choices, then the checkpoint's, which win
   // (app/kernel_choices_file.h); rank 0's go to every rank.
   const std::filesystem::path choices_file =

@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -76,6 +77,11 @@ struct SessionOptions {
   // with instead of reading the file settings.profile names, which the run
   // writes once it has passed every check (not owned).
   const Profile* measured_profile = nullptr;
+  // Makes the device in place of the settings' (make_device): a test's
+  // device that chooses kernels by timing a fake table
+  // (tests/testing/timing_device.h), so that what a resumed run does with
+  // recorded choices is checked without a GPU. Empty: the settings' device.
+  std::function<std::unique_ptr<Device>()> make_device;
 };
 
 // What became of settings given to apply(): applied (from the next

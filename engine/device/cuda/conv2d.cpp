@@ -40,10 +40,10 @@
 // same fallback). `m` is decided by sizes alone and repeats across
 // processes. Timing is noisy: `p` searches three times, keeps each
 // algorithm's best time and takes the lowest-numbered algorithm within
-// kTimingTie of the fastest, which still lets a near tie fall either way
-// in another process (1 of resnet18's 32 shapes on an H100). So each timed
-// choice is recorded (ConvPlan::record, Device::kernel_choices) and another
-// process adopts it: the app hands rank 0's to every rank, a checkpoint's
+// kTimingTie of the fastest (engine/device/kernel_choice.h), which still
+// lets a near tie fall either way in another process (1 of resnet18's 32
+// shapes on an H100). So each timed choice is recorded (ConvPlan::record,
+// Device::kernel_choices) and another process adopts it: the app hands rank 0's to every rank, a checkpoint's
 // to the resumed run and the machine's earlier ones to a new run.
 #include <algorithm>
 #include <atomic>
@@ -143,7 +143,7 @@ struct ConvPlan final : CacheEntry {
   const Choice& choice() const { return choices[current.load(std::memory_order_acquire)]; }
   std::string recorded() const override {
     return record_shape.empty() ? std::string()
-                                : record_shape + " -> " + std::to_string(choice().algo) + " " + record_math;
+                                : kernel_choice_line(record_shape, std::to_string(choice().algo) + " " + record_math);
   }
 };
 
@@ -374,18 +374,6 @@ bool parse_choice(const std::string& text, int& algo, cudnnMathType_t& math) {
   return false;
 }
 
-// How close to the fastest a measured algorithm must be to count as tied
-// with it. Timings of one algorithm differ by several percent from search
-// to search (clocks, the L2's state), so "the fastest" alone can name
-// another algorithm in every process; among the ties the lowest algorithm
-// number wins, which does not move with the noise. 10 %: the spread seen
-// between repeated cudnnFind* searches of small shapes, while a real gap
-// between algorithms is usually far wider.
-constexpr float kTimingTie = 1.10f;
-// Searches per shape; each algorithm keeps its best time (the least
-// disturbed one).
-constexpr int kSearches = 3;
-
 std::string describe_pick(ConvPass pass, ConvScheme scheme, const Pick& pick, bool was_measured,
                           std::size_t fallback) {
   char buf[200];
@@ -490,29 +478,20 @@ std::unique_ptr<ConvPlan> build_plan(Context& ctx, const ConvShape& s, ConvSchem
     // offer (and the heuristics agree on), with its best time over the
     // searches.
     std::vector<Pick> timed_ranking;
-    for (int search = 0; search < kSearches; ++search) {
+    for (int search = 0; search < kTimingSearches; ++search) {
       for (const Candidate& c : measured(h, *plan, s, std::min(largest, kMaxConvWorkspace))) {
         if (!usable(c, s.dtype) || c.time_ms < 0) continue;
         auto known = std::find_if(options.begin(), options.end(),
                                   [&](const Pick& o) { return o.algo == c.algo && o.math == c.math; });
         if (known == options.end() || known->workspace > kMaxConvWorkspace) continue;
-        auto seen = std::find_if(timed_ranking.begin(), timed_ranking.end(),
-                                 [&](const Pick& o) { return o.algo == c.algo && o.math == c.math; });
-        if (seen == timed_ranking.end())
-          timed_ranking.push_back({c.algo, known->workspace, c.time_ms, c.math});
-        else
-          seen->time_ms = std::min(seen->time_ms, c.time_ms);
+        keep_best_time(timed_ranking, Pick{c.algo, known->workspace, c.time_ms, c.math});
       }
     }
     if (!timed_ranking.empty()) {
       // Fastest first; the pick is the lowest-numbered of those tied with
-      // the fastest (kTimingTie).
-      std::stable_sort(timed_ranking.begin(), timed_ranking.end(),
-                       [](const Pick& a, const Pick& b) { return a.time_ms < b.time_ms; });
-      const float tie = timed_ranking.front().time_ms * kTimingTie;
-      pick = timed_ranking.front();
-      for (const Pick& o : timed_ranking)
-        if (o.time_ms <= tie && (o.algo < pick.algo || (o.algo == pick.algo && o.math < pick.math))) pick = o;
+      // the fastest (engine/device/kernel_choice.h).
+      const std::size_t chosen = pick_timed(timed_ranking);
+      pick = timed_ranking[chosen];
       ranking = std::move(timed_ranking);
       was_measured = true;
     }

@@ -45,19 +45,11 @@ std::vector<std::string> PlanCache::recorded() const {
 
 void PlanCache::adopt(const std::vector<std::string>& lines) {
   std::lock_guard<std::mutex> lock(mutex_);
-  for (const std::string& line : lines) {
-    const std::size_t arrow = line.find(" -> ");
-    if (arrow == std::string::npos)
-      throw std::invalid_argument("a recorded kernel choice reads '<shape> -> <choice>', not '" + line + "'");
-    adopted_[line.substr(0, arrow)] = line.substr(arrow + 4);
-  }
+  adopted_.adopt(lines);
 }
 
 // Called while an entry is built, under mutex_ (find_or_build).
-std::string PlanCache::adopted_choice(const std::string& shape) const {
-  auto it = adopted_.find(shape);
-  return it == adopted_.end() ? std::string() : it->second;
-}
+std::string PlanCache::adopted_choice(const std::string& shape) const { return adopted_.adopted(shape); }
 
 PlanCache& plan_cache(int ordinal) {
   static std::mutex mutex;

@@ -34,6 +34,7 @@
 #include "engine/core/bytes_text.h"
 #include "engine/device/cuda/cuda_error.h"
 #include "engine/device/kernel_cache.h"
+#include "engine/device/kernel_choice.h"
 #include "engine/device/kernels.h"
 
 namespace tidepool::cuda {
@@ -193,9 +194,9 @@ class PlanCache {
                             const std::function<std::unique_ptr<CacheEntry>()>& make);
   mutable std::mutex mutex_;
   std::unordered_map<CacheKey, std::unique_ptr<CacheEntry>, CacheKeyHash> cache_;
-  // Adopted choices by shape text; read while an entry is built (under
-  // mutex_), so adopted_choice does not lock: see find_or_build.
-  std::map<std::string, std::string> adopted_;
+  // Adopted choices; read while an entry is built (under mutex_), so
+  // adopted_choice does not lock: see find_or_build.
+  KernelChoiceRecord adopted_;
 };
 
 // The cache of GPU `ordinal` (cuda_kernels.cpp).
