@@ -5,19 +5,12 @@
 #include <cstring>
 #include <ctime>
 #include <regex>
-#include <variant>
 #include <vector>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 
 #include "engine/core/json_file.h"
-#include "engine/observe/sinks/chrome_trace_writer.h"
-#include "engine/observe/sinks/event_file_writer.h"
-#include "engine/observe/sinks/iteration_filter.h"
-#include "engine/observe/sinks/memory_load_csv_writer.h"
-#include "engine/observe/sinks/ring_sink.h"
-#include "ui/png/run_pictures.h"
 
 namespace fs = std::filesystem;
 
@@ -91,34 +84,6 @@ void rewind_metrics(const fs::path& file, std::int64_t epochs) {
 
 }  // namespace
 
-std::string ranked_file(const char* stem, const char* extension, int rank) {
-  return std::string(stem) + (rank > 0 ? ".rank" + std::to_string(rank) : "") + extension;
-}
-
-struct RunFolder::Traced {
-  Traced(const fs::path& folder, TraceWindow window, int rank)
-      : trace((folder / ranked_file("trace", ".json", rank)).string()),
-        load_csv((folder / ranked_file("memory_load", ".csv", rank)).string()),
-        events((folder / ranked_file("events", ".bin", rank)).string()),
-        filter(files, window.count, window.from) {
-    files.add(trace);
-    files.add(load_csv);
-    files.add(events);
-    files.add(pictures);
-  }
-  ChromeTraceWriter trace;
-  MemoryLoadCsvWriter load_csv;
-  EventFileWriter events;
-  RingSink pictures;  // the same iterations, drawn as PNG when they are done
-  FanOutSink files;
-  IterationFilter filter;
-  bool closed = false;
-};
-
-// Events that arrive before open() (the set-up placement, while the trainer
-// is built) wait here; from open() on they go straight to the traced files.
-// Before open() only the thread building the run sends events; open()
-// publishes the target before any other thread of the run exists.
 // Events that arrive before open() (the set-up placement, while the trainer
 // is built) wait here, in order; from open() on they go straight to the
 // traced files. Before open() only the thread building the run sends
@@ -134,13 +99,12 @@ class RunFolder::StartBuffer final : public EventSink {
     if (EventSink* t = target_.load(std::memory_order_acquire)) t->flush();
   }
   void open(EventSink& target) {
-    for (const Event& e : waiting_) std::visit([&](const auto& event) { send(target, event); }, e);
-    waiting_ = {};
+    waiting_.send_to(target);
+    waiting_.clear();
     target_.store(&target, std::memory_order_release);
   }
 
  private:
-  using Event = std::variant<SpanEvent, AllocEvent, LoadSample, IterationSummary>;
   static void send(EventSink& t, const SpanEvent& e) { t.on_span(e); }
   static void send(EventSink& t, const AllocEvent& e) { t.on_alloc(e); }
   static void send(EventSink& t, const LoadSample& e) { t.on_load(e); }
@@ -150,10 +114,10 @@ class RunFolder::StartBuffer final : public EventSink {
     if (EventSink* t = target_.load(std::memory_order_acquire))
       send(*t, e);
     else
-      waiting_.emplace_back(e);
+      waiting_.add(e);
   }
   std::atomic<EventSink*> target_{nullptr};
-  std::vector<Event> waiting_;
+  KeptEvents waiting_;
 };
 
 RunFolder::RunFolder(fs::path path, const Checkpoint* resumed, const fs::path& resumed_from,
@@ -181,8 +145,8 @@ void RunFolder::open() {
   }
   fs::create_directories(path_);
   if (traces_) {
-    traced_ = std::make_unique<Traced>(path_, traced_window_, rank_);
-    start_->open(traced_->filter);
+    traced_ = std::make_unique<TracedFiles>(path_, traced_window_, rank_);
+    start_->open(traced_->sink());
   }
   if (rank_ > 0) return;  // the rest is rank 0's
   for (const char* leftover : {"checkpoint.bin.tmp", "summary.json.tmp", "metrics.csv.tmp"})
@@ -224,12 +188,7 @@ void RunFolder::save_checkpoint(const Checkpoint& checkpoint) {
 }
 
 void RunFolder::close_traced(const MemorySummary& memory, std::int64_t batch, bool computes_values) {
-  if (!traced_ || traced_->closed) return;
-  traced_->closed = true;
-  traced_->filter.flush();
-  if (rank_ > 0) return;  // the pictures are rank 0's
-  ui::write_run_pictures(traced_->pictures.snapshot(), memory.pool_bytes, batch, path_, memory.load_limit_bytes,
-                         computes_values);
+  if (traced_) traced_->close(memory, batch, computes_values);
 }
 
 void RunFolder::finish(const MemorySummary& memory, std::int64_t batch, bool computes_values,

@@ -42,6 +42,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/checkpoint.h"
+#include "app/traced_files.h"
 #include "engine/observe/events.h"
 #include "engine/plan/memory_summary.h"
 #include "engine/run/run_settings.h"
@@ -55,17 +56,6 @@ struct EpochRow {
   std::size_t peak_load_bytes = 0, footprint_bytes = 0;  // the most any of the epoch's iterations reached
   double seconds = 0;
   bool numbers = true;  // false (sim): the losses and accuracies are empty cells
-};
-
-// A traced file's name for a rank: "trace.json" for rank 0,
-// "trace.rank2.json" for rank 2.
-std::string ranked_file(const char* stem, const char* extension, int rank);
-
-// The iterations a run records, by the events' numbers (from 0):
-// [from, from + count) (--trace-from, --trace-iterations).
-struct TraceWindow {
-  std::int64_t from = 0, count = 0;
-  std::int64_t end() const { return from + count; }
 };
 
 class RunFolder {
@@ -106,7 +96,6 @@ class RunFolder {
   void finish(const MemorySummary& memory, std::int64_t batch, bool computes_values, const nlohmann::json& summary);
 
  private:
-  struct Traced;       // the traced iterations' writers
   class StartBuffer;   // events before open()
   std::filesystem::path path_;
   int rank_ = 0;
@@ -116,7 +105,7 @@ class RunFolder {
   bool traces_ = false;
   bool opened_ = false;
   std::unique_ptr<StartBuffer> start_;
-  std::unique_ptr<Traced> traced_;
+  std::unique_ptr<TracedFiles> traced_;
   std::ofstream metrics_;
 };
 

@@ -77,8 +77,11 @@ RunRecord::RunRecord(const RunSettings& settings, const Checkpoint* resume, Comm
       started_(started),
       folder_(run_folder_path(settings, comm), resume, settings.resume, {settings.trace_from, settings.trace_iterations},
               comm ? comm->rank() : 0, settings.force),
+      captures_(folder_.path()),
       last_checkpoint_(Clock::now()) {
   if (resume && resume->batch_in_epoch > 0) tally_.sum = resume->epoch_so_far;
+  if (EventSink* traced = folder_.sink()) events_.add(*traced);
+  events_.add(captures_);
 }
 
 bool RunRecord::nothing_to_do(const TrainingSession& session) const {
@@ -120,6 +123,32 @@ void RunRecord::add(TrainingSession& session, const StepReport& r) {
   if (session.iteration() == settings_.trace_from + settings_.trace_iterations)
     folder_.close_traced(session.trainer().memory().summary(), settings_.batch_size,
                          session.device().caps().computes_values);
+  if (captures_.recording() && session.iteration() >= captures_.end()) finish_capture(session);
+}
+
+fs::path RunRecord::capture(const TrainingSession& session, std::int64_t count) {
+  const std::int64_t left = session.total_iterations() - session.iteration();
+  if (left <= 0) throw std::invalid_argument("the run has trained all its iterations: there are none left to record");
+  return captures_.start(session.iteration(), std::min(count, left));
+}
+
+std::optional<fs::path> RunRecord::take_captured() {
+  std::optional<fs::path> done;
+  done.swap(captured_);
+  return done;
+}
+
+void RunRecord::finish_capture(TrainingSession& session) {
+  RunTotals now = totals_;
+  now.wall_seconds = seconds_since(started_);
+  captured_ = captures_.finish(session.trainer().memory().summary(), settings_.batch_size,
+                               session.device().caps().computes_values,
+                               run_summary(session, now, comm_, nullptr, resumed_with()));
+}
+
+nlohmann::json RunRecord::resumed_with() const {
+  // As resumed (`settings_`): dyn mode rewrites the session's mode as it chooses.
+  return resume_ ? resumed_changes(*resume_, settings_, earlier_changes(settings_.resume)) : nlohmann::json();
 }
 
 bool RunRecord::checkpoint_due(TrainingSession& session) {
@@ -175,10 +204,8 @@ nlohmann::json RunRecord::finish(TrainingSession& session, const nlohmann::json&
                    : session.iteration() < session.total_iterations() ? "stopped"
                                                                       : "done";
   totals_.wall_seconds = seconds_since(started_);
-  // As resumed (`settings_`): dyn mode rewrites the session's mode as it chooses.
-  const nlohmann::json resumed_with =
-      resume_ ? resumed_changes(*resume_, settings_, earlier_changes(settings_.resume)) : nlohmann::json();
-  const nlohmann::json summary = run_summary(session, totals_, comm_, tuned, resumed_with);
+  if (captures_.recording()) finish_capture(session);  // the run ended inside it: what it recorded
+  const nlohmann::json summary = run_summary(session, totals_, comm_, tuned, resumed_with());
   folder_.finish(session.trainer().memory().summary(), settings_.batch_size, session.device().caps().computes_values,
                  summary);
   return summary;

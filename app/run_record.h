@@ -22,6 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/capture_recorder.h"
 #include "app/checkpoint.h"
 #include "app/run_folder.h"
 #include "app/run_summary.h"
@@ -58,8 +59,9 @@ class RunRecord {
             std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now());
 
   const std::filesystem::path& path() const { return folder_.path(); }
-  // Where the session's events go (RunFolder::sink; may be null).
-  EventSink* sink() { return folder_.sink(); }
+  // Where the session's events go: the run folder's traced files
+  // (RunFolder::sink) and the captures'.
+  EventSink* sink() { return &events_; }
 
   // A resumed run that has trained all it is asked to: nothing to do, and
   // nothing changes (true; the caller says so). One asked for fewer
@@ -87,6 +89,16 @@ class RunRecord {
   // The epoch so far: images/s, mean training loss and accuracy.
   const EpochTally& tally() const { return tally_; }
 
+  // The window's "record the next `count` iterations" (app/capture_recorder.h),
+  // after open(): from the session's next iteration, at most to the run's
+  // last. Returns their folder. Throws std::invalid_argument with the reason
+  // for the user (one is recording, nothing is left to train, the folder
+  // exists).
+  std::filesystem::path capture(const TrainingSession& session, std::int64_t count);
+  // The capture finished since the last call (by add(), or finish() at the
+  // run's end), once; nothing otherwise.
+  std::optional<std::filesystem::path> take_captured();
+
   // The end of this invocation: a checkpoint where the last iteration has
   // none (a stop between checkpoints), an evaluation where the parameters
   // as they are have none, and summary.json: status `diverged`, `stopped`
@@ -96,11 +108,17 @@ class RunRecord {
 
  private:
   void checkpoint(TrainingSession& session);
+  // Finishes the capture recording now, with the run's figures so far.
+  void finish_capture(TrainingSession& session);
+  nlohmann::json resumed_with() const;
   RunSettings settings_;             // as the invocation started
   std::optional<Checkpoint> resume_;  // without its state
   Communicator* comm_ = nullptr;
   std::chrono::steady_clock::time_point started_;
   RunFolder folder_;
+  CaptureRecorder captures_;
+  FanOutSink events_;  // folder_'s sink, then captures_
+  std::optional<std::filesystem::path> captured_;
   EpochTally tally_;
   RunTotals totals_;
   bool evaluated_ = false;  // totals_.last_eval is of the parameters as they are now

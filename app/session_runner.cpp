@@ -114,6 +114,14 @@ void SessionRunner::restart(const RunSettings& settings) {
   changed_.notify_all();
 }
 
+void SessionRunner::record_next(std::int64_t iterations) {
+  {
+    std::lock_guard lock(mutex_);
+    capture_asked_ = iterations;
+  }
+  changed_.notify_all();
+}
+
 void SessionRunner::wait_for_iterations(std::int64_t iterations) const {
   std::unique_lock lock(mutex_);
   changed_.wait(lock, [&] {
@@ -127,8 +135,10 @@ void SessionRunner::publish(const ui::SessionStatus& s, ui::RunState state, cons
     std::lock_guard lock(mutex_);
     const std::uint64_t requests = status_.requests;
     const bool refused = status_.refused, replanning = status_.replanning;
-    std::string message = std::move(status_.message);
+    std::string message = std::move(status_.message), capture = std::move(status_.capture);
     status_ = s;
+    status_.can_capture = saving_;
+    status_.capture = std::move(capture);
     status_.requests = requests;  // the outcomes are the runner's
     status_.refused = refused;
     status_.replanning = replanning;
@@ -142,12 +152,15 @@ void SessionRunner::publish(const ui::SessionStatus& s, ui::RunState state, cons
 bool SessionRunner::wait_for_turn(TrainingSession& session) {
   for (;;) {
     std::optional<MemorySettings> request;
+    std::optional<std::int64_t> capture;
     bool go = false;
     {
       std::unique_lock lock(mutex_);
-      changed_.wait(lock, [&] { return stop_ || restart_ || !paused_ || steps_ > 0 || pending_; });
+      changed_.wait(lock,
+                    [&] { return stop_ || restart_ || !paused_ || steps_ > 0 || pending_ || capture_asked_; });
       if (stop_ || restart_) return false;
       request.swap(pending_);
+      capture.swap(capture_asked_);
       if (!paused_) {
         go = true;
       } else if (steps_ > 0) {
@@ -155,6 +168,8 @@ bool SessionRunner::wait_for_turn(TrainingSession& session) {
         go = true;
       }
     }
+    // Recording starts with the next iteration, asked for while paused too.
+    if (capture) begin_capture(session, *capture);
     // An iteration boundary: a request (one that arrived while paused
     // too) is applied now, before the next iteration, or refused.
     if (request) {
@@ -205,13 +220,15 @@ void SessionRunner::train(TrainingSession& session, RunRecord* record) {
   const std::int64_t total = session.total_iterations();
   const std::int64_t stop_at =
       record && settings_.stop_after ? std::min(total, session.iteration() + settings_.stop_after) : total;
-  bool opened = false;
+  recording_ = record;
+  record_opened_ = false;
   while (session.iteration() < stop_at && wait_for_turn(session)) {
     // The folder is written from the first iteration on (its start's events
-    // wait in memory): a session closed before it trains leaves it as it was.
-    if (record && !opened) {
+    // wait in memory): a session closed before it trains leaves it as it
+    // was, unless the user asked to record (begin_capture).
+    if (record && !record_opened_) {
       record->open(session);
-      opened = true;
+      record_opened_ = true;
     }
     const std::int64_t epoch = session.epoch();
     const StepReport r = session.train_iteration();
@@ -220,7 +237,10 @@ void SessionRunner::train(TrainingSession& session, RunRecord* record) {
       ++trained_;
     }
     if (session.diverged()) break;  // no training on garbage: wait below, the last events on show
-    if (record) record->add(session, r);
+    if (record) {
+      record->add(session, r);
+      announce_capture(*record);
+    }
     // A recorded run's last iteration is scored and written as --batch's is.
     if (r.epoch_end || (record && session.finished())) {
       publish(session.status(), ui::RunState::evaluating);
@@ -233,8 +253,9 @@ void SessionRunner::train(TrainingSession& session, RunRecord* record) {
     }
     publish(session.status(), ui::RunState::training);
   }
+  recording_ = nullptr;
   if (!record) return;
-  if (!opened) {
+  if (!record_opened_) {
     std::printf("nothing trained: %s left as it was\n", record->path().string().c_str());
     std::fflush(stdout);
     return;
@@ -243,12 +264,49 @@ void SessionRunner::train(TrainingSession& session, RunRecord* record) {
   // or a scenario starting over): the run folder is finished now.
   if (!session.diverged()) publish(session.status(), ui::RunState::evaluating);  // finish() may evaluate
   const nlohmann::json summary = record->finish(session);
+  announce_capture(*record);  // one the run's end cut short
   const std::string folder = record->path().string(), status = summary["status"].get<std::string>();
   std::printf("saved the run in %s: %s, %lld of %lld iterations (`tidepool view %s` shows it%s)\n", folder.c_str(),
               status.c_str(), static_cast<long long>(session.iteration()), static_cast<long long>(total),
               folder.c_str(),
               status == "stopped" ? (", `tidepool --batch --resume " + folder + "` continues it").c_str() : "");
   std::fflush(stdout);
+}
+
+void SessionRunner::begin_capture(TrainingSession& session, std::int64_t iterations) {
+  std::string said;
+  if (!recording_) {
+    said = "refused: recording iterations needs a run folder to keep them in; start the window with --out DIR";
+  } else {
+    try {
+      if (!record_opened_) {  // asked before the first iteration: the folder is written now
+        recording_->open(session);
+        record_opened_ = true;
+      }
+      const std::filesystem::path folder = recording_->capture(session, iterations);
+      said = "recording the next iterations into " + folder.string();
+    } catch (const std::exception& e) {
+      said = std::string("refused: ") + e.what();
+    }
+  }
+  {
+    std::lock_guard lock(mutex_);
+    status_.capture = said;
+  }
+  changed_.notify_all();
+}
+
+void SessionRunner::announce_capture(RunRecord& record) {
+  const std::optional<std::filesystem::path> done = record.take_captured();
+  if (!done) return;
+  const std::string said = "recorded in " + done->string() + ": `tidepool view " + done->string() + "` shows it";
+  std::printf("%s\n", said.c_str());
+  std::fflush(stdout);
+  {
+    std::lock_guard lock(mutex_);
+    status_.capture = said;
+  }
+  changed_.notify_all();
 }
 
 void SessionRunner::run() {

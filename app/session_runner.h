@@ -18,7 +18,8 @@
 // end, --stop-after, a divergence, the window closing or a teaching
 // scenario starting over) a checkpoint and summary.json. Only the training
 // thread touches the record; the UI thread still only reads snapshots and
-// writes requests.
+// writes requests. Such a session can also record later iterations on
+// request (record_next: app/capture_recorder.h).
 #pragma once
 
 #include <condition_variable>
@@ -82,6 +83,7 @@ class SessionRunner final : public ui::SessionLink {
   void resume() override;
   void step() override;
   void restart(const RunSettings& settings) override;
+  void record_next(std::int64_t iterations) override;
 
   // Blocks until `iterations` iterations have been trained since start or
   // the run ended, failed or diverged. For the tests: with no time limit,
@@ -98,6 +100,10 @@ class SessionRunner final : public ui::SessionLink {
   // Trains `session` until its end, a stop or a restart; with `record`,
   // writing its run folder.
   void train(TrainingSession& session, RunRecord* record);
+  // The training thread's side of record_next, at a boundary or while paused.
+  void begin_capture(TrainingSession& session, std::int64_t iterations);
+  // A capture the record finished: said in the status and on stdout.
+  void announce_capture(RunRecord& record);
 
   // Sends the other ranks `turn` (nothing on one process).
   void tell_ranks(Turn::Kind kind, const RunSettings& settings) const;
@@ -110,6 +116,10 @@ class SessionRunner final : public ui::SessionLink {
   // The first session's run folder (record_to), the training thread's once it runs.
   std::unique_ptr<RunRecord> record_;
   bool saving_ = false;  // the session now is saved (the training thread's alone)
+  // The record the session now writes, and whether its folder is open
+  // (the training thread's alone).
+  RunRecord* recording_ = nullptr;
+  bool record_opened_ = false;
   std::optional<Checkpoint> resume_;
 
   mutable std::mutex mutex_;
@@ -119,6 +129,7 @@ class SessionRunner final : public ui::SessionLink {
   int steps_ = 0;  // iterations to train while paused
   std::optional<MemorySettings> pending_;  // the mailbox: the newest request not yet applied
   std::optional<RunSettings> restart_;
+  std::optional<std::int64_t> capture_asked_;  // record_next's, not yet begun
   ui::SessionStatus status_;  // the session's, with the state and the requests' outcome
   std::int64_t trained_ = 0;  // iterations trained by this runner, every session
 };

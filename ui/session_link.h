@@ -88,6 +88,12 @@ struct SessionStatus {
   bool refused = false;
   std::string message;
   std::string error;  // why the run failed (state failed), or where it diverged (diverged, or a recorded run's)
+  // The window's "record the next K iterations" (SessionLink::record_next):
+  // possible where the session is saved in a run folder (--out), and what
+  // became of the last request: recording into a folder, recorded there,
+  // or refused with the reason ("" before any).
+  bool can_capture = false;
+  std::string capture;
   // A snapshot (state snapshot): the most PyTorch's own allocator reserved
   // in the trace (its segment events), beside the heuristic's footprint.
   std::size_t snapshot_reserved_bytes = 0;
@@ -119,6 +125,12 @@ class SessionLink {
   virtual void step() = 0;  // while paused: train one iteration, then pause again
   // Starts over with other settings (a teaching scenario) on the same data.
   virtual void restart(const RunSettings& settings) = 0;
+  // Records the next `iterations` iterations as the run folder's first
+  // traced ones are recorded, into a folder of their own inside it
+  // (app/capture_recorder.h); SessionStatus::capture says what became of
+  // it. Nothing where there is no session to record (a recorded run, a
+  // snapshot).
+  virtual void record_next(std::int64_t /*iterations*/) {}
 };
 
 }  // namespace tidepool::ui

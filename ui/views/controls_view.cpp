@@ -84,6 +84,7 @@ void ControlsView::draw(const Frame& frame) {
     ImGui::TextWrapped("%s, iteration %lld/%lld", to_string(s.state), static_cast<long long>(s.iteration),
                        static_cast<long long>(s.total_iterations));
     if (s.state == RunState::failed || s.state == RunState::diverged) error_text(s.error);
+    draw_capture(s, link);
   }
   ImGui::Separator();
 
@@ -113,6 +114,26 @@ void ControlsView::draw(const Frame& frame) {
   }
   ImGui::TextWrapped("Changes re-plan and re-place the network before the next iteration; training goes on. "
                      "A setting that cannot work is refused and nothing changes.");
+}
+
+// "Record the next K iterations": into the run folder, beside the
+// iterations it traced when it started (app/capture_recorder.h).
+void ControlsView::draw_capture(const SessionStatus& s, SessionLink& link) {
+  const bool training = s.state == RunState::training || s.state == RunState::paused;
+  ImGui::BeginDisabled(!s.can_capture || !training);
+  ImGui::PushItemWidth(ImGui::CalcTextSize("0000").x + 2 * ImGui::GetFrameHeight());
+  ImGui::InputInt("##capture iterations", &capture_iterations_);
+  capture_iterations_ = std::clamp(capture_iterations_, 1, 100);
+  ImGui::PopItemWidth();
+  ImGui::SameLine();
+  if (ImGui::Button("Record the next iterations")) link.record_next(capture_iterations_);
+  ImGui::EndDisabled();
+  if (!s.can_capture)
+    hint_text("Recording later iterations keeps them in the run folder: start the window with --out DIR.");
+  else if (!s.capture.empty() && s.capture.starts_with("refused"))
+    error_text(s.capture);
+  else if (!s.capture.empty())
+    hint_text(s.capture);
 }
 
 void ControlsView::draw_recorded(const SessionStatus& s) {

@@ -2,7 +2,8 @@
 // algorithm scheme, heuristic, allocation order, transfer semantics, the
 // budget and the simulated link. Edits stay local until Apply sends one
 // request; the session applies it at the next iteration boundary or refuses
-// it with the reason, shown here. Pause, step and resume control training.
+// it with the reason, shown here. Pause, step and resume control training,
+// and a saved session records the next iterations on request.
 // On a recorded run (SessionLink::read_only) it shows the settings the run
 // was trained with, every input disabled, and no run control. On a
 // snapshot (RunState::snapshot) it offers the heuristic only: choosing one
@@ -25,6 +26,8 @@ class ControlsView {
   void draw_recorded(const SessionStatus& s);
   // A snapshot's trace: where it comes from and the heuristic that places it.
   void draw_snapshot(const SessionStatus& s, SessionLink& link);
+  // "Record the next K iterations" and what became of the last request.
+  void draw_capture(const SessionStatus& s, SessionLink& link);
   // The settings' inputs, editing edit_; true when one changed.
   bool draw_settings(const SessionStatus& s);
 
@@ -34,6 +37,7 @@ class ControlsView {
   // After Apply: the session's request count then, until it moves on (the
   // request was handled), the edits stay on show.
   std::optional<std::uint64_t> sent_at_;
+  int capture_iterations_ = 2;  // the same two a run's pictures show (kRunPictureIterations)
 };
 
 }  // namespace tidepool::ui
