@@ -9,17 +9,7 @@ std::string ranked_file(const char* stem, const char* extension, int rank) {
 }
 
 void KeptEvents::send_to(EventSink& sink) const {
-  for (const auto& event : events_) {
-    std::visit(
-        [&](const auto& e) {
-          using E = std::decay_t<decltype(e)>;
-          if constexpr (std::is_same_v<E, SpanEvent>) sink.on_span(e);
-          else if constexpr (std::is_same_v<E, AllocEvent>) sink.on_alloc(e);
-          else if constexpr (std::is_same_v<E, LoadSample>) sink.on_load(e);
-          else sink.on_iteration(e);
-        },
-        event);
-  }
+  for (const AnyEvent& e : events_) send_event(sink, e);
 }
 
 TracedFiles::TracedFiles(const std::filesystem::path& folder, TraceWindow window, int rank)

@@ -12,9 +12,9 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <variant>
 #include <vector>
 
+#include "engine/observe/any_event.h"
 #include "engine/observe/events.h"
 #include "engine/observe/sinks/chrome_trace_writer.h"
 #include "engine/observe/sinks/event_file_writer.h"
@@ -48,7 +48,7 @@ class KeptEvents {
   void clear() { events_.clear(); }
 
  private:
-  std::vector<std::variant<SpanEvent, AllocEvent, LoadSample, IterationSummary>> events_;
+  std::vector<AnyEvent> events_;
 };
 
 class TracedFiles {

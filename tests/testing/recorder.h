@@ -5,11 +5,12 @@
 #include <variant>
 #include <vector>
 
+#include "engine/observe/any_event.h"
 #include "engine/observe/events.h"
 
 namespace tidepool::testing {
 
-using RecordedEvent = std::variant<SpanEvent, AllocEvent, LoadSample, IterationSummary>;
+using RecordedEvent = AnyEvent;
 
 class Recorder final : public EventSink {
  public:

@@ -3,8 +3,6 @@
 #pragma once
 
 #include <string>
-#include <type_traits>
-#include <variant>
 #include <vector>
 
 #include "engine/observe/events.h"
@@ -12,17 +10,7 @@
 
 namespace tidepool::testing {
 
-inline void send(EventSink& sink, const RecordedEvent& e) {
-  std::visit(
-      [&](const auto& event) {
-        using T = std::decay_t<decltype(event)>;
-        if constexpr (std::is_same_v<T, SpanEvent>) sink.on_span(event);
-        else if constexpr (std::is_same_v<T, AllocEvent>) sink.on_alloc(event);
-        else if constexpr (std::is_same_v<T, LoadSample>) sink.on_load(event);
-        else sink.on_iteration(event);
-      },
-      e);
-}
+inline void send(EventSink& sink, const RecordedEvent& e) { send_event(sink, e); }
 
 // "conv" and 3 → "conv3" (spelt out: GCC 12 warns about `"literal" +
 // std::to_string(n)` in inlined code, wrongly).
