@@ -9,10 +9,15 @@
 //   map_scene, load_scene   the address map's and the load curves' scenes
 //             built from that copy (once per new placement, not per frame)
 //   map_draw, load_draw     the pictures drawn from the scenes into a
-//             painter that only counts (every frame: the CPU side of a
-//             frame, less ImGui's vertices; `tidepool view FILE
-//             --screenshot x.png --frames N` under Xvfb gives the real
-//             frame rate)
+//             painter that only counts, working out afresh what they
+//             take from every block and sample (the merged columns, the
+//             load envelopes, the highest address): what a frame costs
+//             after a new placement or a resize
+//   map_frame, load_frame   the same drawn again with the cache the views
+//             keep (paint::AddressMapCache, MemoryLoadCache): every other
+//             frame, the CPU side of it less ImGui's vertices (`tidepool
+//             view FILE --screenshot x.png --frames N` under Xvfb gives the
+//             real frame rate)
 //
 //   python3 examples/make_snapshots.py --big 1000000 /tmp/big_snapshot.pickle
 //   build/bench/bench_snapshot_view --snapshot /tmp/big_snapshot.pickle
@@ -146,6 +151,33 @@ void BM_MemoryLoadDraw(benchmark::State& state) {
   counters(state);
 }
 BENCHMARK(BM_MemoryLoadDraw)->Unit(benchmark::kMillisecond);
+
+// A frame like the window's: the view's cache kept from the frame before.
+void BM_AddressMapFrame(benchmark::State& state) {
+  const app::SnapshotRun& run = loaded();
+  const ui::AddressMapScene map = ui::build_address_map(run.events(0), run.status().memory.pool_bytes);
+  ui::paint::AddressMapCache cache;
+  CountingPainter p;
+  ui::paint::draw_address_map(p, map, kMapArea, {map.peak_step}, &cache);  // the first frame fills it
+  p.calls = 0;
+  for (auto _ : state) ui::paint::draw_address_map(p, map, kMapArea, {map.peak_step}, &cache);
+  state.counters["calls_per_frame"] = static_cast<double>(p.calls) / static_cast<double>(state.iterations());
+  counters(state);
+}
+BENCHMARK(BM_AddressMapFrame)->Unit(benchmark::kMillisecond);
+
+void BM_MemoryLoadFrame(benchmark::State& state) {
+  const app::SnapshotRun& run = loaded();
+  const ui::MemoryLoadScene load = ui::build_memory_load(run.events(0), run.status().memory.pool_bytes, 3, 0);
+  ui::paint::MemoryLoadCache cache;
+  CountingPainter p;
+  ui::paint::draw_memory_load(p, load, kLoadArea, {}, &cache);
+  p.calls = 0;
+  for (auto _ : state) ui::paint::draw_memory_load(p, load, kLoadArea, {}, &cache);
+  state.counters["calls_per_frame"] = static_cast<double>(p.calls) / static_cast<double>(state.iterations());
+  counters(state);
+}
+BENCHMARK(BM_MemoryLoadFrame)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace tidepool

@@ -4,7 +4,9 @@
 // one of everything the pictures draw.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <utility>
 
@@ -110,6 +112,83 @@ inline ui::MemoryLoadScene memory_load_scene() {
   s.peak_load_bytes = s.points[15].load_bytes;
   s.max_extent_bytes = s.peak_load_bytes + 64 * KiB;
   s.iterations = {{0, 500 * KiB, 564 * KiB, 2.3f, 0.10f, 850, 0.1}, {1, 600 * KiB, 664 * KiB, 2.1f, 0.25f, 900, 0.1}};
+  return s;
+}
+
+// A map of more blocks than the picture draws one by one (past 20 000, as
+// a 10^6-event snapshot's), with a scene's identity as a builder gives one
+// (generation 1), so the views' caches keep what they work out from it:
+// blocks one after the other in `slots` slots of 256 KiB, their role
+// changing every 64, most of them a step or two long (thinner than a
+// pixel), every 97th long (wider), every 101st parked for three steps,
+// every 103rd offloaded, every 107th prefetched; four weights above the
+// slots span the whole iteration. Every 7th block's name holds "conv".
+inline ui::AddressMapScene big_address_map_scene(int blocks = 30000, int slots = 64) {
+  constexpr Role roles[] = {Role::input,           Role::activation,      Role::activation_gradient, Role::weight_gradient,
+                            Role::optimizer_state, Role::workspace};
+  ui::AddressMapScene m;
+  m.iteration = 0;
+  m.generation = 1;
+  const std::size_t slot = 256 * KiB;
+  m.steps = 2 * blocks + 8;
+  const std::size_t used = static_cast<std::size_t>(slots) * slot;
+  m.pool_bytes = 2 * used;
+  m.footprint_bytes = used + 4 * slot;
+  m.peak_step = blocks;
+  m.peak_load_bytes = used / 2;
+  m.after_step.assign(static_cast<std::size_t>(m.steps), {m.peak_load_bytes, m.footprint_bytes, slot});
+  m.holes_at_peak = {{used, 4 * slot}};
+  m.largest_free_at_peak = ui::MapHole{used, 4 * slot};
+  for (int w = 0; w < 4; ++w) {
+    ui::MapBlock b;
+    b.tensor = w;
+    b.name = "fc" + std::to_string(w) + ".weight";
+    b.role = Role::weight;
+    b.offset = used + static_cast<std::size_t>(w) * slot;
+    b.bytes = slot;
+    b.first_step = 0;
+    b.last_step = m.steps - 1;
+    b.persistent = true;
+    m.blocks.push_back(b);
+  }
+  for (int i = 0; i < blocks; ++i) {
+    ui::MapBlock b;
+    b.tensor = 4 + i;
+    b.name = (i % 7 == 0 ? "conv" : "relu") + std::to_string(i) + ".out";
+    b.role = roles[(i / 64) % 6];
+    b.offset = static_cast<std::size_t>(i % slots) * slot + static_cast<std::size_t>(i % 3) * 4 * KiB;
+    b.bytes = slot / 2 + static_cast<std::size_t>(i % 5) * 8 * KiB;
+    b.first_step = 2 * i;
+    b.last_step = 2 * i + (i % 97 == 0 ? 900 : i % 2);
+    if (i % 101 == 0) b.parked_until_step = b.last_step + 3;
+    if (i % 103 == 0) b.offload_step = b.first_step;
+    if (i % 107 == 0) b.prefetch_done_step = b.first_step;
+    m.blocks.push_back(b);
+  }
+  return m;
+}
+
+// Load curves of more samples than pixel columns (a 10^6-event snapshot's):
+// three iterations of `samples` / 3 steps, a sawtooth of loads with the
+// extent above, and an identity as a builder gives one (generation 1).
+inline ui::MemoryLoadScene big_memory_load_scene(std::size_t samples = 120000) {
+  ui::MemoryLoadScene s;
+  s.generation = 1;
+  s.budget_bytes = 64 * 1024 * KiB;
+  s.computes_values = false;
+  const std::size_t per_iteration = samples / 3;
+  for (std::size_t i = 0; i < samples; ++i) {
+    const std::size_t load = (4 + (i * 7919) % 40) * 1024 * KiB + (i % 1000) * KiB;
+    s.points.push_back({static_cast<std::int64_t>(i / per_iteration), static_cast<int>(i % per_iteration),
+                        static_cast<double>(i), load, load + (i % 13) * 512 * KiB});
+    if (load > s.peak_load_bytes) {
+      s.peak_load_bytes = load;
+      s.peak_index = i;
+    }
+    s.max_extent_bytes = std::max(s.max_extent_bytes, s.points.back().extent_bytes);
+  }
+  for (std::int64_t it = 0; it < 3; ++it)
+    s.iterations.push_back({it, s.peak_load_bytes, s.max_extent_bytes, 0, 0, 100, 1});
   return s;
 }
 

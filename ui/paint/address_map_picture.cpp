@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -71,7 +72,27 @@ std::size_t address_map_own_top(const AddressMapScene& scene) {
   return std::max<std::size_t>(top, 1);
 }
 
-std::size_t address_map_top(const AddressMapScene& scene) { return std::max(address_map_own_top(scene), scene.axis_bytes); }
+bool AddressMapCache::use(const AddressMapScene& scene) {
+  if (scene.generation == 0) return false;
+  if (scene.generation != generation || scene.blocks.data() != blocks || scene.blocks.size() != block_count) {
+    *this = {};
+    generation = scene.generation;
+    blocks = scene.blocks.data();
+    block_count = scene.blocks.size();
+  }
+  return true;
+}
+
+std::size_t address_map_top(const AddressMapScene& scene, AddressMapCache* cache) {
+  std::size_t own = 0;
+  if (cache && cache->use(scene)) {
+    if (!cache->own_top) cache->own_top = address_map_own_top(scene);
+    own = *cache->own_top;
+  } else {
+    own = address_map_own_top(scene);
+  }
+  return std::max(own, scene.axis_bytes);
+}
 
 namespace {
 
@@ -121,10 +142,16 @@ void draw_block(Painter& p, const AddressMapLayout& l, const MapBlock& b) {
 // that column's runs of addresses, which cover the same pixels.
 constexpr std::size_t kMergeAbove = 20000;
 
-void draw_blocks(Painter& p, const AddressMapLayout& l, const AddressMapScene& scene) {
+}  // namespace
+
+std::vector<BlockPiece> blocks_as_drawn(const AddressMapLayout& l, const AddressMapScene& scene) {
+  std::vector<BlockPiece> pieces;
+  auto whole = [&](const MapBlock& b) {
+    pieces.push_back({.block = static_cast<std::uint32_t>(&b - scene.blocks.data())});
+  };
   if (scene.blocks.size() <= kMergeAbove) {
-    for (const MapBlock& b : scene.blocks) draw_block(p, l, b);
-    return;
+    for (const MapBlock& b : scene.blocks) whole(b);
+    return pieces;
   }
   // Blocks come in the order they were placed, so a column's thin blocks
   // come together: each column is drawn when the next begins. Per colour,
@@ -144,7 +171,8 @@ void draw_blocks(Painter& p, const AddressMapLayout& l, const AddressMapScene& s
         depth += count[r];
         if (before == 0 && depth > 0) start = r;
         if (before > 0 && depth == 0)
-          p.fill_rect({column, top + static_cast<float>(start), column + 1, top + static_cast<float>(r)}, colour);
+          pieces.push_back({.colour = colour,
+                            .box = {column, top + static_cast<float>(start), column + 1, top + static_cast<float>(r)}});
       }
       std::fill(count.begin(), count.end(), 0);
     }
@@ -154,7 +182,7 @@ void draw_blocks(Painter& p, const AddressMapLayout& l, const AddressMapScene& s
     const Box life = l.life_box(b);
     const bool plain = b.parked_until_step <= b.last_step && b.offload_step < 0 && b.prefetch_done_step < 0;
     if (!plain || life.width() >= 1) {
-      draw_block(p, l, b);
+      whole(b);
       continue;
     }
     const float x = std::round(life.x0);
@@ -173,6 +201,19 @@ void draw_blocks(Painter& p, const AddressMapLayout& l, const AddressMapScene& s
     --it->second[y1];
   }
   if (any) flush();
+  return pieces;
+}
+
+namespace {
+
+void draw_blocks(Painter& p, const AddressMapLayout& l, const AddressMapScene& scene,
+                 const std::vector<BlockPiece>& pieces) {
+  for (const BlockPiece& piece : pieces) {
+    if (piece.block == BlockPiece::kMergedRun)
+      p.fill_rect(piece.box, piece.colour);
+    else
+      draw_block(p, l, scene.blocks[piece.block]);
+  }
 }
 
 // A block's colour at one step: its role's, or the transfer's while its
@@ -201,12 +242,12 @@ void draw_peak(Painter& p, const AddressMapLayout& l, const AddressMapScene& sce
 // The pool at one step, bottom to top, as a strip beside the plot: the live
 // blocks as they are drawn in that step's column, the parked ones, the free
 // space, and at the peak the largest free block.
-void draw_strip(Painter& p, const AddressMapLayout& l, const AddressMapScene& scene, int step) {
+void draw_strip(Painter& p, const AddressMapLayout& l, const AddressMapScene& scene, const Occupancy& o) {
   const Box& s = l.strip;
+  const int step = o.step;
   p.fill_rect(s, kPlotBackground);
   p.text({(s.x0 + s.x1) / 2, s.y0 - kStripHeadingGap}, step == scene.peak_step ? "at peak" : "step " + std::to_string(step), kDimText,
          TextSize::small, HAlign::centre, VAlign::bottom);
-  const Occupancy o = occupancy_at(scene, step);
   for (const MapHole& h : o.holes) p.fill_rect(band(l, s.x0, s.x1, h.offset, h.bytes), kHole);
   for (const MapBlock* b : o.live) p.fill_rect(band(l, s.x0, s.x1, b->offset, b->bytes), colour_at(*b, step));
   for (const MapBlock* b : o.parked) draw_parked(p, band(l, s.x0, s.x1, b->offset, b->bytes), *b);
@@ -275,7 +316,78 @@ Box AddressMapLayout::parked_box(const MapBlock& b) const {
   return {life.x1, life.y0, static_cast<float>(x(b.parked_until_step + 1)), life.y1};
 }
 
-AddressMapLayout address_map_layout(const Painter& p, const AddressMapScene& scene, const Box& area) {
+namespace {
+
+// The last step a block's boxes reach: its life's, or its parking's.
+int reach_of(const MapBlock& b) { return std::max(b.last_step, b.parked_until_step); }
+
+BlocksBySteps blocks_by_steps(const AddressMapScene& scene) {
+  BlocksBySteps index;
+  index.order.resize(scene.blocks.size());
+  for (std::size_t i = 0; i < index.order.size(); ++i) index.order[i] = static_cast<std::uint32_t>(i);
+  std::stable_sort(index.order.begin(), index.order.end(), [&](std::uint32_t a, std::uint32_t b) {
+    return scene.blocks[a].first_step < scene.blocks[b].first_step;
+  });
+  for (std::uint32_t i : index.order) index.first.push_back(scene.blocks[i].first_step);
+  index.leaves = 1;
+  while (index.leaves < index.order.size()) index.leaves *= 2;
+  index.reach.assign(2 * index.leaves, std::numeric_limits<int>::min());
+  for (std::size_t i = 0; i < index.order.size(); ++i) index.reach[index.leaves + i] = reach_of(scene.blocks[index.order[i]]);
+  for (std::size_t k = index.leaves - 1; k >= 1; --k) index.reach[k] = std::max(index.reach[2 * k], index.reach[2 * k + 1]);
+  return index;
+}
+
+// The blocks whose first step is at most `last` and whose boxes reach step
+// `first` or later: every block whose boxes cross [first, last].
+void blocks_crossing(const BlocksBySteps& index, int first, int last, std::vector<std::uint32_t>& out) {
+  const std::size_t starting =
+      static_cast<std::size_t>(std::upper_bound(index.first.begin(), index.first.end(), last) - index.first.begin());
+  // Node k covers the leaves [begin, begin + width).
+  auto visit = [&](auto& self, std::size_t k, std::size_t begin, std::size_t width) -> void {
+    if (begin >= starting || index.reach[k] < first) return;
+    if (width == 1) return out.push_back(index.order[begin]);
+    self(self, 2 * k, begin, width / 2);
+    self(self, 2 * k + 1, begin + width / 2, width / 2);
+  };
+  if (starting > 0) visit(visit, 1, 0, index.leaves);
+}
+
+}  // namespace
+
+const MapBlock* block_at(const AddressMapLayout& l, const AddressMapScene& scene, Point at, AddressMapCache* cache) {
+  const auto holds = [&](const MapBlock& b) { return l.life_box(b).contains(at) || l.parked_box(b).contains(at); };
+  AddressMapCache fresh;
+  AddressMapCache& kept = cache && cache->use(scene) ? *cache : fresh;
+  if (&kept == &fresh) {  // once: no index to make
+    const MapBlock* found = nullptr;
+    for (const MapBlock& b : scene.blocks)
+      if (holds(b)) found = &b;
+    return found;
+  }
+  if (!kept.by_steps) kept.by_steps = blocks_by_steps(scene);
+  // The steps within a pixel of the point either side: a box's edges are
+  // floats, a pixel holds many steps of a long trace, and the boxes are
+  // tested exactly below.
+  const double lo = std::floor(std::min(l.x.invert(at.x - 1), l.x.invert(at.x + 1))) - 1;
+  const double hi = std::ceil(std::max(l.x.invert(at.x - 1), l.x.invert(at.x + 1))) + 1;
+  constexpr double kMin = std::numeric_limits<int>::min(), kMax = std::numeric_limits<int>::max();
+  std::vector<std::uint32_t> near;
+  blocks_crossing(*kept.by_steps, static_cast<int>(std::clamp(lo, kMin, kMax)), static_cast<int>(std::clamp(hi, kMin, kMax)),
+                  near);
+  std::sort(near.begin(), near.end());
+  for (auto i = near.rbegin(); i != near.rend(); ++i)
+    if (holds(scene.blocks[*i])) return &scene.blocks[*i];
+  return nullptr;
+}
+
+const MapBlock* find_block(const AddressMapScene& scene, const BlockKey& key, AddressMapCache* cache) {
+  if (!cache || !cache->use(scene)) return ui::find_block(scene, key);
+  if (!cache->pinned || !(cache->pinned->first == key)) cache->pinned = std::make_pair(key, ui::find_block(scene, key));
+  return cache->pinned->second;
+}
+
+AddressMapLayout address_map_layout(const Painter& p, const AddressMapScene& scene, const Box& area,
+                                    AddressMapCache* cache) {
   AddressMapLayout l;
   const float top = area.y0 + heading_height(p, area, title_of(scene), legend()) + axis_title_height(p);
   const float bottom = area.y1 - x_axis_height(p, true);
@@ -293,15 +405,20 @@ AddressMapLayout address_map_layout(const Painter& p, const AddressMapScene& sce
   const double steps = std::max({scene.steps, scene.axis_steps, 1});
   l.x = {0, steps, l.plot.x0, l.plot.x1};
   // 4% headroom above the highest address, for the pool line's label.
-  const double top_bytes = static_cast<double>(address_map_top(scene)) * 1.04;
+  const double top_bytes = static_cast<double>(address_map_top(scene, cache)) * 1.04;
   l.y = {0, top_bytes, l.plot.y1, l.plot.y0};
   return l;
 }
 
-void draw_address_map(Painter& p, const AddressMapScene& scene, const Box& area, const AddressMapFocus& focus) {
+void draw_address_map(Painter& p, const AddressMapScene& scene, const Box& area, const AddressMapFocus& focus,
+                      AddressMapCache* cache) {
   p.fill_rect(area, kBackground);
   if (scene.empty()) return draw_no_events(p, area, kTitle);
-  const AddressMapLayout l = address_map_layout(p, scene, area);
+  // What is worked out from every block, kept in `cache` while what it
+  // depends on stays, or here for this draw alone.
+  AddressMapCache fresh;
+  AddressMapCache& kept = cache && cache->use(scene) ? *cache : fresh;
+  const AddressMapLayout l = address_map_layout(p, scene, area, &kept);
   draw_heading(p, area, title_of(scene), legend());
   p.fill_rect(l.plot, kPlotBackground);
 
@@ -315,13 +432,23 @@ void draw_address_map(Painter& p, const AddressMapScene& scene, const Box& area,
     if (std::abs(t - std::round(t)) < 1e-9) step_ticks.push_back(std::round(t));
   draw_x_axis(p, l.plot, column_centres, step_ticks, 1, "step of the iteration");
 
-  draw_blocks(p, l, scene);
+  const auto drawn_on = std::make_pair(l.plot, std::make_pair(l.x, l.y));
+  if (kept.pieces_for != drawn_on) {
+    kept.pieces = blocks_as_drawn(l, scene);
+    kept.pieces_for = drawn_on;
+  }
+  draw_blocks(p, l, scene, kept.pieces);
   // What the user looks for: the blocks the search finds, and the one pinned.
-  for (const MapBlock& b : scene.blocks)
-    if (name_matches(b, focus.search)) {
-      const Box r = l.life_box(b);
-      p.outline_rect({r.x0 - 1, r.y0 - 1, r.x1 + 1, r.y1 + 1}, kHighlight, 1);
-    }
+  if (kept.found_for != focus.search) {
+    kept.found.clear();
+    for (const MapBlock& b : scene.blocks)
+      if (name_matches(b, focus.search)) kept.found.push_back(static_cast<std::uint32_t>(&b - scene.blocks.data()));
+    kept.found_for = std::string(focus.search);
+  }
+  for (std::uint32_t i : kept.found) {
+    const Box r = l.life_box(scene.blocks[i]);
+    p.outline_rect({r.x0 - 1, r.y0 - 1, r.x1 + 1, r.y1 + 1}, kHighlight, 1);
+  }
   if (focus.pinned) {
     const Box r = l.life_box(*focus.pinned);
     p.outline_rect({r.x0 - 2, r.y0 - 2, r.x1 + 2, r.y1 + 2}, kHighlight, 2);
@@ -331,7 +458,9 @@ void draw_address_map(Painter& p, const AddressMapScene& scene, const Box& area,
   if (focused)
     p.outline_rect({static_cast<float>(l.x(focus.step)), l.plot.y0, static_cast<float>(l.x(focus.step + 1)), l.plot.y1},
                    {kHighlight, 0.35f});
-  draw_strip(p, l, scene, focused ? focus.step : scene.peak_step);
+  const int strip_step = focused ? focus.step : scene.peak_step;
+  if (!kept.strip || kept.strip->step != strip_step) kept.strip = occupancy_at(scene, strip_step);
+  draw_strip(p, l, scene, *kept.strip);
 
   // The pool above the footprint: labels go on opposite sides of their
   // lines (the pool's above, the footprint's below), and the largest free

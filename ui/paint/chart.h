@@ -71,6 +71,7 @@ struct LinearScale {
   double operator()(double v) const;
   int px(double v) const;  // rounded to the nearest pixel
   double invert(double pixel) const;  // the data value at a pixel
+  bool operator==(const LinearScale&) const = default;
 };
 
 // Round tick values ("1, 2, 5 times a power of ten") covering [lo, hi],

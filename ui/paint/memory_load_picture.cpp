@@ -113,7 +113,32 @@ std::vector<Point> step_curve(const MemoryLoadLayout& l, const std::vector<LoadP
   return curve;
 }
 
-void draw_curves(Painter& p, const MemoryLoadLayout& l, const MemoryLoadScene& scene, const MemoryLoadFocus& focus) {
+// The area under the load, faintly, so the load reads as what fills the
+// pool. A sample narrower than a pixel is left to its neighbours, so no
+// column is blended twice. Dense, a column's fill reaches the highest load
+// of its samples.
+std::vector<Box> load_area(const MemoryLoadLayout& l, const std::vector<LoadPoint>& points) {
+  std::vector<Box> area;
+  const Box& plot = l.curves;
+  if (dense(l, points.size())) {
+    for_each_column(l.x, points.size(), [&](int column, std::size_t i, std::size_t j) {
+      std::size_t most = 0;
+      for (std::size_t k = i; k < j; ++k) most = std::max(most, points[k].load_bytes);
+      const float x = static_cast<float>(column);
+      area.push_back({x, static_cast<float>(l.y.px(static_cast<double>(most))), x + 1, plot.y1});
+    });
+  } else {
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      const float x0 = static_cast<float>(l.x.px(static_cast<double>(i)));
+      const float x1 = static_cast<float>(l.x.px(static_cast<double>(i + 1)));
+      if (x1 > x0) area.push_back({x0, static_cast<float>(l.y.px(static_cast<double>(points[i].load_bytes))), x1, plot.y1});
+    }
+  }
+  return area;
+}
+
+void draw_curves(Painter& p, const MemoryLoadLayout& l, const MemoryLoadScene& scene, const MemoryLoadFocus& focus,
+                 MemoryLoadCache& kept) {
   const Box& plot = l.curves;
   p.fill_rect(plot, kPlotBackground);
   const ByteUnit unit = byte_unit_for(l.y.d1);
@@ -130,38 +155,30 @@ void draw_curves(Painter& p, const MemoryLoadLayout& l, const MemoryLoadScene& s
   }
   const std::vector<LoadPoint>& points = scene.points;
   // Iteration boundaries, under the curves.
-  for (std::size_t i = 0; i < points.size(); ++i) {
-    if (i > 0 && points[i].iteration == points[i - 1].iteration) continue;
+  if (!kept.iteration_starts) {
+    kept.iteration_starts.emplace();
+    for (std::size_t i = 0; i < points.size(); ++i)
+      if (i == 0 || points[i].iteration != points[i - 1].iteration) kept.iteration_starts->push_back(i);
+  }
+  for (std::size_t i : *kept.iteration_starts) {
     const float x = static_cast<float>(l.x.px(static_cast<double>(i)));
     if (i > 0) dashed_line(p, {x, plot.y0}, {x, plot.y1}, kAxis);
     p.text({x + 4, plot.y0 + 4}, "it " + std::to_string(shown_iteration(points[i].iteration)), kDimText, TextSize::small);
   }
-  // The area under the load, faintly, so the load reads as what fills the
-  // pool. A sample narrower than a pixel is left to its neighbours, so no
-  // column is blended twice.
-  // Dense, a column's fill reaches the highest load of its samples.
-  if (dense(l, points.size())) {
-    for_each_column(l.x, points.size(), [&](int column, std::size_t i, std::size_t j) {
-      std::size_t most = 0;
-      for (std::size_t k = i; k < j; ++k) most = std::max(most, points[k].load_bytes);
-      const float x = static_cast<float>(column);
-      p.fill_rect({x, static_cast<float>(l.y.px(static_cast<double>(most))), x + 1, plot.y1}, {kLoad, 0.18f});
-    });
-  } else {
-    for (std::size_t i = 0; i < points.size(); ++i) {
-      const float x0 = static_cast<float>(l.x.px(static_cast<double>(i)));
-      const float x1 = static_cast<float>(l.x.px(static_cast<double>(i + 1)));
-      if (x1 > x0)
-        p.fill_rect({x0, static_cast<float>(l.y.px(static_cast<double>(points[i].load_bytes))), x1, plot.y1},
-                    {kLoad, 0.18f});
-    }
+  const auto drawn_on = std::make_pair(plot, std::make_pair(l.x, l.y));
+  if (kept.curves_for != drawn_on) {
+    kept.load_area = load_area(l, points);
+    kept.load = step_curve(l, points, [](const LoadPoint& s) { return s.load_bytes; });
+    kept.extent = step_curve(l, points, [](const LoadPoint& s) { return s.extent_bytes; });
+    kept.curves_for = drawn_on;
   }
+  for (const Box& column : kept.load_area) p.fill_rect(column, {kLoad, 0.18f});
   // Two pixels per line while the steps are wide enough to stay apart; one
   // when they crowd, or the curve becomes a smear. The extent goes on top:
   // it is never below the load, so it shows where they part.
   const float thickness = plot.width() >= 2.0f * static_cast<float>(points.size()) ? 2 : 1;
-  p.polyline(step_curve(l, points, [](const LoadPoint& s) { return s.load_bytes; }), kLoad, thickness);
-  p.polyline(step_curve(l, points, [](const LoadPoint& s) { return s.extent_bytes; }), kExtent, 1);
+  p.polyline(kept.load, kLoad, thickness);
+  p.polyline(kept.extent, kExtent, 1);
   if (focus.sample >= 0 && static_cast<std::size_t>(focus.sample) < points.size()) {
     const float x = static_cast<float>(l.x(focus.sample + 0.5));
     p.line({x, plot.y0}, {x, plot.y1 - 1}, {kHighlight, 0.5f});
@@ -285,9 +302,30 @@ std::size_t memory_load_own_top(const MemoryLoadScene& scene) {
   return std::max<std::size_t>(highest, 1);
 }
 
-std::size_t memory_load_top(const MemoryLoadScene& scene) { return std::max(memory_load_own_top(scene), scene.axis_bytes); }
+bool MemoryLoadCache::use(const MemoryLoadScene& scene) {
+  if (scene.generation == 0) return false;
+  if (scene.generation != generation || scene.points.data() != points || scene.points.size() != point_count) {
+    *this = {};
+    generation = scene.generation;
+    points = scene.points.data();
+    point_count = scene.points.size();
+  }
+  return true;
+}
 
-MemoryLoadLayout memory_load_layout(const Painter& p, const MemoryLoadScene& scene, const Box& area) {
+std::size_t memory_load_top(const MemoryLoadScene& scene, MemoryLoadCache* cache) {
+  std::size_t own = 0;
+  if (cache && cache->use(scene)) {
+    if (!cache->own_top) cache->own_top = memory_load_own_top(scene);
+    own = *cache->own_top;
+  } else {
+    own = memory_load_own_top(scene);
+  }
+  return std::max(own, scene.axis_bytes);
+}
+
+MemoryLoadLayout memory_load_layout(const Painter& p, const MemoryLoadScene& scene, const Box& area,
+                                    MemoryLoadCache* cache) {
   MemoryLoadLayout l;
   const float top = area.y0 + heading_height(p, area, title_of(scene), legend(scene)) + axis_title_height(p);
   const float left = area.x0 + kMargin + value_labels_width(p);
@@ -310,7 +348,7 @@ MemoryLoadLayout memory_load_layout(const Painter& p, const MemoryLoadScene& sce
   const double samples = static_cast<double>(std::max<std::size_t>({1, scene.points.size(), scene.axis_samples}));
   l.x = {0, samples, l.curves.x0, l.curves.x1};
   // 8% headroom, for the peak's label.
-  l.y = {0, static_cast<double>(memory_load_top(scene)) * 1.08, l.curves.y1, l.curves.y0};
+  l.y = {0, static_cast<double>(memory_load_top(scene, cache)) * 1.08, l.curves.y1, l.curves.y0};
 
   if (!l.with_panels) return l;
   const float panels_top = l.curves.y1 + curves_axis;
@@ -335,12 +373,17 @@ MemoryLoadLayout memory_load_layout(const Painter& p, const MemoryLoadScene& sce
   return l;
 }
 
-void draw_memory_load(Painter& p, const MemoryLoadScene& scene, const Box& area, const MemoryLoadFocus& focus) {
+void draw_memory_load(Painter& p, const MemoryLoadScene& scene, const Box& area, const MemoryLoadFocus& focus,
+                      MemoryLoadCache* cache) {
   p.fill_rect(area, kBackground);
   if (scene.empty()) return draw_no_events(p, area, kTitle);
-  const MemoryLoadLayout l = memory_load_layout(p, scene, area);
+  // What is worked out from every sample, kept in `cache` while what it
+  // depends on stays, or here for this draw alone.
+  MemoryLoadCache fresh;
+  MemoryLoadCache& kept = cache && cache->use(scene) ? *cache : fresh;
+  const MemoryLoadLayout l = memory_load_layout(p, scene, area, &kept);
   draw_heading(p, area, title_of(scene), legend(scene));
-  draw_curves(p, l, scene, focus);
+  draw_curves(p, l, scene, focus, kept);
   if (l.with_panels)
     draw_iterations(p, l, scene);
   else

@@ -28,6 +28,7 @@ struct Box {
   float width() const { return x1 - x0; }
   float height() const { return y1 - y0; }
   bool contains(Point p) const { return p.x >= x0 && p.x < x1 && p.y >= y0 && p.y < y1; }
+  bool operator==(const Box&) const = default;
 };
 
 struct Colour {

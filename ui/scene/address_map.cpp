@@ -4,6 +4,7 @@
 #include <map>
 
 #include "engine/core/bytes_text.h"
+#include "ui/scene/generation.h"
 
 namespace tidepool::ui {
 namespace {
@@ -41,6 +42,7 @@ AddressMapScene build_address_map(const RingSnapshot& events, std::size_t pool_b
                                   std::int64_t iteration) {
   AddressMapScene map;
   map.pool_bytes = pool_bytes;
+  map.generation = next_scene_generation();
   if (!complete(events, iteration)) return map;
   const IterationSummary* summary = nullptr;
   for (const auto& it : events.iterations)

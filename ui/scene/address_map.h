@@ -71,6 +71,8 @@ struct AddressMapScene {
   // high and this far, the other run's, so that both maps share scales.
   std::size_t axis_bytes = 0;
   int axis_steps = 0;
+  // Which build this is (ui/scene/generation.h): 0 for a map made by hand.
+  std::uint64_t generation = 0;
   bool empty() const { return iteration < 0; }
 };
 

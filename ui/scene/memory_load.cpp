@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <set>
 
+#include "ui/scene/generation.h"
+
 namespace tidepool::ui {
 
 MemoryLoadScene build_memory_load(const RingSnapshot& events, std::size_t budget_bytes, int iterations,
                                   std::int64_t batch, std::size_t load_limit_bytes, bool computes_values) {
   MemoryLoadScene scene;
+  scene.generation = next_scene_generation();
   scene.budget_bytes = budget_bytes;
   scene.load_limit_bytes = load_limit_bytes;
   scene.computes_values = computes_values;

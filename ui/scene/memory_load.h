@@ -42,6 +42,8 @@ struct MemoryLoadScene {
   // least this high and this many samples, the other run's.
   std::size_t axis_bytes = 0;
   std::size_t axis_samples = 0;
+  // Which build this is (ui/scene/generation.h): 0 for curves made by hand.
+  std::uint64_t generation = 0;
   bool empty() const { return points.empty() && iterations.empty(); }
 };
 

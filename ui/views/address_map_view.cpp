@@ -53,7 +53,7 @@ void AddressMapView::draw(const Frame& frame) {
     }
     ImGui::EndCombo();
   }
-  const MapBlock* pinned = pinned_ ? find_block(map, *pinned_) : nullptr;
+  const MapBlock* pinned = pinned_ ? paint::find_block(map, *pinned_, &picture_) : nullptr;
   if (pinned) {
     ImGui::SameLine();
     if (ImGui::SmallButton("unpin")) {
@@ -73,7 +73,7 @@ void AddressMapView::draw(const Frame& frame) {
 
   const Canvas c = begin_canvas("address map");
   paint::ImGuiPainter painter(c.draw);
-  const paint::AddressMapLayout layout = paint::address_map_layout(painter, map, c.area());
+  const paint::AddressMapLayout layout = paint::address_map_layout(painter, map, c.area(), &picture_);
   // The step under the pointer: its column is marked and the strip beside
   // the plot shows the pool then; the block under it gets a tooltip, and a
   // click pins it (a click off every block unpins).
@@ -83,14 +83,13 @@ void AddressMapView::draw(const Frame& frame) {
   const MapBlock* hovered = nullptr;
   if (c.hovered && layout.plot.contains(mouse) && map.steps > 0) {
     focus.step = std::clamp(static_cast<int>(std::floor(layout.x.invert(mouse.x))), 0, map.steps - 1);
-    for (const MapBlock& b : map.blocks)
-      if (layout.life_box(b).contains(mouse) || layout.parked_box(b).contains(mouse)) hovered = &b;
+    hovered = paint::block_at(layout, map, mouse, &picture_);
   }
   if (c.hovered && ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
     pinned_ = hovered ? std::optional<BlockKey>(key_of(*hovered)) : std::nullopt;
     focus.pinned = hovered;
   }
-  paint::draw_address_map(painter, map, c.area(), focus);
+  paint::draw_address_map(painter, map, c.area(), focus, &picture_);
 
   if (hovered) {
     block_tooltip(*hovered, frame.link);

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "ui/paint/address_map_picture.h"
 #include "ui/scene/address_map.h"
 #include "ui/views/view.h"
 
@@ -23,6 +24,9 @@ class AddressMapView {
  private:
   char search_[64] = "";  // the "find a tensor" box
   std::optional<BlockKey> pinned_;
+  // What the picture works out from every block, kept while the map, the
+  // view's size, the strip's step and the search stay.
+  paint::AddressMapCache picture_;
 };
 
 }  // namespace tidepool::ui

@@ -28,7 +28,7 @@ void MemoryLoadView::draw(const Frame& frame) {
   }
   const Canvas c = begin_canvas("memory load");
   paint::ImGuiPainter painter(c.draw);
-  const paint::MemoryLoadLayout layout = paint::memory_load_layout(painter, scene, c.area());
+  const paint::MemoryLoadLayout layout = paint::memory_load_layout(painter, scene, c.area(), &picture_);
   // The sample under the pointer is marked on the curves; over a panel, the
   // iteration under it is told in full.
   const ImGuiIO& io = ImGui::GetIO();
@@ -38,7 +38,7 @@ void MemoryLoadView::draw(const Frame& frame) {
     const double at = std::floor(layout.x.invert(mouse.x));
     focus.sample = std::clamp(static_cast<int>(at), 0, static_cast<int>(scene.points.size()) - 1);
   }
-  paint::draw_memory_load(painter, scene, c.area(), focus);
+  paint::draw_memory_load(painter, scene, c.area(), focus, &picture_);
 
   if (focus.sample >= 0) {
     const LoadPoint& p = scene.points[static_cast<std::size_t>(focus.sample)];

@@ -7,6 +7,7 @@
 // are "simulated: no numbers").
 #pragma once
 
+#include "ui/paint/memory_load_picture.h"
 #include "ui/views/view.h"
 
 namespace tidepool::ui {
@@ -14,6 +15,11 @@ namespace tidepool::ui {
 class MemoryLoadView {
  public:
   void draw(const Frame& frame);
+
+ private:
+  // What the picture works out from every sample, kept while the curves
+  // and the view's size stay.
+  paint::MemoryLoadCache picture_;
 };
 
 }  // namespace tidepool::ui

@@ -32,6 +32,8 @@ namespace tidepool::ui {
 namespace {
 
 using testing::address_map_scene_with_parking;
+using testing::big_address_map_scene;
+using testing::big_memory_load_scene;
 using testing::memory_load_scene;
 using testing::timeline_scene;
 using paint::Box;
@@ -653,6 +655,140 @@ TEST(Paint, LoadCurvesOfManySamplesAreDrawnAsEachColumnsEnvelope) {
   }
   EXPECT_TRUE(reaches_low);
   EXPECT_TRUE(reaches_high);
+}
+
+
+// ---- what the views keep between frames -------------------------------------
+
+// Where two call lists first differ ("" where they are the same): every
+// call's kind, boxes, points, colour, thickness and text.
+std::string first_difference(const std::vector<Call>& a, const std::vector<Call>& b) {
+  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+    const Call &x = a[i], &y = b[i];
+    bool same = x.kind == y.kind && x.box == y.box && x.colour.rgb == y.colour.rgb && x.colour.alpha == y.colour.alpha &&
+                x.thickness == y.thickness && x.text == y.text && x.size == y.size && x.h == y.h && x.v == y.v &&
+                x.points.size() == y.points.size();
+    for (std::size_t k = 0; same && k < x.points.size(); ++k)
+      same = x.points[k].x == y.points[k].x && x.points[k].y == y.points[k].y;
+    if (!same)
+      return "call " + std::to_string(i) + " of " + std::to_string(a.size()) + ": kind " +
+             std::to_string(static_cast<int>(x.kind)) + " box " + std::to_string(x.box.x0) + "," + std::to_string(x.box.y0) +
+             " against kind " + std::to_string(static_cast<int>(y.kind)) + " box " + std::to_string(y.box.x0) + "," +
+             std::to_string(y.box.y0);
+  }
+  if (a.size() != b.size()) return std::to_string(a.size()) + " calls against " + std::to_string(b.size());
+  return "";
+}
+
+// The window keeps what the address map works out from every block (the
+// merged columns past 20 000 blocks, the highest address, the strip's
+// pool, the search's blocks) between frames. Drawn with that cache, a big
+// map is call for call what it is drawn afresh, frame after frame, as the
+// view is resized, the strip follows the pointer, a search and a pin come
+// and go, a comparison's axes grow, the map is built again into the same
+// object, and a copy of it is drawn: a cache kept past any of these would
+// draw the picture before it.
+TEST(Paint, AnAddressMapDrawnWithTheViewsCacheIsTheOneDrawnAfresh) {
+  AddressMapScene scene = big_address_map_scene();
+  ASSERT_GT(scene.blocks.size(), 20000u) << "past the merge";
+  paint::AddressMapCache cache;
+  int drawn = 0;
+  auto same = [&](const AddressMapScene& map, const Box& area, const paint::AddressMapFocus& focus) {
+    SCOPED_TRACE("draw " + std::to_string(++drawn));
+    RecordingPainter cached(window_font), fresh(window_font);
+    paint::draw_address_map(cached, map, area, focus, &cache);
+    paint::draw_address_map(fresh, map, area, focus);
+    EXPECT_GT(fresh.calls.size(), 100u);
+    EXPECT_EQ(first_difference(cached.calls, fresh.calls), "");
+    return fresh.calls;
+  };
+  const Box wide{0, 0, 1000, 420}, narrow{10, 20, 700, 380};
+  const std::vector<Call> first = same(scene, wide, {});
+  EXPECT_EQ(first_difference(first, same(scene, wide, {})), "") << "a frame like the one before";
+  EXPECT_NE(first_difference(first, same(scene, narrow, {})), "") << "resized";
+  same(scene, wide, {.step = 1234});
+  same(scene, wide, {.step = 4321});
+  same(scene, wide, {.step = 4321, .search = "conv", .pinned = &scene.blocks[97 + 4]});
+  same(scene, wide, {.step = 4321, .search = "CONV1"});
+  same(scene, narrow, {.search = ""});
+  scene.axis_bytes = 2 * paint::address_map_own_top(scene);  // compared with a run that needs more
+  scene.axis_steps = 3 * scene.steps;
+  same(scene, narrow, {});
+  // Built again into the same object: the blocks (in the same storage) move.
+  scene.generation = 2;
+  for (MapBlock& b : scene.blocks) b.offset += 64 * testing::KiB;
+  scene.blocks.back().bytes *= 64;  // and reach higher
+  same(scene, narrow, {.step = 4321, .search = "conv"});
+  const AddressMapScene copy = scene;  // same generation, its own blocks
+  same(copy, narrow, {.step = 4321, .search = "conv", .pinned = &copy.blocks[97 + 4]});
+}
+
+// The memory load keeps each column's envelope (first, least, most, last)
+// of a million samples, the area under the load, the highest bytes and
+// the iterations' first samples: drawn with that cache the curves are
+// call for call what they are drawn afresh, as the view is resized, the
+// pointer moves, a comparison's axes grow and the curves are built again.
+TEST(Paint, LoadCurvesDrawnWithTheViewsCacheAreTheOnesDrawnAfresh) {
+  MemoryLoadScene scene = big_memory_load_scene();
+  paint::MemoryLoadCache cache;
+  int drawn = 0;
+  auto same = [&](const MemoryLoadScene& load, const Box& area, int sample) {
+    SCOPED_TRACE("draw " + std::to_string(++drawn));
+    RecordingPainter cached(window_font), fresh(window_font);
+    paint::draw_memory_load(cached, load, area, {sample}, &cache);
+    paint::draw_memory_load(fresh, load, area, {sample});
+    EXPECT_EQ(first_difference(cached.calls, fresh.calls), "");
+    return fresh.calls;
+  };
+  const Box wide{0, 0, 1000, 420}, narrow{10, 20, 600, 400};
+  const std::vector<Call> first = same(scene, wide, -1);
+  EXPECT_EQ(first_difference(first, same(scene, wide, -1)), "");
+  EXPECT_NE(first_difference(first, same(scene, narrow, -1)), "") << "resized";
+  same(scene, narrow, 777);
+  scene.axis_bytes = 3 * paint::memory_load_own_top(scene);
+  scene.axis_samples = 2 * scene.points.size();
+  same(scene, narrow, 777);
+  // Built again into the same object: the samples (in the same storage) change.
+  scene.generation = 2;
+  for (LoadPoint& p : scene.points) {
+    p.load_bytes /= 2;
+    p.iteration += 1;
+  }
+  scene.points.back().extent_bytes *= 8;  // and reach higher
+  same(scene, narrow, 777);
+  const MemoryLoadScene copy = scene;
+  same(copy, narrow, -1);
+}
+
+// The pointer's block, found through the steps the blocks span, is the
+// one a pass over every block finds (the last drawn whose life or parked
+// box holds the point): over the plot of a big map and of a small one,
+// wide and narrow, and on the edges of the long and the parked blocks.
+TEST(Paint, TheBlockUnderThePointerIsTheOneAPassOverEveryBlockFinds) {
+  for (const AddressMapScene& scene : {big_address_map_scene(), big_address_map_scene(300)}) {
+    paint::AddressMapCache cache;
+    for (const Box& area : {Box{0, 0, 1000, 420}, Box{0, 0, 300, 200}}) {
+      const paint::AddressMapLayout l = paint::address_map_layout(RecordingPainter(window_font), scene, area, &cache);
+      std::vector<Point> points;
+      for (float y = l.plot.y0; y < l.plot.y1; y += 17)
+        for (float x = l.plot.x0; x < l.plot.x1; x += 4.75f) points.push_back({x, y});
+      for (std::size_t i = 0; i < scene.blocks.size(); i += 97) {
+        for (const Box& b : {l.life_box(scene.blocks[i]), l.parked_box(scene.blocks[i])}) {
+          const float y = (b.y0 + b.y1) / 2;
+          for (float x : {b.x0, std::nextafter(b.x0, -1e9f), b.x1, std::nextafter(b.x1, -1e9f)}) points.push_back({x, y});
+        }
+      }
+      int found = 0;
+      for (const Point& at : points) {
+        const MapBlock* every = nullptr;
+        for (const MapBlock& b : scene.blocks)
+          if (l.life_box(b).contains(at) || l.parked_box(b).contains(at)) every = &b;
+        ASSERT_EQ(paint::block_at(l, scene, at, &cache), every) << "at " << at.x << "," << at.y;
+        found += every != nullptr;
+      }
+      EXPECT_GT(found, 5) << "points on blocks";
+    }
+  }
 }
 
 }  // namespace

@@ -381,6 +381,61 @@ TEST_F(Headless, AddressMapTellsTheBlockUnderThePointer) {
   EXPECT_EQ(d.texts.size(), 7u) << "nothing else: not offloaded, not parked\n" << d.listing();
 }
 
+// Where two frames read back first differ ("" where they are the same):
+// every text and quad, its window, place and colour.
+std::string difference(const Drawn& a, const Drawn& b) {
+  for (std::size_t i = 0; i < std::min(a.texts.size(), b.texts.size()); ++i) {
+    const DrawnText &x = a.texts[i], &y = b.texts[i];
+    if (x.window != y.window || x.text != y.text || x.x != y.x || x.y != y.y || x.x1 != y.x1 || x.rgb != y.rgb)
+      return "text " + std::to_string(i) + ": \"" + x.text + "\" against \"" + y.text + "\"";
+  }
+  if (a.texts.size() != b.texts.size())
+    return std::to_string(a.texts.size()) + " texts against " + std::to_string(b.texts.size());
+  for (std::size_t i = 0; i < std::min(a.quads.size(), b.quads.size()); ++i) {
+    const DrawnQuad &x = a.quads[i], &y = b.quads[i];
+    if (x.window != y.window || !(x.box == y.box) || x.rgb != y.rgb || x.alpha != y.alpha)
+      return "quad " + std::to_string(i) + " at " + std::to_string(x.box.x0) + "," + std::to_string(x.box.y0) +
+             " against " + std::to_string(y.box.x0) + "," + std::to_string(y.box.y0);
+  }
+  if (a.quads.size() != b.quads.size())
+    return std::to_string(a.quads.size()) + " quads against " + std::to_string(b.quads.size());
+  return "";
+}
+
+// The views keep what their pictures work out from every block and every
+// sample between frames (paint::AddressMapCache, MemoryLoadCache). A big
+// map (past the 20 000 blocks the picture merges) and big load curves,
+// drawn frame after frame as the window is resized and the pointer moves
+// over them, are what views drawing copies made by hand (generation 0:
+// worked out afresh every frame) draw, tooltips included.
+TEST_F(Headless, BigScenesDrawnThroughTheViewsCachesAreTheScenesDrawnAfresh) {
+  Inputs kept, afresh;
+  // Four slots: ImGui's 16-bit indices hold what a test's draw list, with
+  // no renderer to split it, can take.
+  kept.map = testing::big_address_map_scene(30000, 4);
+  kept.load = testing::big_memory_load_scene();
+  afresh.map = kept.map;
+  afresh.map.generation = 0;
+  afresh.load = kept.load;
+  afresh.load.generation = 0;
+  AddressMapView kept_map, afresh_map;
+  MemoryLoadView kept_load, afresh_load;
+  int tooltips = 0;
+  for (const ImVec2 size : {ImVec2{1200, 700}, ImVec2{900, 500}, ImVec2{1200, 700}}) {
+    ImGui::GetIO().DisplaySize = size;
+    for (const ImVec2 pointer : {kNoPointer, ImVec2{400, 400}, ImVec2{610, 300}, ImVec2{300, 450}}) {
+      SCOPED_TRACE("display " + std::to_string(size.x) + "x" + std::to_string(size.y) + ", pointer at " +
+                   std::to_string(pointer.x) + "," + std::to_string(pointer.y));
+      const Drawn map = view_frames(kept_map, kept.frame(), pointer);
+      EXPECT_EQ(difference(map, view_frames(afresh_map, afresh.frame(), pointer)), "");
+      const Drawn load = view_frames(kept_load, kept.frame(), pointer);
+      EXPECT_EQ(difference(load, view_frames(afresh_load, afresh.frame(), pointer)), "");
+      tooltips += !map.tooltip().texts.empty() + !load.tooltip().texts.empty();
+    }
+  }
+  EXPECT_GE(tooltips, 6) << "the pointer was over the pictures";
+}
+
 // ---- the memory load ------------------------------------------------------------
 
 // memory_load_scene(): two iterations of ten steps against a 1 MiB budget;
