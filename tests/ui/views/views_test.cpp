@@ -32,6 +32,7 @@
 #include "ui/paint/chart.h"
 #include "ui/scene/colours.h"
 #include "ui/views/address_map_view.h"
+#include "ui/views/controls_view.h"
 #include "ui/views/memory_load_view.h"
 #include "ui/views/timeline_view.h"
 
@@ -265,8 +266,10 @@ class StillLink final : public SessionLink {
   void resume() override {}
   void step() override {}
   void restart(const RunSettings&) override {}
+  void record_next(std::int64_t iterations) override { asked_to_record = iterations; }
   SessionStatus status_;
   RingSnapshot events_;
+  std::int64_t asked_to_record = 0;  // record_next's last
 };
 
 // One frame's inputs, each view's scene as a test sets it.
@@ -611,6 +614,37 @@ TEST_F(Headless, TimelineTellsTheSpanUnderThePointerAndZoomsAroundIt) {
 // recorded: the address map's title and the memory load's peak label are
 // that run's recorded peak (its last iteration's summary), the budget is
 // the plan's pool, and the timeline names the streams the run used.
+// Controls' "Record the next iterations": off, saying why, where the session
+// keeps no run folder; where it does, a click asks the session for the
+// iterations beside the button (2, a run's pictures' two), and what became
+// of the request is shown.
+TEST_F(Headless, ControlsRecordTheNextIterationsOfASavedSessionAndSayWhyNotOtherwise) {
+  Inputs in;
+  in.status.state = RunState::training;
+  ControlsView controls;
+  // Hover, press, release: ImGui's button is clicked on the release.
+  auto click = [&](ImVec2 at) {
+    for (bool down : {false, false, true, false}) {
+      ImGui::GetIO().MouseDown[0] = down;
+      view_frames(controls, in.frame(), at, 1);
+    }
+  };
+  Drawn d = view_frames(controls, in.frame());
+  ASSERT_EQ(d.with("start the window with --out DIR").size(), 1u);
+  const DrawnText* button = d.exactly("Record the next iterations");
+  ASSERT_NE(button, nullptr);
+  click({button->x + 4, button->y + 4});
+  EXPECT_EQ(in.link.asked_to_record, 0) << "the button is off without a run folder";
+
+  in.status.can_capture = true;
+  in.status.capture = "recording the next iterations into runs/r/captures/5-6";
+  d = view_frames(controls, in.frame());
+  EXPECT_TRUE(d.with("--out DIR").empty());
+  EXPECT_EQ(d.with("recording the next iterations into runs/r/captures/5-6").size(), 1u);
+  click({button->x + 4, button->y + 4});
+  EXPECT_EQ(in.link.asked_to_record, 2);
+}
+
 TEST_F(Headless, TheDashboardShowsTheRunsRecordedPeakInEveryView) {
   testing::TempDir dir("views");
   testing::write_tiny_cifar10(dir.path());
