@@ -631,9 +631,10 @@ TEST_F(Headless, ControlsRecordTheNextIterationsOfASavedSessionAndSayWhyNotOther
   };
   Drawn d = view_frames(controls, in.frame());
   ASSERT_EQ(d.with("start the window with --out DIR").size(), 1u);
-  const DrawnText* button = d.exactly("Record the next iterations");
-  ASSERT_NE(button, nullptr);
-  click({button->x + 4, button->y + 4});
+  const DrawnText* label = d.exactly("Record the next iterations");
+  ASSERT_NE(label, nullptr);
+  const ImVec2 button{label->x + 4, label->y + 4};  // `d` is drawn again below
+  click(button);
   EXPECT_EQ(in.link.asked_to_record, 0) << "the button is off without a run folder";
 
   in.status.can_capture = true;
@@ -641,7 +642,7 @@ TEST_F(Headless, ControlsRecordTheNextIterationsOfASavedSessionAndSayWhyNotOther
   d = view_frames(controls, in.frame());
   EXPECT_TRUE(d.with("--out DIR").empty());
   EXPECT_EQ(d.with("recording the next iterations into runs/r/captures/5-6").size(), 1u);
-  click({button->x + 4, button->y + 4});
+  click(button);
   EXPECT_EQ(in.link.asked_to_record, 2);
 }
 
